@@ -1,0 +1,77 @@
+# actorc — top-level build.
+#
+#   make            install missing packages, build the compiler and the runtime
+#   make demo       ... then generate, build and run examples/pingpong
+#   make test       ... then build and run every Criterion suite
+#   make bench      ... then run the benchmarks in bench/
+#   make SANITIZE=address,undefined test   the same in build/san-address-undefined
+#   make SANITIZE=thread test              the same in build/san-thread
+#   make CC=clang   any of the above with clang (in build/clang)
+#
+# Every generated file (re2c, lemon, actorc output) goes under $(BUILD).
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+comma := ,
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+
+ifneq ($(SANITIZE),)
+BUILD ?= build/san-$(subst $(comma),-,$(SANITIZE))
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT ?= -O1 -g
+else ifneq ($(findstring clang,$(CC)),)
+BUILD ?= build/clang
+else
+BUILD ?= build
+endif
+OPT ?= -O2 -g
+
+PREFIX ?= /usr/local
+
+CPPFLAGS += -D_GNU_SOURCE -Iruntime
+BASE_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -pthread -MMD -MP -fPIC
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# lemon and re2c output: warnings stay visible but do not fail the build.
+GEN_WARN := -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable
+LDFLAGS += $(SANFLAGS) -pthread
+
+SODIUM_CFLAGS := $(shell pkg-config --cflags libsodium 2>/dev/null)
+SODIUM_LIBS := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+CRITERION_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null)
+CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+
+# Compile our own C with the strict flags.
+$(BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+.PHONY: all deps demo test bench examples clean install
+all: $(BUILD)/actorc $(BUILD)/libactorc.a $(BUILD)/libactorc.so
+
+# Checks for the packages the build needs and installs them when it can.
+deps:
+	@tools/deps.sh
+
+include compiler/build.mk
+include runtime/build.mk
+include examples/build.mk
+include tests/build.mk
+include bench/build.mk
+
+clean:
+	rm -rf build
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BUILD)/actorc $(DESTDIR)$(PREFIX)/bin/actorc
+	install -m 644 $(BUILD)/libactorc.a $(DESTDIR)$(PREFIX)/lib/libactorc.a
+	install -m 755 $(BUILD)/libactorc.so $(DESTDIR)$(PREFIX)/lib/libactorc.so
+	install -m 644 runtime/actorc.h $(DESTDIR)$(PREFIX)/include/actorc.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(AC_VERSION)|' runtime/actorc.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/actorc.pc
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

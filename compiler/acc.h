@@ -1,0 +1,281 @@
+/*
+ * acc.h — what the compiler's passes share: the compilation context (arena,
+ * diagnostics, out-of-memory escape), the token, the AST, and each pass's
+ * entry point. Not installed; the library's API is actorc_compiler.h.
+ *
+ * Memory: everything a compilation allocates lives in its arena or in one
+ * of the context's buffers, and goes away with the context. Running out of
+ * memory longjmps back to acc_compile_buffer (Lua's arrangement), so no pass
+ * checks allocation results.
+ */
+#ifndef ACC_H
+#define ACC_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "actorc_compiler.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ACC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ACC_PRINTF(f, a)
+#endif
+
+/* ---- memory (arena.c) ---------------------------------------------------- */
+
+typedef struct acc_chunk acc_chunk;
+
+typedef struct acc_arena {
+    acc_chunk *head;
+    jmp_buf *oom;           /* where to go when malloc fails */
+} acc_arena;
+
+/* Zeroed, aligned for any object; never NULL. */
+void *acc_alloc(acc_arena *a, size_t size);
+/* A NUL-terminated copy of s[0..len). */
+char *acc_strndup(acc_arena *a, const char *s, size_t len);
+/* printf into the arena. */
+char *acc_aprintf(acc_arena *a, const char *fmt, ...) ACC_PRINTF(2, 3);
+void acc_arena_free(acc_arena *a);
+
+/* A growable byte string on the heap, always NUL-terminated once used. */
+typedef struct acc_buf {
+    char *data;
+    size_t len, cap;
+    jmp_buf *oom;
+} acc_buf;
+
+void acc_buf_put(acc_buf *b, const char *s, size_t n);
+void acc_buf_puts(acc_buf *b, const char *s);
+void acc_buf_putc(acc_buf *b, char c);
+void acc_buf_printf(acc_buf *b, const char *fmt, ...) ACC_PRINTF(2, 3);
+/* Hands the string over (caller frees; NULL only when out of memory); the
+ * buffer is empty afterwards. Safe outside the recovery point. */
+char *acc_buf_take(acc_buf *b, size_t *len);
+void acc_buf_free(acc_buf *b);
+
+/* String -> pointer map, allocated in an arena. Keys are not copied. */
+typedef struct acc_map {
+    struct acc_map_slot *slots;
+    size_t cap, count;
+    acc_arena *arena;
+} acc_map;
+
+void acc_map_init(acc_map *m, acc_arena *a);
+/* The value stored under key, or NULL. */
+void *acc_map_get(const acc_map *m, const char *key, size_t len);
+/* Stores value unless the key is present; returns the value now stored. */
+void *acc_map_put(acc_map *m, const char *key, size_t len, void *value);
+
+/* ---- the compilation context ---------------------------------------------- */
+
+typedef struct acc_ctx {
+    acc_arena arena;
+    jmp_buf oom;
+    const char *filename;   /* as diagnostics show it */
+    const char *src;        /* the input, NUL-terminated */
+    uint32_t len;
+    acc_buf diags;          /* rendered diagnostics */
+    int errors;
+    int max_errors;
+    bool stopped;           /* max_errors reached: passes wind down */
+    bool eof_reported;      /* an error already explains the early end */
+    bool muted;             /* the last error was dropped: drop its notes */
+} acc_ctx;
+
+/* A place in the source: byte offset and length (0 for a point). */
+typedef struct acc_loc {
+    uint32_t off, len;
+} acc_loc;
+
+void acc_error(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
+/* A note belongs to the error just reported. */
+void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
+/* An error about the whole file (no line). */
+void acc_error_file(acc_ctx *cx, const char *fmt, ...) ACC_PRINTF(2, 3);
+/* Appends the final "too many errors" note when the cap was reached. */
+void acc_diag_finish(acc_ctx *cx);
+
+/* ---- tokens (lexer.re, parse.c) ------------------------------------------ */
+
+/* One `///` line: the text after the slashes (and one space), in the source. */
+typedef struct acc_doc {
+    acc_loc text;
+    struct acc_doc *next;
+} acc_doc;
+
+/* What the lexer hands the parser: a slice of the source, no copy. */
+typedef struct acc_token {
+    const char *s;
+    uint32_t len;
+    uint32_t off;
+    acc_doc *doc;           /* `///` lines just before this token */
+} acc_token;
+
+typedef struct acc_lexer {
+    acc_ctx *cx;
+    const unsigned char *cur, *lim;
+    uint32_t last_end;      /* end of the last token: where EOF is reported */
+    acc_doc *doc_head, *doc_tail;
+} acc_lexer;
+
+void acc_lex_init(acc_lexer *lx, acc_ctx *cx);
+/* The next token's code (a TK_ value from parser.h; 0 at the end). Lexical
+ * errors are reported and skipped. */
+int acc_lex(acc_lexer *lx, acc_token *tok);
+
+/* "'{'", "identifier", "end of file", ... for a token code. */
+const char *acc_token_desc(int code);
+
+/* ---- the AST (built by parser.y) ----------------------------------------- */
+
+typedef enum acc_kind {
+    ACC_BOOL,
+    ACC_I8, ACC_I16, ACC_I32, ACC_I64,
+    ACC_U8, ACC_U16, ACC_U32, ACC_U64,
+    ACC_F32, ACC_F64,
+    ACC_REF,                /* ref<Actor> */
+    ACC_ADDR                /* untyped ac_addr */
+} acc_kind;
+
+typedef struct acc_name {
+    const char *s;          /* into the source; not NUL-terminated */
+    uint32_t len;
+    uint32_t off;
+} acc_name;
+
+struct acc_actor;
+
+typedef struct acc_type {
+    acc_kind kind;
+    acc_loc at;             /* the whole type */
+    acc_name target;        /* ACC_REF: the actor named */
+    struct acc_actor *actor;/* ACC_REF: resolved by check.c */
+} acc_type;
+
+typedef struct acc_field {
+    acc_name name;
+    acc_type type;
+    acc_doc *doc;
+    struct acc_field *next;
+} acc_field;
+
+typedef struct acc_message {
+    acc_name name;
+    acc_doc *doc;
+    acc_field *fields;
+    uint32_t tag;           /* position in the actor, from 0 */
+    bool bad;               /* has a name error: skip in the collision check */
+    struct acc_message *next;
+} acc_message;
+
+typedef struct acc_actor {
+    acc_name name;
+    acc_doc *doc;
+    acc_field *state;       /* NULL: no state (also for an empty block) */
+    bool state_seen;
+    acc_loc state_at;       /* the first `state` keyword, if any */
+    acc_message *messages, *messages_tail;
+    uint32_t message_count;
+    bool bad;
+    struct acc_actor *next;
+} acc_actor;
+
+typedef struct acc_module {
+    bool has_name;
+    acc_name name;
+    acc_doc *doc;
+    bool bad;
+    acc_actor *actors, *actors_tail;
+} acc_module;
+
+/* ---- the parser (parser.y, driven by parse.c) ------------------------------ */
+
+typedef struct acc_parser {
+    acc_ctx *cx;
+    acc_module *mod;
+    acc_token tok;          /* the token being fed */
+} acc_parser;
+
+/* What grammar rules pass around. */
+typedef struct acc_field_list {
+    acc_field *head, *tail;
+} acc_field_list;
+
+typedef struct acc_type_tok {
+    acc_type type;
+    acc_doc *doc;           /* the doc of the type's first token */
+} acc_type_tok;
+
+/* In the lemon-generated parser.c. */
+void *acc_lemon_new(acc_arena *a);
+/* Feeds one token (0: the end). */
+void acc_lemon_feed(void *parser, int code, acc_token tok, acc_parser *ps);
+
+/* Called by the grammar (parse.c). */
+void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
+                      const int *expected, int count);
+acc_actor *acc_ast_body(acc_parser *ps);
+void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                   const acc_token *name);
+void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                   acc_field *fields);
+void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                     const acc_token *name, acc_field *fields);
+void acc_ast_field(acc_parser *ps, acc_field_list *list,
+                   const acc_type_tok *type, const acc_token *name);
+acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
+                          const acc_token *last, const acc_token *target);
+
+/* ---- passes --------------------------------------------------------------- */
+
+/* parse.c: lexes and parses the context's source into `mod`. */
+void acc_parse(acc_ctx *cx, acc_module *mod);
+
+/* check.c: resolves references and checks every rule on names. */
+void acc_check(acc_ctx *cx, acc_module *mod);
+
+/* cnames.c: the rules on C identifiers. */
+/* Why `name` may not appear as a bare C identifier, or NULL if it may. */
+const char *acc_c_reserved(const char *name, size_t len);
+/* Whether `name` is a C or C++ keyword (or a keyword-like macro). */
+const char *acc_c_keyword(const char *name, size_t len);
+/* Levenshtein distance, capped: returns cap + 1 when larger. */
+size_t acc_edit_distance(const char *a, size_t an, const char *b, size_t bn,
+                         size_t cap);
+
+/* gen_util.c: shared by both generators. */
+typedef struct acc_gen {
+    acc_ctx *cx;
+    const acc_module *mod;
+    const char *input_name;     /* for the banner: base name of the input */
+    const char *header_name;    /* "bank.actor.h" */
+    acc_buf *out;
+} acc_gen;
+
+void acc_gen_banner(acc_gen *g);
+/* "bank_Account": the prefix of every name generated for an actor. */
+const char *acc_gen_prefix(acc_gen *g, const acc_actor *a);
+/* The C type of a field type, e.g. "uint64_t" or "bank_Teller_ref". */
+const char *acc_gen_ctype(acc_gen *g, const acc_type *t);
+/* A doc comment block from `///` lines, indented by `indent` spaces. */
+void acc_gen_doc(acc_gen *g, const acc_doc *doc, int indent);
+/* A rule line naming a section ("---- actor Name ----"), 79 columns. */
+void acc_gen_section(acc_gen *g, const char *what, const acc_name *n);
+/* One line of code (the newline is added), wrapped after commas to fit in
+ * 79 columns. */
+void acc_gen_line(acc_gen *g, const char *fmt, ...) ACC_PRINTF(2, 3);
+/* "int m_A_send_x(ac_ctx *cx, m_A_ref to, uint64_t n)": the sender of a
+ * message, declared in the header and defined in the source. */
+const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
+                              const acc_message *m);
+/* The include guard: upper-cased module name + "_ACTOR_H". */
+const char *acc_gen_guard(acc_arena *a, const acc_module *mod);
+
+void acc_gen_header(acc_gen *g);
+void acc_gen_source(acc_gen *g);
+
+#endif /* ACC_H */

@@ -1,0 +1,91 @@
+/*
+ * actorc_compiler.h — the actorc compiler as a library.
+ *
+ * The command line (compiler/main.c) and the tests call these functions; the
+ * passes behind them (lex, parse, check, generate) are internal (acc.h).
+ *
+ *     acc_options opt;
+ *     acc_result res;
+ *     acc_options_init(&opt);
+ *     acc_compile_buffer("bank.actor", text, len, &opt, &res);
+ *     fputs(res.diagnostics, stderr);
+ *     if (res.errors == 0) ... res.header, res.source ...
+ *     acc_result_free(&res);
+ *
+ * Nothing here exits the process or prints: diagnostics are rendered into
+ * the result, in the GNU form with the source line and a caret.
+ */
+#ifndef ACTORC_COMPILER_H
+#define ACTORC_COMPILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACC_NAME "actorc"
+#define ACC_VERSION "0.1.0"
+
+/* Default cap on the errors reported for one compilation. */
+#define ACC_MAX_ERRORS 20
+
+typedef struct acc_options {
+    /* Base name of the outputs, e.g. "bank.actor" gives "bank.actor.h" and
+     * "bank.actor.c". NULL: the input's base name, or "<module>.actor" when
+     * name_from_module is set. */
+    const char *output_name;
+    /* Name the outputs after the module (for input without a file name). */
+    bool name_from_module;
+    /* Errors to report before giving up; 0 means ACC_MAX_ERRORS. */
+    int max_errors;
+    /* -I directories, in order. Stored for imports; not used yet. */
+    const char *const *include_dirs;
+    size_t include_dir_count;
+} acc_options;
+
+typedef struct acc_result {
+    int errors;             /* errors reported (0: success) */
+    bool truncated;         /* stopped at max_errors */
+    char *diagnostics;      /* rendered diagnostics; never NULL */
+    size_t diagnostics_len;
+    /* The rest is NULL unless errors == 0. */
+    char *module;           /* the module's name */
+    char *header_name;      /* "bank.actor.h" */
+    char *source_name;      /* "bank.actor.c" */
+    char *header;           /* contents of header_name */
+    size_t header_len;
+    char *source;           /* contents of source_name */
+    size_t source_len;
+} acc_result;
+
+void acc_options_init(acc_options *opt);
+
+/* Compiles `len` bytes of `text` (need not be NUL-terminated). `filename` is
+ * what diagnostics show ("<stdin>" for standard input); the banner of the
+ * generated files names its base name only. `opt` may be NULL. Returns 0 on
+ * success, 1 if the input has errors (out of memory counts as one). The
+ * result must be released with acc_result_free() in every case. */
+int acc_compile_buffer(const char *filename, const char *text, size_t len,
+                       const acc_options *opt, acc_result *out);
+
+/* Reads `path` and compiles it. A file that cannot be read is reported as
+ * an error diagnostic ("path: error: cannot read: reason"). */
+int acc_compile_file(const char *path, const acc_options *opt,
+                     acc_result *out);
+
+void acc_result_free(acc_result *res);
+
+/* Reads a whole file ("-" is standard input) into a NUL-terminated malloc'd
+ * buffer. Returns 0, or an errno value. */
+int acc_read_file(const char *path, char **text, size_t *len);
+
+/* The base name of a path ("dir/bank.actor" -> "bank.actor"). */
+const char *acc_basename(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACTORC_COMPILER_H */

@@ -1,0 +1,225 @@
+/*
+ * arena.c — the compiler's memory: a bump arena for everything that lives
+ * as long as one compilation, growable strings for the outputs, and a small
+ * string-keyed hash map. Allocation failure longjmps to the context's
+ * recovery point; callers never see NULL.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acc.h"
+
+struct acc_chunk {
+    acc_chunk *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+#define CHUNK_MIN ((size_t)16 * 1024)
+#define ALIGN (sizeof(max_align_t))
+
+static void out_of_memory(jmp_buf *oom)
+{
+    longjmp(*oom, 1);
+}
+
+void *acc_alloc(acc_arena *a, size_t size)
+{
+    acc_chunk *c = a->head;
+    size = (size + ALIGN - 1) / ALIGN * ALIGN;
+    if (size == 0)
+        size = ALIGN;
+    if (c == NULL || c->size - c->used < size) {
+        size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
+        if (want > SIZE_MAX / 2)
+            out_of_memory(a->oom);
+        c = malloc(sizeof(*c) + want);
+        if (c == NULL)
+            out_of_memory(a->oom);
+        c->size = want;
+        c->used = 0;
+        /* A chunk made for one large object goes behind the current one,
+         * so that the current one keeps serving small requests. */
+        if (a->head != NULL && want > CHUNK_MIN) {
+            c->next = a->head->next;
+            a->head->next = c;
+        } else {
+            c->next = a->head;
+            a->head = c;
+        }
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *acc_strndup(acc_arena *a, const char *s, size_t len)
+{
+    char *p = acc_alloc(a, len + 1);
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+char *acc_aprintf(acc_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        out_of_memory(a->oom);
+    char *p = acc_alloc(a, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void acc_arena_free(acc_arena *a)
+{
+    acc_chunk *c = a->head;
+    while (c != NULL) {
+        acc_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+}
+
+/* ---- acc_buf ------------------------------------------------------------- */
+
+static void buf_reserve(acc_buf *b, size_t extra)
+{
+    if (b->cap - b->len > extra)
+        return;
+    if (extra > SIZE_MAX / 4 - b->len)
+        out_of_memory(b->oom);
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len <= extra)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (p == NULL)
+        out_of_memory(b->oom);
+    b->data = p;
+    b->cap = cap;
+}
+
+void acc_buf_put(acc_buf *b, const char *s, size_t n)
+{
+    buf_reserve(b, n);
+    if (n > 0)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void acc_buf_puts(acc_buf *b, const char *s)
+{
+    acc_buf_put(b, s, strlen(s));
+}
+
+void acc_buf_putc(acc_buf *b, char c)
+{
+    acc_buf_put(b, &c, 1);
+}
+
+void acc_buf_printf(acc_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        out_of_memory(b->oom);
+    buf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+char *acc_buf_take(acc_buf *b, size_t *len)
+{
+    /* Never longjmps: it is called after the recovery point is gone. */
+    char *p = b->data != NULL ? b->data : calloc(1, 1);
+    if (len != NULL)
+        *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+void acc_buf_free(acc_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ---- acc_map: open addressing, FNV-1a ------------------------------------ */
+
+struct acc_map_slot {
+    const char *key;
+    size_t len;
+    void *value;
+};
+
+static uint64_t hash(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void acc_map_init(acc_map *m, acc_arena *a)
+{
+    m->arena = a;
+    m->cap = 16;
+    m->count = 0;
+    m->slots = acc_alloc(a, m->cap * sizeof(*m->slots));
+}
+
+static struct acc_map_slot *find(const acc_map *m, const char *key, size_t len)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = hash(key, len) & mask;; i = (i + 1) & mask) {
+        struct acc_map_slot *s = &m->slots[i];
+        if (s->key == NULL ||
+            (s->len == len && memcmp(s->key, key, len) == 0))
+            return s;
+    }
+}
+
+void *acc_map_get(const acc_map *m, const char *key, size_t len)
+{
+    return find(m, key, len)->value;
+}
+
+void *acc_map_put(acc_map *m, const char *key, size_t len, void *value)
+{
+    struct acc_map_slot *s = find(m, key, len);
+    if (s->key != NULL)
+        return s->value;
+    if ((m->count + 1) * 4 > m->cap * 3) {
+        struct acc_map_slot *old = m->slots;
+        size_t oldcap = m->cap;
+        m->cap *= 2;
+        m->slots = acc_alloc(m->arena, m->cap * sizeof(*m->slots));
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].key != NULL)
+                *find(m, old[i].key, old[i].len) = old[i];
+        s = find(m, key, len);
+    }
+    s->key = key;
+    s->len = len;
+    s->value = value;
+    m->count++;
+    return value;
+}

@@ -1,0 +1,255 @@
+/*
+ * compile.c — the library's entry points: runs lex/parse, check and the two
+ * generators over one input, inside the out-of-memory recovery point, and
+ * hands back the outputs and the rendered diagnostics.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acc.h"
+
+void acc_options_init(acc_options *opt)
+{
+    memset(opt, 0, sizeof(*opt));
+    opt->max_errors = ACC_MAX_ERRORS;
+}
+
+const char *acc_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* Reported when even the diagnostics cannot be allocated; never freed. */
+static char oom_text[] = "actorc: error: out of memory\n";
+
+static char *dup_or_null(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p != NULL)
+        memcpy(p, s, n);
+    return p;
+}
+
+/* The output's base name must survive `#include "..."` and a comment. */
+static bool usable_output_name(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s < 0x20 || *s == '"' || *s == '\\' ||
+            *s == '/' || *s == 0x7f)
+            return false;
+    return true;
+}
+
+/* Everything the compilation allocated on the heap, released together. */
+typedef struct job {
+    acc_ctx cx;
+    acc_buf header, source;
+} job;
+
+static void generate(job *j, acc_module *mod, const acc_options *opt,
+                     acc_result *res)
+{
+    acc_ctx *cx = &j->cx;
+    const char *base = opt->output_name;
+    if (base == NULL && opt->name_from_module)
+        base = acc_aprintf(&cx->arena, "%.*s.actor", (int)mod->name.len,
+                           mod->name.s);
+    else if (base == NULL)
+        base = acc_basename(cx->filename);
+    if (!usable_output_name(base)) {
+        acc_error_file(cx, "'%s' cannot name the generated files", base);
+        return;
+    }
+
+    acc_gen g = { cx, mod, acc_basename(cx->filename), NULL, NULL };
+    g.header_name = acc_aprintf(&cx->arena, "%s.h", base);
+    g.out = &j->header;
+    acc_gen_header(&g);
+    g.out = &j->source;
+    acc_gen_source(&g);
+
+    res->module = acc_strndup(&cx->arena, mod->name.s, mod->name.len);
+    res->header_name = (char *)g.header_name;
+    res->source_name = acc_aprintf(&cx->arena, "%s.c", base);
+}
+
+/* The passes, under the out-of-memory recovery point. */
+static void run(job *j, const char *text, size_t len, const acc_options *opt,
+                acc_result *res)
+{
+    acc_ctx *cx = &j->cx;
+    acc_buf_put(&cx->diags, "", 0);
+    if (len >= UINT32_MAX / 2) {
+        acc_error_file(cx, "the file is too large");
+    } else {
+        /* The lexer wants a NUL after the text. */
+        char *src = acc_alloc(&cx->arena, len + 1);
+        memcpy(src, text, len);
+        cx->src = src;
+        cx->len = (uint32_t)len;
+
+        acc_module *mod = acc_alloc(&cx->arena, sizeof(*mod));
+        acc_parse(cx, mod);
+        if (cx->errors == 0)
+            acc_check(cx, mod);
+        if (cx->errors == 0)
+            generate(j, mod, opt, res);
+    }
+    acc_diag_finish(cx);
+}
+
+/* False when the passes ran out of memory. */
+static bool guarded_run(job *j, const char *text, size_t len,
+                        const acc_options *opt, acc_result *res)
+{
+    if (setjmp(j->cx.oom) != 0)
+        return false;
+    run(j, text, len, opt, res);
+    return true;
+}
+
+int acc_compile_buffer(const char *filename, const char *text, size_t len,
+                       const acc_options *opt, acc_result *res)
+{
+    acc_options defaults;
+    if (opt == NULL) {
+        acc_options_init(&defaults);
+        opt = &defaults;
+    }
+    memset(res, 0, sizeof(*res));
+
+    job *j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        res->errors = 1;
+        res->diagnostics = oom_text;
+        res->diagnostics_len = strlen(oom_text);
+        return 1;
+    }
+    acc_ctx *cx = &j->cx;
+    cx->arena.oom = cx->diags.oom = j->header.oom = j->source.oom = &cx->oom;
+    cx->filename = filename;
+    cx->max_errors = opt->max_errors > 0 ? opt->max_errors : ACC_MAX_ERRORS;
+
+    if (!guarded_run(j, text, len, opt, res)) {
+        /* Out of memory: drop everything but the count. */
+        cx->errors++;
+        res->module = res->header_name = res->source_name = NULL;
+        acc_buf_free(&cx->diags);
+    }
+
+    res->errors = cx->errors;
+    res->truncated = cx->stopped;
+    if (cx->errors == 0 && res->module != NULL) {
+        res->module = dup_or_null(res->module);
+        res->header_name = dup_or_null(res->header_name);
+        res->source_name = dup_or_null(res->source_name);
+        res->header = acc_buf_take(&j->header, &res->header_len);
+        res->source = acc_buf_take(&j->source, &res->source_len);
+    } else {
+        res->module = res->header_name = res->source_name = NULL;
+    }
+    if (cx->diags.data != NULL)
+        res->diagnostics = acc_buf_take(&cx->diags, &res->diagnostics_len);
+
+    acc_buf_free(&j->header);
+    acc_buf_free(&j->source);
+    acc_buf_free(&cx->diags);
+    acc_arena_free(&cx->arena);
+    free(j);
+
+    bool oom = res->diagnostics == NULL ||
+               (res->errors == 0 &&
+                (res->module == NULL || res->header_name == NULL ||
+                 res->source_name == NULL || res->header == NULL ||
+                 res->source == NULL));
+    if (oom) {
+        acc_result_free(res);
+        res->errors = 1;
+        res->diagnostics = oom_text;
+        res->diagnostics_len = strlen(oom_text);
+    }
+    return res->errors > 0 ? 1 : 0;
+}
+
+int acc_compile_file(const char *path, const acc_options *opt,
+                     acc_result *res)
+{
+    char *text;
+    size_t len;
+    int err = acc_read_file(path, &text, &len);
+    if (err != 0) {
+        char msg[1024];
+        snprintf(msg, sizeof(msg), "%s: error: cannot read: %s\n", path,
+                 strerror(err));
+        memset(res, 0, sizeof(*res));
+        res->errors = 1;
+        res->diagnostics = dup_or_null(msg);
+        if (res->diagnostics == NULL)
+            res->diagnostics = oom_text;
+        res->diagnostics_len = strlen(res->diagnostics);
+        return 1;
+    }
+    int rc = acc_compile_buffer(strcmp(path, "-") == 0 ? "<stdin>" : path,
+                                text, len, opt, res);
+    free(text);
+    return rc;
+}
+
+void acc_result_free(acc_result *res)
+{
+    if (res->diagnostics != oom_text)
+        free(res->diagnostics);
+    free(res->module);
+    free(res->header_name);
+    free(res->source_name);
+    free(res->header);
+    free(res->source);
+    memset(res, 0, sizeof(*res));
+}
+
+int acc_read_file(const char *path, char **text, size_t *len)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (f == NULL)
+        return errno ? errno : EIO;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    int err = buf == NULL ? ENOMEM : 0;
+    while (err == 0) {
+        if (cap - n < 2) {
+            char *p = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (p == NULL) {
+                err = ENOMEM;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f))
+                err = errno ? errno : EIO;
+            break;
+        }
+    }
+    if (!is_stdin)
+        fclose(f);
+    if (err != 0) {
+        free(buf);
+        return err;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
+}

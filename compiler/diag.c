@@ -1,0 +1,185 @@
+/*
+ * diag.c — diagnostics in the GNU form, with the source line and a caret:
+ *
+ *     bad.actor:3:19: error: expected ',' or ')', found ';'
+ *         3 |     on ping(u64 n;
+ *           |                  ^
+ *
+ * Lines and columns are 1-based; a column counts bytes. The caret line
+ * repeats the tabs of the source line so that it lines up in a terminal,
+ * and `~` underlines the rest of the span.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acc.h"
+
+typedef struct line_info {
+    uint32_t number, col;
+    uint32_t start, end;    /* the line's text, without the newline */
+} line_info;
+
+static line_info locate(const acc_ctx *cx, uint32_t off)
+{
+    line_info li = { 1, 1, 0, 0 };
+    if (off > cx->len)
+        off = cx->len;
+    for (uint32_t i = 0; i < off; i++) {
+        if (cx->src[i] == '\n') {
+            li.number++;
+            li.start = i + 1;
+        }
+    }
+    li.col = off - li.start + 1;
+    li.end = li.start;
+    while (li.end < cx->len && cx->src[li.end] != '\n')
+        li.end++;
+    if (li.end > li.start && cx->src[li.end - 1] == '\r')
+        li.end--;
+    return li;
+}
+
+/* Length of the valid UTF-8 sequence at p (1 for ASCII), or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    size_t n;
+    if (p[0] < 0x80)
+        return 1;
+    else if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        n = 3;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* The source line as shown: one character per source character, with
+ * control characters as spaces and invalid UTF-8 as '?'. `caret` gets the
+ * padding up to `col` (tabs kept) and `~` under the rest of the span. */
+static void quote_line(acc_ctx *cx, const line_info *li, acc_loc at)
+{
+    const unsigned char *src = (const unsigned char *)cx->src;
+    const unsigned char *end = src + li->end;
+    acc_buf *b = &cx->diags;
+    bool blank = true;
+    for (uint32_t i = li->start; i < li->end; i++)
+        if (src[i] != ' ' && src[i] != '\t')
+            blank = false;
+    if (blank)
+        return;
+
+    char num[16];
+    int w = snprintf(num, sizeof(num), "%5u", (unsigned)li->number);
+    acc_buf_printf(b, "%s | ", num);
+    for (const unsigned char *p = src + li->start; p < end;) {
+        size_t n = utf8_len(p, end);
+        if (n == 0)
+            acc_buf_putc(b, '?');
+        else if (n == 1 && ((*p < 0x20 && *p != '\t') || *p == 0x7f))
+            acc_buf_putc(b, ' ');
+        else
+            acc_buf_put(b, (const char *)p, n);
+        p += n ? n : 1;
+    }
+    acc_buf_printf(b, "\n%*s | ", w, "");
+
+    const unsigned char *caret = src + at.off;
+    const unsigned char *stop = src + at.off + at.len;
+    if (stop > end)
+        stop = end;
+    for (const unsigned char *p = src + li->start; p < caret && p < end;) {
+        size_t n = utf8_len(p, end);
+        acc_buf_putc(b, *p == '\t' ? '\t' : ' ');
+        p += n ? n : 1;
+    }
+    acc_buf_putc(b, '^');
+    if (caret < end) {
+        size_t n = utf8_len(caret, end);
+        for (const unsigned char *p = caret + (n ? n : 1); p < stop;) {
+            n = utf8_len(p, end);
+            acc_buf_putc(b, '~');
+            p += n ? n : 1;
+        }
+    }
+    acc_buf_putc(b, '\n');
+}
+
+static void emit(acc_ctx *cx, acc_loc at, const char *kind, const char *fmt,
+                 va_list ap)
+{
+    if (at.off > cx->len)
+        at.off = cx->len;
+    if (at.len > cx->len - at.off)
+        at.len = cx->len - at.off;
+    line_info li = locate(cx, at.off);
+    acc_buf_printf(&cx->diags, "%s:%u:%u: %s: ", cx->filename,
+                   (unsigned)li.number, (unsigned)li.col, kind);
+    char msg[1024];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    acc_buf_puts(&cx->diags, msg);
+    acc_buf_putc(&cx->diags, '\n');
+    quote_line(cx, &li, at);
+}
+
+/* Counts an error; false when it must not be shown (over the cap). */
+static bool admit_error(acc_ctx *cx)
+{
+    if (cx->stopped) {
+        cx->muted = true;
+        return false;
+    }
+    cx->muted = false;
+    cx->errors++;
+    if (cx->errors >= cx->max_errors)
+        cx->stopped = true;
+    return true;
+}
+
+void acc_error(acc_ctx *cx, acc_loc at, const char *fmt, ...)
+{
+    if (!admit_error(cx))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(cx, at, "error", fmt, ap);
+    va_end(ap);
+}
+
+void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...)
+{
+    if (cx->muted)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(cx, at, "note", fmt, ap);
+    va_end(ap);
+}
+
+void acc_error_file(acc_ctx *cx, const char *fmt, ...)
+{
+    if (!admit_error(cx))
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    acc_buf_printf(&cx->diags, "%s: error: %s\n", cx->filename, msg);
+}
+
+void acc_diag_finish(acc_ctx *cx)
+{
+    if (cx->stopped)
+        acc_buf_printf(&cx->diags,
+                       "%s: note: too many errors; stopped after %d\n",
+                       cx->filename, cx->errors);
+}

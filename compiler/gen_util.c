@@ -1,0 +1,203 @@
+/*
+ * gen_util.c — what the header and source generators share: the banner,
+ * the C spelling of names and types, and doc comments.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acc.h"
+
+/* Bytes of a name taken from outside (a file name) that could break the
+ * comment they are put in are shown as '?'. */
+static void put_sanitized(acc_buf *b, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool bad = c < 0x20 || c == 0x7f || (s[0] == '*' && s[1] == '/');
+        acc_buf_putc(b, bad ? '?' : *s);
+    }
+}
+
+void acc_gen_banner(acc_gen *g)
+{
+    /* Assembled from parts, so that the phrase appears in generated files
+     * only (tools look for it to recognise them). */
+    acc_buf_printf(g->out, "/* %s by %s %s from ", "generated", ACC_NAME,
+                   ACC_VERSION);
+    put_sanitized(g->out, g->input_name);
+    acc_buf_printf(g->out, " \xe2\x80\x94 do not %s */\n", "edit");
+}
+
+const char *acc_gen_prefix(acc_gen *g, const acc_actor *a)
+{
+    return acc_aprintf(&g->cx->arena, "%.*s_%.*s", (int)g->mod->name.len,
+                       g->mod->name.s, (int)a->name.len, a->name.s);
+}
+
+const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
+{
+    static const char *const scalar[] = {
+        [ACC_BOOL] = "bool",
+        [ACC_I8] = "int8_t", [ACC_I16] = "int16_t",
+        [ACC_I32] = "int32_t", [ACC_I64] = "int64_t",
+        [ACC_U8] = "uint8_t", [ACC_U16] = "uint16_t",
+        [ACC_U32] = "uint32_t", [ACC_U64] = "uint64_t",
+        [ACC_F32] = "float", [ACC_F64] = "double",
+        [ACC_ADDR] = "ac_addr",
+    };
+    if (t->kind == ACC_REF)
+        return acc_aprintf(&g->cx->arena, "%.*s_%.*s_ref",
+                           (int)g->mod->name.len, g->mod->name.s,
+                           (int)t->target.len, t->target.s);
+    return scalar[t->kind];
+}
+
+const char *acc_gen_guard(acc_arena *a, const acc_module *mod)
+{
+    char *guard = acc_aprintf(a, "%.*s_ACTOR_H", (int)mod->name.len,
+                              mod->name.s);
+    for (char *p = guard; *p != '\0'; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return guard;
+}
+
+/* One line of doc text, made safe inside a block comment: no comment
+ * delimiters, no control characters, no trigraphs. */
+static void put_doc_line(acc_buf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char next = i + 1 < n ? s[i + 1] : '\0';
+        if (c < 0x20 || c == 0x7f) {
+            acc_buf_putc(b, ' ');
+        } else if ((c == '*' && next == '/') || (c == '/' && next == '*')) {
+            acc_buf_putc(b, (char)c);
+            acc_buf_putc(b, ' ');
+        } else if (c == '?' && next == '?') {
+            acc_buf_puts(b, "? ");
+        } else {
+            acc_buf_putc(b, (char)c);
+        }
+    }
+}
+
+void acc_gen_doc(acc_gen *g, const acc_doc *doc, int indent)
+{
+    /* Blank lines at either end are dropped. */
+    const acc_doc *first = doc, *last = NULL;
+    while (first != NULL && first->text.len == 0)
+        first = first->next;
+    int lines = 0;
+    for (const acc_doc *d = first; d != NULL; d = d->next) {
+        if (d->text.len > 0)
+            last = d;
+    }
+    for (const acc_doc *d = first; last != NULL && d != last->next; d = d->next)
+        lines++;
+    if (lines == 0)
+        return;
+
+    const char *src = g->cx->src;
+    if (lines == 1) {
+        acc_buf_printf(g->out, "%*s/** ", indent, "");
+        put_doc_line(g->out, src + first->text.off, first->text.len);
+        acc_buf_puts(g->out, " */\n");
+        return;
+    }
+    acc_buf_printf(g->out, "%*s/**\n", indent, "");
+    for (const acc_doc *d = first; d != last->next; d = d->next) {
+        acc_buf_printf(g->out, "%*s *%s", indent, "", d->text.len ? " " : "");
+        put_doc_line(g->out, src + d->text.off, d->text.len);
+        acc_buf_putc(g->out, '\n');
+    }
+    acc_buf_printf(g->out, "%*s */\n", indent, "");
+}
+
+void acc_gen_section(acc_gen *g, const char *what, const acc_name *n)
+{
+    int used = (int)(strlen(what) + n->len) + 10;
+    acc_buf_printf(g->out, "\n/* ---- %s %.*s ", what, (int)n->len, n->s);
+    for (int i = used; i < 76; i++)
+        acc_buf_putc(g->out, '-');
+    acc_buf_puts(g->out, " */\n\n");
+}
+
+/* Splits `line` (one line of code) after each ", " that lets it fit in 79
+ * columns, continuing under the character after its first '(', or 8 columns
+ * in when that would not fit either. */
+static void put_wrapped(acc_buf *out, const char *line)
+{
+    enum { WIDTH = 79 };
+    size_t len = strlen(line);
+    const char *paren = strchr(line, '(');
+    if (len <= WIDTH || paren == NULL || strstr(line, ", ") == NULL ||
+        strchr(line, '\n') != NULL) {
+        acc_buf_puts(out, line);
+        return;
+    }
+    size_t indent = (size_t)(paren - line) + 1, widest = 0;
+    for (const char *c = strstr(line, ", "); c != NULL;) {
+        const char *next = strstr(c + 2, ", ");
+        size_t n = next ? (size_t)(next - c) - 1 : strlen(c + 2);
+        widest = n > widest ? n : widest;
+        c = next;
+    }
+    if (indent + widest > WIDTH)
+        indent = strspn(line, " ") + 8;
+
+    size_t col = 0;
+    const char *seg = line;
+    while (*seg != '\0') {
+        const char *comma = strstr(seg, ", ");
+        size_t n = comma ? (size_t)(comma - seg) + 1 : strlen(seg);
+        if (seg != line) {
+            if (col + 1 + n > WIDTH) {
+                acc_buf_printf(out, "\n%*s", (int)indent, "");
+                col = indent;
+            } else {
+                acc_buf_putc(out, ' ');
+                col++;
+            }
+        }
+        acc_buf_put(out, seg, n);
+        col += n;
+        seg += n;
+        if (*seg == ' ')
+            seg++;
+    }
+}
+
+void acc_gen_line(acc_gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *line = acc_alloc(&g->cx->arena, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(line, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    put_wrapped(g->out, line);
+    acc_buf_putc(g->out, '\n');
+}
+
+const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
+                              const acc_message *m)
+{
+    const char *p = acc_gen_prefix(g, a);
+    const char *head = acc_aprintf(&g->cx->arena,
+                                   "int %s_send_%.*s(ac_ctx *cx, %s_ref to",
+                                   p, (int)m->name.len, m->name.s, p);
+    size_t len = strlen(head) + 1;
+    for (const acc_field *f = m->fields; f != NULL; f = f->next)
+        len += strlen(acc_gen_ctype(g, &f->type)) + f->name.len + 3;
+    char *decl = acc_alloc(&g->cx->arena, len + 1), *w = decl;
+    w += sprintf(w, "%s", head);
+    for (const acc_field *f = m->fields; f != NULL; f = f->next)
+        w += sprintf(w, ", %s %.*s", acc_gen_ctype(g, &f->type),
+                     (int)f->name.len, f->name.s);
+    strcpy(w, ")");
+    return decl;
+}

@@ -1,0 +1,358 @@
+/*
+ * main.c — the actorc command line. Parses options, reads each input,
+ * compiles it with the library (actorc_compiler.h) and writes the outputs
+ * (and, on request, a make depfile). Nothing else lives here.
+ *
+ * Exit status: 0 success, 1 errors in an input (or an output that could
+ * not be written), 2 bad usage (unknown option, missing or unreadable
+ * input file).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "actorc_compiler.h"
+
+#define MAX_LIST 256
+
+typedef struct cli {
+    const char *out_dir;            /* NULL: the current directory */
+    const char *includes[MAX_LIST];
+    size_t include_count;
+    const char *inputs[MAX_LIST];
+    size_t input_count;
+    bool to_stdout;
+    bool depfile;                   /* -MD */
+    const char *dep_path;           /* -MF */
+    const char *dep_targets[MAX_LIST];  /* -MT */
+    size_t dep_target_count;
+    bool dep_phony;                 /* -MP */
+} cli;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: %s [options] file.actor...\n"
+        "\n"
+        "Compiles actor definitions to C: NAME.actor gives NAME.actor.h and\n"
+        "NAME.actor.c.\n"
+        "\n"
+        "options:\n"
+        "  -o DIR       write the outputs to DIR (default: the current directory)\n"
+        "  -I DIR       add DIR to the import search path (repeatable)\n"
+        "  --stdout     write the header, then the source, to standard output\n"
+        "  -MD          also write a make depfile, DIR/NAME.actor.d\n"
+        "  -MF FILE     write the depfile to FILE (implies -MD)\n"
+        "  -MT TARGET   use TARGET as the depfile's target (repeatable)\n"
+        "  -MP          add a phony target for each dependency but the input\n"
+        "  --version    print the version and exit\n"
+        "  -h, --help   print this help and exit\n"
+        "\n"
+        "A file named '-' is standard input: messages call it <stdin>, and its\n"
+        "outputs are named after its module (MODULE.actor.h, MODULE.actor.c).\n"
+        "\n"
+        "Exit status: 0 success, 1 errors in the input, 2 bad usage.\n",
+        ACC_NAME);
+}
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: error: ", ACC_NAME);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", ACC_NAME);
+    va_end(ap);
+    return 2;
+}
+
+static bool push(const char **list, size_t *count, const char *s)
+{
+    if (*count >= MAX_LIST)
+        return false;
+    list[(*count)++] = s;
+    return true;
+}
+
+/* Options that take a value accept it attached ("-oDIR") or next. */
+static const char *value(int argc, char **argv, int *i, const char *opt)
+{
+    size_t n = strlen(opt);
+    if (argv[*i][n] != '\0')
+        return argv[*i] + n;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_args(cli *c, int argc, char **argv)
+{
+    bool options = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v;
+        bool ok = true;
+        if (!options || a[0] != '-' || strcmp(a, "-") == 0) {
+            ok = push(c->inputs, &c->input_count, a);
+        } else if (strcmp(a, "--") == 0) {
+            options = false;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("%s %s\n", ACC_NAME, ACC_VERSION);
+            return 0;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--stdout") == 0) {
+            c->to_stdout = true;
+        } else if (strcmp(a, "-MD") == 0) {
+            c->depfile = true;
+        } else if (strcmp(a, "-MP") == 0) {
+            c->dep_phony = true;
+        } else if (strncmp(a, "-MF", 3) == 0) {
+            if ((v = value(argc, argv, &i, "-MF")) == NULL)
+                return usage_error("option '%s' needs a file name", a);
+            c->dep_path = v;
+            c->depfile = true;
+        } else if (strncmp(a, "-MT", 3) == 0) {
+            if ((v = value(argc, argv, &i, "-MT")) == NULL)
+                return usage_error("option '%s' needs a target", a);
+            ok = push(c->dep_targets, &c->dep_target_count, v);
+        } else if (strncmp(a, "-o", 2) == 0) {
+            if ((v = value(argc, argv, &i, "-o")) == NULL)
+                return usage_error("option '%s' needs a directory", a);
+            c->out_dir = v;
+        } else if (strncmp(a, "-I", 2) == 0) {
+            if ((v = value(argc, argv, &i, "-I")) == NULL)
+                return usage_error("option '%s' needs a directory", a);
+            ok = push(c->includes, &c->include_count, v);
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+        if (!ok)
+            return usage_error("too many arguments (at most %d of a kind)",
+                               MAX_LIST);
+    }
+    if (c->input_count == 0)
+        return usage_error("no input files");
+    if (c->dep_path != NULL && c->input_count > 1)
+        return usage_error("-MF needs a single input file");
+    return -1;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t dn = dir ? strlen(dir) : 0, nn = strlen(name);
+    char *p = malloc(dn + nn + 2);
+    if (p == NULL)
+        return NULL;
+    if (dn == 0) {
+        memcpy(p, name, nn + 1);
+    } else {
+        memcpy(p, dir, dn);
+        size_t at = dn;
+        if (dir[dn - 1] != '/')
+            p[at++] = '/';
+        memcpy(p + at, name, nn + 1);
+    }
+    return p;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (p == NULL)
+        return ENOMEM;
+    int err = 0;
+    for (char *s = p + 1; err == 0; s++) {
+        bool end = *s == '\0';
+        if (*s != '/' && !end)
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            err = errno;
+        if (end)
+            break;
+        *s = '/';
+    }
+    free(p);
+    return err;
+}
+
+/* Writes through a temporary file and a rename: a reader never sees half
+ * an output. Reports its own errors; false on failure. */
+static bool write_file(const char *path, const char *data, size_t len)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (tmp == NULL) {
+        fprintf(stderr, "%s: error: out of memory\n", ACC_NAME);
+        return false;
+    }
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    int err = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+        err = errno;
+    } else {
+        size_t done = 0;
+        while (done < len && err == 0) {
+            ssize_t w = write(fd, data + done, len - done);
+            if (w < 0 && errno != EINTR)
+                err = errno;
+            else if (w > 0)
+                done += (size_t)w;
+        }
+        if (close(fd) != 0 && err == 0)
+            err = errno;
+        if (err == 0 && rename(tmp, path) != 0)
+            err = errno;
+        if (err != 0)
+            unlink(tmp);
+    }
+    if (err != 0)
+        fprintf(stderr, "%s: error: cannot write '%s': %s\n", ACC_NAME, path,
+                strerror(err));
+    free(tmp);
+    return err == 0;
+}
+
+/* Make syntax: escape what make would split or expand. */
+static void put_make_name(FILE *f, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s == ' ' || *s == '\t' || *s == '#' || *s == '\\')
+            fputc('\\', f);
+        else if (*s == '$')
+            fputc('$', f);
+        fputc(*s, f);
+    }
+}
+
+static bool write_depfile(const cli *c, const char *input, const char *hpath,
+                          const char *cpath, const char *default_dep)
+{
+    const char *path = c->dep_path ? c->dep_path : default_dep;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        fprintf(stderr, "%s: error: out of memory\n", ACC_NAME);
+        return false;
+    }
+    if (c->dep_target_count > 0) {
+        for (size_t i = 0; i < c->dep_target_count; i++) {
+            fputs(i ? " " : "", f);
+            put_make_name(f, c->dep_targets[i]);
+        }
+    } else {
+        put_make_name(f, hpath);
+        fputc(' ', f);
+        put_make_name(f, cpath);
+    }
+    fputc(':', f);
+    if (strcmp(input, "-") != 0) {
+        fputc(' ', f);
+        put_make_name(f, input);
+    }
+    fputc('\n', f);
+    /* -MP: a phony target per dependency other than the input; there are
+     * none until imports arrive. */
+    (void)c->dep_phony;
+    bool ok = fclose(f) == 0 && text != NULL;
+    ok = ok && write_file(path, text, len);
+    free(text);
+    return ok;
+}
+
+static bool emit(const cli *c, const char *input, const acc_result *r)
+{
+    if (c->to_stdout) {
+        fwrite(r->header, 1, r->header_len, stdout);
+        fwrite(r->source, 1, r->source_len, stdout);
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "%s: error: cannot write to standard output: %s\n",
+                    ACC_NAME, strerror(errno));
+            return false;
+        }
+    }
+    char *h = path_join(c->out_dir, r->header_name);
+    char *s = path_join(c->out_dir, r->source_name);
+    char *base = h ? strdup(h) : NULL;
+    bool ok = h != NULL && s != NULL && base != NULL;
+    if (!ok) {
+        fprintf(stderr, "%s: error: out of memory\n", ACC_NAME);
+    } else {
+        int err = c->out_dir && !c->to_stdout ? make_dirs(c->out_dir) : 0;
+        if (err != 0) {
+            fprintf(stderr, "%s: error: cannot create '%s': %s\n", ACC_NAME,
+                    c->out_dir, strerror(err));
+            ok = false;
+        }
+        if (ok && !c->to_stdout)
+            ok = write_file(h, r->header, r->header_len) &&
+                 write_file(s, r->source, r->source_len);
+        if (ok && c->depfile) {
+            base[strlen(base) - 1] = 'd';       /* NAME.actor.h -> .d */
+            ok = write_depfile(c, input, h, s, base);
+        }
+    }
+    free(h);
+    free(s);
+    free(base);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    memset(&c, 0, sizeof(c));
+    int rc = parse_args(&c, argc, argv);
+    if (rc >= 0)
+        return rc;
+
+    acc_options opt;
+    acc_options_init(&opt);
+    opt.include_dirs = c.includes;
+    opt.include_dir_count = c.include_count;
+
+    int errors = 0;
+    rc = 0;
+    for (size_t i = 0; i < c.input_count && errors < ACC_MAX_ERRORS; i++) {
+        const char *input = c.inputs[i];
+        char *text;
+        size_t len;
+        int err = acc_read_file(input, &text, &len);
+        if (err != 0) {
+            fprintf(stderr, "%s: error: cannot read '%s': %s\n", ACC_NAME,
+                    input, strerror(err));
+            rc = 2;
+            continue;
+        }
+        bool is_stdin = strcmp(input, "-") == 0;
+        opt.name_from_module = is_stdin;
+        opt.max_errors = ACC_MAX_ERRORS - errors;
+
+        acc_result r;
+        acc_compile_buffer(is_stdin ? "<stdin>" : input, text, len, &opt, &r);
+        free(text);
+        fwrite(r.diagnostics, 1, r.diagnostics_len, stderr);
+        errors += r.errors;
+        if (r.errors > 0 || !emit(&c, input, &r))
+            rc = rc ? rc : 1;
+        acc_result_free(&r);
+    }
+    return rc;
+}

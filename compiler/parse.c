@@ -1,0 +1,210 @@
+/*
+ * parse.c — drives the lexer into the lemon parser, turns the parser's
+ * syntax errors into "expected X, found Y" diagnostics, and holds the AST
+ * constructors the grammar actions call.
+ */
+#include <string.h>
+
+#include "acc.h"
+#include "parser.h"
+
+void acc_parse(acc_ctx *cx, acc_module *mod)
+{
+    acc_parser ps = { cx, mod, { NULL, 0, 0, NULL } };
+    acc_lexer lx;
+    void *parser = acc_lemon_new(&cx->arena);
+
+    acc_lex_init(&lx, cx);
+    for (;;) {
+        int code = acc_lex(&lx, &ps.tok);
+        if (cx->stopped)
+            break;
+        acc_lemon_feed(parser, code, ps.tok, &ps);
+        if (code == 0 || cx->stopped)
+            break;
+    }
+}
+
+/* ---- tokens ---------------------------------------------------------------- */
+
+const char *acc_token_desc(int code)
+{
+    switch (code) {
+    case 0: return "end of file";
+    case TK_MODULE: return "'module'";
+    case TK_ACTOR: return "'actor'";
+    case TK_STATE: return "'state'";
+    case TK_ON: return "'on'";
+    case TK_ID: return "identifier";
+    case TK_NUMBER: return "number";
+    case TK_BOOL: return "'bool'";
+    case TK_I8: return "'i8'";
+    case TK_I16: return "'i16'";
+    case TK_I32: return "'i32'";
+    case TK_I64: return "'i64'";
+    case TK_U8: return "'u8'";
+    case TK_U16: return "'u16'";
+    case TK_U32: return "'u32'";
+    case TK_U64: return "'u64'";
+    case TK_F32: return "'f32'";
+    case TK_F64: return "'f64'";
+    case TK_REF: return "'ref'";
+    case TK_ADDR: return "'addr'";
+    case TK_SEMI: return "';'";
+    case TK_COMMA: return "','";
+    case TK_LPAREN: return "'('";
+    case TK_RPAREN: return "')'";
+    case TK_LBRACE: return "'{'";
+    case TK_RBRACE: return "'}'";
+    case TK_LT: return "'<'";
+    case TK_GT: return "'>'";
+    case TK_LBRACKET: return "'['";
+    case TK_RBRACKET: return "']'";
+    case TK_EQ: return "'='";
+    case TK_DOT: return "'.'";
+    case TK_COLON: return "':'";
+    case TK_ARROW: return "'->'";
+    }
+    return "token";
+}
+
+static bool is_type_token(int code)
+{
+    return code >= TK_BOOL && code <= TK_ADDR;
+}
+
+/* Appends to a fixed message buffer, truncating. */
+static void append(char *buf, size_t cap, const char *s, size_t n)
+{
+    size_t len = strlen(buf);
+    if (n > cap - 1 - len)
+        n = cap - 1 - len;
+    memcpy(buf + len, s, n);
+    buf[len + n] = '\0';
+}
+
+static void appends(char *buf, size_t cap, const char *s)
+{
+    append(buf, cap, s, strlen(s));
+}
+
+void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
+                      const int *expected, int count)
+{
+    char msg[512] = "";
+    int types = 0, n = 0;
+
+    /* "unterminated comment" already said why the file ends here. */
+    if (found == 0 && ps->cx->eof_reported)
+        return;
+
+    /* All the type keywords together read as "type". */
+    for (int i = 0; i < count; i++)
+        types += is_type_token(expected[i]);
+    bool any_type = types == TK_ADDR - TK_BOOL + 1;
+    int shown = any_type ? count - types + 1 : count;
+
+    appends(msg, sizeof(msg), shown == 0 ? "unexpected " : "expected ");
+    for (int i = 0; i < count; i++) {
+        if (any_type && is_type_token(expected[i]) && expected[i] != TK_BOOL)
+            continue;
+        if (n > 0)
+            appends(msg, sizeof(msg), n == shown - 1 ? " or " : ", ");
+        n++;
+        appends(msg, sizeof(msg),
+                any_type && expected[i] == TK_BOOL
+                    ? "type" : acc_token_desc(expected[i]));
+    }
+    if (shown > 0)
+        appends(msg, sizeof(msg), ", found ");
+    appends(msg, sizeof(msg), acc_token_desc(found));
+    if (found == TK_ID || found == TK_NUMBER) {
+        appends(msg, sizeof(msg), " '");
+        append(msg, sizeof(msg), tok->s, tok->len > 64 ? 64 : tok->len);
+        appends(msg, sizeof(msg), "'");
+    }
+    acc_error(ps->cx, (acc_loc){ tok->off, tok->len }, "%s", msg);
+}
+
+/* ---- AST constructors ------------------------------------------------------- */
+
+static acc_name name_of(const acc_token *t)
+{
+    acc_name n = { t->s, t->len, t->off };
+    return n;
+}
+
+acc_actor *acc_ast_body(acc_parser *ps)
+{
+    return acc_alloc(&ps->cx->arena, sizeof(acc_actor));
+}
+
+void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                   const acc_token *name)
+{
+    acc_module *mod = ps->mod;
+    a->name = name_of(name);
+    a->doc = kw->doc;
+    if (mod->actors_tail != NULL)
+        mod->actors_tail->next = a;
+    else
+        mod->actors = a;
+    mod->actors_tail = a;
+}
+
+void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                   acc_field *fields)
+{
+    acc_loc at = { kw->off, kw->len };
+    if (a->state_seen) {
+        acc_error(ps->cx, at, "duplicate state block");
+        acc_note(ps->cx, a->state_at, "the first state block is here");
+        return;
+    }
+    a->state_seen = true;
+    a->state_at = at;
+    a->state = fields;
+}
+
+void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                     const acc_token *name, acc_field *fields)
+{
+    acc_message *m = acc_alloc(&ps->cx->arena, sizeof(*m));
+    m->name = name_of(name);
+    m->doc = kw->doc;
+    m->fields = fields;
+    m->tag = a->message_count++;
+    if (a->messages_tail != NULL)
+        a->messages_tail->next = m;
+    else
+        a->messages = m;
+    a->messages_tail = m;
+}
+
+void acc_ast_field(acc_parser *ps, acc_field_list *list,
+                   const acc_type_tok *type, const acc_token *name)
+{
+    acc_field *f = acc_alloc(&ps->cx->arena, sizeof(*f));
+    f->name = name_of(name);
+    f->type = type->type;
+    f->doc = type->doc;
+    if (list->tail != NULL)
+        list->tail->next = f;
+    else
+        list->head = f;
+    list->tail = f;
+}
+
+acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
+                          const acc_token *last, const acc_token *target)
+{
+    acc_type_tok t;
+    memset(&t, 0, sizeof(t));
+    t.type.kind = kind;
+    t.type.at.off = first->off;
+    t.type.at.len = last->off + last->len - first->off;
+    if (target != NULL)
+        t.type.target = name_of(target);
+    t.doc = first->doc;
+    return t;
+}

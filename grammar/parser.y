@@ -1,0 +1,204 @@
+/*
+ * parser.y — the actorc grammar (lemon). Builds the AST through the acc_ast_*
+ * helpers of compiler/parse.c, which also feeds the tokens.
+ *
+ *   file    ::= "module" ID ";" actor*
+ *   actor   ::= "actor" ID "{" ( state | message )* "}"
+ *   state   ::= "state" "{" ( type ID ";" )* "}"
+ *   message ::= "on" ID "(" [ type ID ( "," type ID )* ] ")" ";"
+ *   type    ::= "bool" | "i8" | ... | "f64" | "addr" | "ref" "<" ID ">"
+ *
+ * Error recovery: an `error` alternative at each list level (declarations,
+ * actor members, fields) swallows tokens up to the next ';' or up to a token
+ * that can continue the list ('}', 'on', 'state', 'actor'), so one syntax
+ * error does not hide the next.
+ *
+ * Keywords fall back to ID, so a message or a field may be called `state`,
+ * `on` or `addr` where a keyword could not appear anyway.
+ */
+
+%name acc_lemon
+%token_prefix TK_
+%token_type {acc_token}
+%extra_argument {acc_parser *ps}
+
+%include {
+#include <assert.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "acc.h"
+
+struct yyParser;
+static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
+                                const acc_token *tok);
+}
+
+%syntax_error {
+    report_syntax_error(ps, yypParser, yymajor, &yyminor);
+}
+
+%stack_overflow {
+    acc_error(ps->cx, (acc_loc){ ps->tok.off, ps->tok.len },
+              "declarations nested too deeply");
+}
+
+/* Token codes in this order: expected-token lists are shown in it. */
+%token MODULE ACTOR STATE ON.
+%token ID NUMBER.
+%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 REF ADDR.
+%token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
+%token LBRACKET RBRACKET EQ DOT COLON ARROW.
+
+%fallback ID MODULE ACTOR STATE ON
+             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 REF ADDR.
+
+%type body {acc_actor *}
+%type fields {acc_field_list}
+%type params {acc_field_list}
+%type plist {acc_field_list}
+%type type {acc_type_tok}
+
+file ::= module_decl decls.
+
+module_decl ::= MODULE(K) ID(N) SEMI. {
+    ps->mod->has_name = true;
+    ps->mod->name.s = N.s;
+    ps->mod->name.len = N.len;
+    ps->mod->name.off = N.off;
+    ps->mod->doc = K.doc;
+}
+module_decl ::= error.
+
+decls ::= .
+decls ::= decls actor.
+decls ::= decls error.
+
+actor ::= ACTOR(K) ID(N) LBRACE body(B) RBRACE. {
+    acc_ast_actor(ps, B, &K, &N);
+}
+
+body(R) ::= . { R = acc_ast_body(ps); }
+body(R) ::= body(B) STATE(K) LBRACE fields(F) RBRACE. {
+    R = B;
+    acc_ast_state(ps, R, &K, F.head);
+}
+body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN SEMI. {
+    R = B;
+    acc_ast_message(ps, R, &K, &N, P.head);
+}
+body(R) ::= body(B) error. { R = B; }
+body(R) ::= body(B) error SEMI. { R = B; }
+
+fields(R) ::= . { R.head = R.tail = NULL; }
+fields(R) ::= fields(L) type(T) ID(N) SEMI. {
+    R = L;
+    acc_ast_field(ps, &R, &T, &N);
+}
+fields(R) ::= fields(L) error. { R = L; }
+fields(R) ::= fields(L) error SEMI. { R = L; }
+
+params(R) ::= . { R.head = R.tail = NULL; }
+params(R) ::= plist(L). { R = L; }
+
+plist(R) ::= type(T) ID(N). {
+    R.head = R.tail = NULL;
+    acc_ast_field(ps, &R, &T, &N);
+}
+plist(R) ::= plist(L) COMMA type(T) ID(N). {
+    R = L;
+    acc_ast_field(ps, &R, &T, &N);
+}
+
+type(R) ::= BOOL(K). { R = acc_ast_type(ACC_BOOL, &K, &K, NULL); }
+type(R) ::= I8(K).   { R = acc_ast_type(ACC_I8, &K, &K, NULL); }
+type(R) ::= I16(K).  { R = acc_ast_type(ACC_I16, &K, &K, NULL); }
+type(R) ::= I32(K).  { R = acc_ast_type(ACC_I32, &K, &K, NULL); }
+type(R) ::= I64(K).  { R = acc_ast_type(ACC_I64, &K, &K, NULL); }
+type(R) ::= U8(K).   { R = acc_ast_type(ACC_U8, &K, &K, NULL); }
+type(R) ::= U16(K).  { R = acc_ast_type(ACC_U16, &K, &K, NULL); }
+type(R) ::= U32(K).  { R = acc_ast_type(ACC_U32, &K, &K, NULL); }
+type(R) ::= U64(K).  { R = acc_ast_type(ACC_U64, &K, &K, NULL); }
+type(R) ::= F32(K).  { R = acc_ast_type(ACC_F32, &K, &K, NULL); }
+type(R) ::= F64(K).  { R = acc_ast_type(ACC_F64, &K, &K, NULL); }
+type(R) ::= ADDR(K). { R = acc_ast_type(ACC_ADDR, &K, &K, NULL); }
+type(R) ::= REF(K) LT ID(N) GT(E). { R = acc_ast_type(ACC_REF, &K, &E, &N); }
+
+%code {
+/* The parser and a copy of its state stack as it was before the current
+ * token: lemon performs default reductions before it detects an error, so
+ * the expected tokens are computed from that copy. */
+typedef struct acc_lemon_parser {
+    yyParser p;
+    YYACTIONTYPE before[YYSTACKDEPTH];
+    int before_top;
+} acc_lemon_parser;
+
+/* Allocates a parser in the arena: it goes away with the compilation. */
+void *acc_lemon_new(acc_arena *a)
+{
+    acc_lemon_parser *lp = acc_alloc(a, sizeof(*lp));
+    acc_lemonInit(&lp->p);
+    return lp;
+}
+
+void acc_lemon_feed(void *parser, int code, acc_token tok, acc_parser *ps)
+{
+    acc_lemon_parser *lp = parser;
+    int top = (int)(lp->p.yytos - lp->p.yystack);
+    for (int i = 0; i <= top; i++)
+        lp->before[i] = lp->p.yystack[i].stateno;
+    lp->before_top = top;
+    acc_lemon(&lp->p, code, tok, ps);
+}
+
+/* Whether the parser, from the stack it had before the current token,
+ * could shift token `tok` after the reductions that token implies: the
+ * LALR automaton replayed on a copy of the state stack. */
+static bool accepts(const acc_lemon_parser *lp, int tok)
+{
+    enum { CAP = YYSTACKDEPTH + 64 };
+    YYACTIONTYPE st[CAP];
+    int top = lp->before_top;
+    memcpy(st, lp->before, (size_t)(top + 1) * sizeof(st[0]));
+    YYACTIONTYPE act = st[top];
+    for (int step = 0; step < 4 * CAP; step++) {
+        act = yy_find_shift_action((YYCODETYPE)tok, act);
+        if (act >= YY_MIN_REDUCE) {
+            unsigned rule = act - YY_MIN_REDUCE;
+            top += yyRuleInfoNRhs[rule];
+            if (top < 0)
+                return false;
+            act = yy_find_reduce_action(st[top],
+                                        (YYCODETYPE)yyRuleInfoLhs[rule]);
+            if (++top >= CAP)
+                return true;
+            st[top] = act;
+        } else if (act <= YY_MAX_SHIFTREDUCE) {
+            return true;
+        } else {
+            return act == YY_ACCEPT_ACTION;
+        }
+    }
+    return false;
+}
+
+static void report_syntax_error(acc_parser *ps, yyParser *p, int major,
+                                const acc_token *tok)
+{
+    const acc_lemon_parser *lp = (const acc_lemon_parser *)p;
+    int expected[YYNTOKEN];
+    int n = 0;
+    bool id_ok = accepts(lp, TK_ID);
+    for (int t = 1; t < YYNTOKEN; t++) {
+        /* A keyword that would be taken as a name is not listed apart. */
+        if (id_ok && acc_lemonFallback(t) == TK_ID)
+            continue;
+        if (accepts(lp, t))
+            expected[n++] = t;
+    }
+    if (accepts(lp, 0))
+        expected[n++] = 0;
+    acc_syntax_error(ps, major, tok, expected, n);
+}
+}

@@ -1,0 +1,346 @@
+/*
+ * internal.h — the runtime's private structures, shared by the files of runtime/.
+ *
+ * Ownership in one paragraph: an actor is owned by whoever runs it. It is
+ * runnable exactly when its mailbox is marked non-empty, and the sender whose
+ * push made the mailbox non-empty is the one that schedules it (mailbox.c).
+ * Senders reach actors through the routing table without locks; an actor
+ * that dies is unlinked from the table and freed only after a grace period
+ * (qsbr.c), by a last "finalize" envelope pushed through its own mailbox, so
+ * the scheduler's single-owner rule also covers its destruction.
+ */
+#ifndef AC_INTERNAL_H
+#define AC_INTERNAL_H
+
+#include "actorc.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AC__CACHE_LINE 64
+
+/* ---- store-load barriers ("publish, then look") ---------------------------
+ *
+ * The parking protocol (sched.c) and the reclamation protocol (qsbr.c) are
+ * Dekker pairs: each side publishes a store, then reads what the other side
+ * published, and at least one of them must see the other. Normally a seq_cst
+ * fence between the two steps does it. ThreadSanitizer does not model fences
+ * (gcc refuses to compile them), so under it every barrier becomes a no-op
+ * and every announcement and observation a seq_cst read-modify-write on the
+ * shared word: two RMWs on one word are ordered, and whichever comes second
+ * reads from the first, which gives the same guarantee in terms TSan sees. */
+#if defined(__SANITIZE_THREAD__)
+#define AC__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define AC__TSAN 1
+#endif
+#endif
+
+static inline void ac__barrier(void)
+{
+#ifndef AC__TSAN
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/* Stores v, then orders the store before the caller's later loads. */
+static inline void ac__announce_u64(_Atomic uint64_t *p, uint64_t v)
+{
+#ifdef AC__TSAN
+    atomic_exchange_explicit(p, v, memory_order_seq_cst);
+#else
+    atomic_store_explicit(p, v, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/* Reads *p after an ac__barrier() (acquire: see qsbr.c). */
+static inline uint64_t ac__observe_u64(_Atomic uint64_t *p)
+{
+#ifdef AC__TSAN
+    return atomic_fetch_add_explicit(p, 0, memory_order_seq_cst);
+#else
+    return atomic_load_explicit(p, memory_order_acquire);
+#endif
+}
+
+static inline uint32_t ac__observe_u32(_Atomic uint32_t *p)
+{
+#ifdef AC__TSAN
+    return atomic_fetch_add_explicit(p, 0, memory_order_seq_cst);
+#else
+    return atomic_load_explicit(p, memory_order_relaxed);
+#endif
+}
+
+/* ---- envelopes (runtime view of ac_envelope) ----------------------------- */
+
+typedef struct ac__env {
+    _Atomic(struct ac__env *) next;
+    uint32_t tag;
+    uint16_t klass;
+    uint16_t flags;
+} ac__env;
+
+_Static_assert(sizeof(ac__env) == sizeof(ac_envelope), "envelope views differ");
+_Static_assert(sizeof(ac__env) == AC_ENVELOPE_HEADER_SIZE, "header size");
+_Static_assert(offsetof(ac__env, tag) == offsetof(ac_envelope, tag), "tag offset");
+_Static_assert(offsetof(ac__env, klass) == offsetof(ac_envelope, ac_class), "class");
+_Static_assert(sizeof(_Atomic(ac__env *)) == sizeof(void *), "atomic pointer size");
+
+static inline ac__env *ac__env_of(ac_envelope *e) { return (ac__env *)(void *)e; }
+static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void *)e; }
+
+/* System tags live at the top of the tag space; generated tags start at 0. */
+#define AC__TAG_STOP 0xFFFFFFF0u
+#define AC__TAG_FINALIZE 0xFFFFFFF1u
+#define AC__TAG_STUB 0xFFFFFFF2u
+
+/* ---- envelope pools (pool.c) ---------------------------------------------- */
+
+#define AC__POOL_CLASSES 9          /* 64 B .. 16 KiB */
+#define AC__CLASS_HUGE 0xFFFEu      /* malloc'd directly */
+#define AC__CLASS_EMBEDDED 0xFFFFu  /* lives inside an actor; never freed */
+
+typedef struct ac__pool {
+    ac__env *free[AC__POOL_CLASSES];
+    uint32_t count[AC__POOL_CLASSES];
+} ac__pool;
+
+/* Where contexts hand surplus envelopes, in batches, and fetch them back. */
+typedef struct ac__depot {
+    pthread_mutex_t lock;
+    ac__env *batches[AC__POOL_CLASSES];  /* batches chained through flags */
+} ac__depot;
+
+/* ---- per-context counters ------------------------------------------------- */
+
+/* Written only by the owning thread, read by ac_runtime_stats from any
+ * thread: relaxed atomics, and increments are load+store, not RMW. */
+typedef struct ac__counters {
+    _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
+        steals, parks, pool_misses;
+} ac__counters;
+
+#define AC__COUNT(cx, field, n)                                               \
+    atomic_store_explicit(&(cx)->stats.field,                                 \
+                          atomic_load_explicit(&(cx)->stats.field,            \
+                                               memory_order_relaxed) + (n),   \
+                          memory_order_relaxed)
+
+/* ---- address stream (addr.c) ---------------------------------------------- */
+
+typedef struct ac__addr_stream {
+    uint8_t key[32];
+    uint64_t nonce;
+    uint32_t pos;
+    uint8_t buf[1024];
+} ac__addr_stream;
+
+/* ---- actors ---------------------------------------------------------------- */
+
+enum {
+    AC__ACTOR_DEAD = 1u << 0,           /* stopped or failed; draining */
+    AC__ACTOR_STOP_REQUESTED = 1u << 1, /* ac_stop_self in this handler */
+    AC__ACTOR_FAIL_REQUESTED = 1u << 2  /* ac_fail in this handler */
+};
+
+typedef struct ac__actor {
+    _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
+    ac__env *tail;                  /* mailbox: consumer side */
+    const ac_actor_type *type;
+    struct ac__actor *next;         /* inject queue and retire list link */
+    uint64_t retire_after;          /* grace-period target once dead */
+    uint32_t flags;                 /* touched only by the actor's owner */
+    int exit_code;
+    ac__env stub;                   /* the mailbox's initial node */
+    ac__env finalize;               /* the last envelope it will ever get */
+    ac_addr addr;
+    alignas(16) unsigned char state[];
+} ac__actor;
+
+/* ---- work-stealing deque (deque.c) ----------------------------------------- */
+
+typedef struct ac__deque_array {
+    struct ac__deque_array *older;  /* kept until the deque is destroyed */
+    int64_t size;                   /* a power of two */
+    _Atomic(ac__actor *) slots[];
+} ac__deque_array;
+
+typedef struct ac__deque {
+    alignas(AC__CACHE_LINE) _Atomic int64_t top;
+    alignas(AC__CACHE_LINE) _Atomic int64_t bottom;
+    _Atomic(ac__deque_array *) array;
+} ac__deque;
+
+int ac__deque_init(ac__deque *d, int64_t size);
+void ac__deque_destroy(ac__deque *d);
+int ac__deque_push(ac__deque *d, ac__actor *a);       /* owner only */
+ac__actor *ac__deque_steal(ac__deque *d);             /* anyone */
+int64_t ac__deque_size(ac__deque *d);                 /* approximate */
+
+/* ---- routing table (route.c) ---------------------------------------------- */
+
+typedef struct ac__route_slot {
+    _Atomic uint64_t hash;
+    _Atomic(ac__actor *) actor;
+} ac__route_slot;
+
+typedef struct ac__route_array {
+    struct ac__route_array *older;  /* freed with the table (see route.c) */
+    size_t mask;
+    ac__route_slot slots[];
+} ac__route_array;
+
+typedef struct ac__route {
+    _Atomic(ac__route_array *) array;
+    pthread_mutex_t lock;           /* serialises inserts and removals */
+    size_t live, used;              /* under lock; used counts tombstones */
+} ac__route;
+
+int ac__route_init(ac__route *r, size_t capacity);
+void ac__route_destroy(ac__route *r);
+ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr);
+int ac__route_insert(ac__route *r, ac__actor *a);
+void ac__route_remove(ac__route *r, ac__actor *a);
+/* Calls fn on every live actor, holding the writer lock. */
+void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
+
+/* ---- contexts and workers --------------------------------------------------- */
+
+typedef struct ac__worker ac__worker;
+
+struct ac_ctx {
+    ac_runtime *rt;
+    ac__actor *current;             /* the actor whose handler is running */
+    ac__worker *worker;             /* NULL for threads that are not workers */
+    ac__pool pool;
+    ac__addr_stream addrs;
+    /* QSBR: 0 while offline, else the grace-period counter last observed. */
+    alignas(AC__CACHE_LINE) _Atomic uint64_t qs_seen;
+    ac__actor *retired;             /* dead actors awaiting their grace period */
+    unsigned depth;                 /* external contexts: nested runtime calls */
+    ac__counters stats;
+    pthread_t thread;               /* external contexts: the owning thread */
+    struct ac_ctx *next_external;
+};
+
+struct ac__worker {
+    ac_ctx cx;
+    ac__deque deque;
+    ac__actor *lifo;                /* the LIFO slot: runs next, for locality */
+    unsigned lifo_streak;
+    uint32_t tick;
+    uint64_t rng;
+    bool searching;
+    unsigned index;
+    alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
+    struct ac__worker *next_sleeper;
+    pthread_t thread;
+};
+
+enum { AC__RUNNING = 0, AC__PARKED = 1, AC__NOTIFIED = 2 };
+
+/* searching workers in the low half, sleeping workers in the high half */
+#define AC__IDLE_SEARCH_ONE 1u
+#define AC__IDLE_SLEEP_ONE (1u << 16)
+#define AC__IDLE_SEARCHING(s) ((s) & 0xFFFFu)
+#define AC__IDLE_SLEEPING(s) ((s) >> 16)
+
+struct ac_runtime {
+    uint64_t id;                    /* unique per process, for the TLS cache */
+    ac_config cfg;
+    unsigned nworkers;              /* threads; 0 in deterministic mode */
+    ac__worker *workers;            /* nworkers, or 1 driven by the caller */
+    unsigned nslots;                /* entries in workers[] */
+    ac__route route;
+    ac__depot depot;
+
+    alignas(AC__CACHE_LINE) _Atomic uint32_t idle;
+    pthread_mutex_t sleep_lock;     /* guards sleepers */
+    ac__worker *sleepers;
+    _Atomic bool exiting;           /* workers leave their loop */
+
+    alignas(AC__CACHE_LINE) _Atomic uint64_t gp;  /* QSBR grace-period counter */
+
+    pthread_mutex_t inject_lock;    /* the global injection queue */
+    ac__actor *inject_head, *inject_tail;
+    _Atomic size_t inject_len;
+
+    pthread_mutex_t orphan_lock;    /* retire lists of parked workers */
+    ac__actor *orphans;
+    _Atomic bool has_orphans;
+
+    pthread_mutex_t quiet_lock;     /* ac_runtime_run waits here */
+    pthread_cond_t quiet_cond;
+
+    pthread_mutex_t ext_lock;       /* contexts of non-worker threads */
+    ac_ctx *externals;
+
+    _Atomic bool closing;           /* no more sends from outside actors */
+    _Atomic bool stopping;          /* no more spawns */
+    bool shut_down;
+    bool started;
+};
+
+/* ---- cross-file internals ---------------------------------------------------- */
+
+/* mailbox.c */
+void ac__mailbox_init(ac__actor *a, bool owned);
+bool ac__mailbox_push(ac__actor *a, ac__env *e);   /* true: was empty */
+ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a);
+bool ac__mailbox_mark_empty(ac__actor *a);
+bool ac__mailbox_has_next(ac__actor *a);
+
+/* pool.c */
+ac__env *ac__pool_alloc(ac_ctx *cx, size_t payload_size);
+void ac__pool_free(ac_ctx *cx, ac__env *e);
+void ac__pool_release(ac__pool *p);
+int ac__depot_init(ac__depot *d);
+void ac__depot_destroy(ac__depot *d);
+
+/* addr.c */
+void ac__addr_stream_init(ac__addr_stream *s);
+void ac__addr_next(ac__addr_stream *s, ac_addr *out);
+
+/* qsbr.c */
+void ac__qsbr_online(ac_ctx *cx);
+void ac__qsbr_offline(ac_ctx *cx);
+void ac__qsbr_quiescent(ac_ctx *cx);
+void ac__qsbr_retire(ac_ctx *cx, ac__actor *a);
+void ac__qsbr_poll(ac_ctx *cx);
+bool ac__qsbr_finalize_orphans(ac_ctx *cx);
+void ac__qsbr_orphan(ac_ctx *cx);
+bool ac__qsbr_all_offline_externals(ac_runtime *rt);
+
+/* sched.c */
+void ac__schedule(ac_ctx *cx, ac__actor *a);
+void ac__notify_work(ac_runtime *rt);
+int ac__workers_start(ac_runtime *rt);
+void ac__workers_stop(ac_runtime *rt);
+unsigned ac__run_here(ac_runtime *rt, bool one_turn);
+bool ac__quiescent(ac_runtime *rt);
+
+/* actor.c */
+void ac__enter(ac_ctx *cx);
+void ac__leave(ac_ctx *cx);
+unsigned ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, bool *requeue);
+void ac__actor_free(ac_ctx *cx, ac__actor *a);
+int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
+
+/* runtime.c */
+typedef struct ac__tls_state {
+    uint64_t rt_id;
+    ac_ctx *cx;
+} ac__tls_state;
+ac__tls_state ac__tls_get(void);
+void ac__tls_restore(ac__tls_state s);
+void ac__tls_set(ac_runtime *rt, ac_ctx *cx);
+void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w);
+void ac__ctx_fini(ac_ctx *cx);
+
+#endif /* AC_INTERNAL_H */

@@ -1,0 +1,83 @@
+/*
+ * mailbox.c — an actor's mailbox: an intrusive multi-producer,
+ * single-consumer queue (Vyukov), with the "empty" state kept as the low bit
+ * of the head pointer, as in Pony's messageq.
+ *
+ * The bit is what makes scheduling exact: a producer learns from its one
+ * atomic exchange whether the queue was marked empty, and if so it, and only
+ * it, schedules the actor. The consumer sets the bit only with a CAS that
+ * fails if a producer got in first, in which case the actor stays scheduled.
+ *
+ * The node a pop returns stays in the queue as its new stub until the next
+ * pop, which frees it; so the envelope a handler reads is never freed under
+ * it, and the queue needs no separate stub allocation.
+ */
+#include "internal.h"
+
+#define EMPTY_BIT ((uintptr_t)1)
+
+static inline ac__env *with_empty_bit(ac__env *e)
+{
+    return (ac__env *)((uintptr_t)e | EMPTY_BIT);
+}
+
+/* `owned`: the caller holds the actor as if it were running it (the
+ * spawner, during the start hook), so pushes must not schedule it; the
+ * caller releases it with mark_empty, scheduling it if that fails. */
+void ac__mailbox_init(ac__actor *a, bool owned)
+{
+    a->stub.tag = AC__TAG_STUB;
+    a->stub.klass = AC__CLASS_EMBEDDED;
+    atomic_init(&a->stub.next, NULL);
+    a->tail = &a->stub;
+    atomic_init(&a->head, owned ? &a->stub : with_empty_bit(&a->stub));
+}
+
+bool ac__mailbox_push(ac__actor *a, ac__env *e)
+{
+    /* Relaxed: e is published to the consumer by the release store of
+     * prev->next below. */
+    atomic_store_explicit(&e->next, NULL, memory_order_relaxed);
+    /* acq_rel: acquire pairs with the consumer's release CAS in
+     * mark_empty, so whoever this push makes schedule the actor sees the
+     * writes of its previous turn; release orders our payload writes. */
+    ac__env *prev = atomic_exchange_explicit(&a->head, e, memory_order_acq_rel);
+    bool was_empty = ((uintptr_t)prev & EMPTY_BIT) != 0;
+    prev = (ac__env *)((uintptr_t)prev & ~EMPTY_BIT);
+    /* Release: the consumer's acquire load of prev->next sees e whole. */
+    atomic_store_explicit(&prev->next, e, memory_order_release);
+    return was_empty;
+}
+
+ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
+{
+    ac__env *tail = a->tail;
+    /* Acquire: pairs with the producer's release store of prev->next. */
+    ac__env *next = atomic_load_explicit(&tail->next, memory_order_acquire);
+    if (next == NULL)
+        return NULL;  /* empty, or a producer is between its two steps */
+    a->tail = next;
+    if (tail->klass != AC__CLASS_EMBEDDED)
+        ac__pool_free(cx, tail);
+    return next;
+}
+
+bool ac__mailbox_has_next(ac__actor *a)
+{
+    return atomic_load_explicit(&a->tail->next, memory_order_acquire) != NULL;
+}
+
+bool ac__mailbox_mark_empty(ac__actor *a)
+{
+    ac__env *tail = a->tail;
+    /* Relaxed: only a hint; the CAS below decides. */
+    ac__env *head = atomic_load_explicit(&a->head, memory_order_relaxed);
+    if (head != tail)
+        return false;  /* a producer has exchanged in a newer node */
+    /* Release on success: the next turn, on whichever worker a producer
+     * schedules it, sees this turn's writes (see push). Acquire on failure:
+     * we go on to consume what the winning producer pushed. */
+    return atomic_compare_exchange_strong_explicit(
+        &a->head, &head, with_empty_bit(tail), memory_order_acq_rel,
+        memory_order_acquire);
+}

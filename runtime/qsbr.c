@@ -1,0 +1,172 @@
+/*
+ * qsbr.c — quiescent-state-based reclamation of dead actors.
+ *
+ * A sender may hold a pointer to an actor found in the routing table while
+ * that actor dies. So a dead actor is unlinked from the table first, then
+ * "retired" with a target: the grace-period counter after an increment. It
+ * may be finalized once every participant has either gone offline or
+ * announced a quiescent state at or past the target, because a participant
+ * only announces between actor turns, never inside a lookup-and-push.
+ *
+ * Participants are the worker contexts (online while they run, quiescent
+ * between turns, offline while parked) and the contexts of other threads
+ * (online only for the duration of one runtime call).
+ *
+ * Finalizing means pushing the actor's embedded "finalize" envelope into its
+ * own mailbox: after the grace period no other push can follow it, so when
+ * the actor's owner pops it, nothing else references the actor.
+ */
+#include "internal.h"
+
+#include <sched.h>
+
+void ac__qsbr_online(ac_ctx *cx)
+{
+    uint64_t g = atomic_load_explicit(&cx->rt->gp, memory_order_acquire);
+    /* Store-load barrier: our announcement must be visible before we read
+     * the routing table; pairs with the one in oldest_reader(). */
+    ac__announce_u64(&cx->qs_seen, g);
+}
+
+void ac__qsbr_offline(ac_ctx *cx)
+{
+    /* Release: everything we read in the table happens before a reclaimer
+     * that sees us offline frees it. */
+    atomic_store_explicit(&cx->qs_seen, 0, memory_order_release);
+}
+
+void ac__qsbr_quiescent(ac_ctx *cx)
+{
+    /* Acquire on gp: pairs with the retirer's acq_rel increment, so our
+     * next turn's lookups see the removal that preceded it. Release on the
+     * store: our past turns happen before the reclaimer's acquire load. */
+    uint64_t g = atomic_load_explicit(&cx->rt->gp, memory_order_acquire);
+    atomic_store_explicit(&cx->qs_seen, g, memory_order_release);
+}
+
+void ac__qsbr_retire(ac_ctx *cx, ac__actor *a)
+{
+    /* acq_rel: the table removal before this is ordered before any
+     * quiescent announcement that reads the new value. */
+    a->retire_after = atomic_fetch_add_explicit(&cx->rt->gp, 1, memory_order_acq_rel) + 1;
+    a->next = cx->retired;
+    cx->retired = a;
+}
+
+/* The smallest grace-period value announced by an online participant other
+ * than `self`, or UINT64_MAX if none is online. */
+static uint64_t oldest_reader(ac_runtime *rt, const ac_ctx *self)
+{
+    ac__barrier();
+    uint64_t oldest = UINT64_MAX;
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac_ctx *p = &rt->workers[i].cx;
+        if (p == self)
+            continue;
+        uint64_t s = ac__observe_u64(&p->qs_seen);
+        if (s != 0 && s < oldest)
+            oldest = s;
+    }
+    pthread_mutex_lock(&rt->ext_lock);
+    for (ac_ctx *p = rt->externals; p; p = p->next_external) {
+        if (p == self)
+            continue;
+        uint64_t s = ac__observe_u64(&p->qs_seen);
+        if (s != 0 && s < oldest)
+            oldest = s;
+    }
+    pthread_mutex_unlock(&rt->ext_lock);
+    return oldest;
+}
+
+bool ac__qsbr_all_offline_externals(ac_runtime *rt)
+{
+    bool all = true;
+    ac__barrier();
+    pthread_mutex_lock(&rt->ext_lock);
+    for (ac_ctx *p = rt->externals; p; p = p->next_external)
+        if (ac__observe_u64(&p->qs_seen) != 0)
+            all = false;
+    pthread_mutex_unlock(&rt->ext_lock);
+    return all;
+}
+
+static void finalize(ac_ctx *cx, ac__actor *a)
+{
+    a->finalize.tag = AC__TAG_FINALIZE;
+    a->finalize.klass = AC__CLASS_EMBEDDED;
+    if (ac__mailbox_push(a, &a->finalize))
+        ac__schedule(cx, a);
+}
+
+/* Finalizes the actors of *list whose grace period is over; keeps the rest.
+ * Returns whether any was finalized. */
+static bool reap(ac_ctx *cx, ac__actor **list)
+{
+    if (*list == NULL)
+        return false;
+    uint64_t oldest = oldest_reader(cx->rt, cx);
+    bool any = false;
+    ac__actor **link = list;
+    while (*link) {
+        ac__actor *a = *link;
+        if (a->retire_after <= oldest) {
+            *link = a->next;
+            a->next = NULL;
+            finalize(cx, a);
+            any = true;
+        } else {
+            link = &a->next;
+        }
+    }
+    return any;
+}
+
+void ac__qsbr_poll(ac_ctx *cx)
+{
+    reap(cx, &cx->retired);
+    /* Relaxed: a hint; the list itself is read under its lock. */
+    if (atomic_load_explicit(&cx->rt->has_orphans, memory_order_relaxed))
+        ac__qsbr_finalize_orphans(cx);
+}
+
+bool ac__qsbr_finalize_orphans(ac_ctx *cx)
+{
+    ac_runtime *rt = cx->rt;
+    pthread_mutex_lock(&rt->orphan_lock);
+    ac__actor *list = rt->orphans;
+    rt->orphans = NULL;
+    atomic_store_explicit(&rt->has_orphans, false, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->orphan_lock);
+    if (list == NULL)
+        return false;
+    bool any = reap(cx, &list);
+    if (list) {
+        /* Not yet past their grace period: hand them back. */
+        ac__actor *last = list;
+        while (last->next)
+            last = last->next;
+        pthread_mutex_lock(&rt->orphan_lock);
+        last->next = rt->orphans;
+        rt->orphans = list;
+        atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
+        pthread_mutex_unlock(&rt->orphan_lock);
+    }
+    return any;
+}
+
+void ac__qsbr_orphan(ac_ctx *cx)
+{
+    if (cx->retired == NULL)
+        return;
+    ac__actor *last = cx->retired;
+    while (last->next)
+        last = last->next;
+    ac_runtime *rt = cx->rt;
+    pthread_mutex_lock(&rt->orphan_lock);
+    last->next = rt->orphans;
+    rt->orphans = cx->retired;
+    atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->orphan_lock);
+    cx->retired = NULL;
+}

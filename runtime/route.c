@@ -1,0 +1,179 @@
+/*
+ * route.c — the routing table: address -> local actor.
+ *
+ * Open addressing with linear probing. Addresses are uniformly random, so
+ * the first 8 bytes are the hash as they stand (identity hashing): no
+ * hashing work on the send path, and adversaries cannot aim at a bucket
+ * without knowing addresses, which are the capabilities themselves.
+ *
+ * Readers take no lock: they load the current array, probe, and confirm the
+ * whole address against the actor. Writers (spawn, death) serialise on a
+ * mutex. A removal leaves a tombstone. Growth copies the live entries into
+ * a new array and publishes it; readers still probing the old one see a
+ * consistent if slightly older table, and actors are freed only after a
+ * grace period (qsbr.c), so a reader never touches freed memory. Old arrays
+ * are kept until the table is destroyed: doubling sizes bound them by the
+ * current array.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TOMBSTONE ((ac__actor *)(uintptr_t)1)
+
+static inline uint64_t addr_hash(const ac_addr *a)
+{
+    uint64_t h;
+    memcpy(&h, a->bytes, sizeof h);
+    return h;
+}
+
+static ac__route_array *array_new(size_t capacity, ac__route_array *older)
+{
+    ac__route_array *arr = malloc(sizeof *arr + capacity * sizeof(ac__route_slot));
+    if (arr == NULL)
+        return NULL;
+    arr->older = older;
+    arr->mask = capacity - 1;
+    for (size_t i = 0; i < capacity; i++) {
+        atomic_init(&arr->slots[i].hash, 0);
+        atomic_init(&arr->slots[i].actor, NULL);
+    }
+    return arr;
+}
+
+int ac__route_init(ac__route *r, size_t capacity)
+{
+    size_t cap = 64;
+    while (cap < capacity)
+        cap *= 2;
+    ac__route_array *arr = array_new(cap, NULL);
+    if (arr == NULL)
+        return AC_ENOMEM;
+    atomic_init(&r->array, arr);
+    r->live = r->used = 0;
+    if (pthread_mutex_init(&r->lock, NULL) != 0) {
+        free(arr);
+        return AC_ENOMEM;
+    }
+    return 0;
+}
+
+void ac__route_destroy(ac__route *r)
+{
+    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+    while (arr) {
+        ac__route_array *older = arr->older;
+        free(arr);
+        arr = older;
+    }
+    pthread_mutex_destroy(&r->lock);
+}
+
+ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr)
+{
+    /* Acquire: the array's slots as they were when it was published. */
+    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_acquire);
+    uint64_t h = addr_hash(addr);
+    for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
+        /* Acquire: pairs with the insert's release, so the actor's address
+         * and type are initialised when we read them. */
+        ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_acquire);
+        if (a == NULL)
+            return NULL;
+        /* Relaxed: the hash only filters; the full compare decides. */
+        if (a != TOMBSTONE &&
+            atomic_load_explicit(&arr->slots[i].hash, memory_order_relaxed) == h &&
+            memcmp(a->addr.bytes, addr->bytes, sizeof addr->bytes) == 0)
+            return a;
+    }
+}
+
+/* Writer side, under r->lock: plain relaxed loads suffice for our own data. */
+static void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_empty)
+{
+    for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
+        ac__actor *cur = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
+        if (cur == NULL || cur == TOMBSTONE) {
+            *took_empty = cur == NULL;
+            atomic_store_explicit(&arr->slots[i].hash, h, memory_order_relaxed);
+            /* Release: publishes the hash and the actor's initialised fields. */
+            atomic_store_explicit(&arr->slots[i].actor, a, memory_order_release);
+            return;
+        }
+    }
+}
+
+static int rehash(ac__route *r, ac__route_array *arr)
+{
+    size_t cap = arr->mask + 1;
+    while (r->live * 4 >= cap)  /* at most a quarter full after rehashing */
+        cap *= 2;
+    ac__route_array *fresh = array_new(cap, arr);
+    if (fresh == NULL)
+        return AC_ENOMEM;
+    for (size_t i = 0; i <= arr->mask; i++) {
+        ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
+        if (a != NULL && a != TOMBSTONE) {
+            bool took_empty;
+            place(fresh, a, addr_hash(&a->addr), &took_empty);
+        }
+    }
+    r->used = r->live;
+    /* Release: readers that load the new array see it filled. */
+    atomic_store_explicit(&r->array, fresh, memory_order_release);
+    return 0;
+}
+
+int ac__route_insert(ac__route *r, ac__actor *a)
+{
+    pthread_mutex_lock(&r->lock);
+    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+    if ((r->used + 1) * 2 > arr->mask + 1) {  /* keep probes short: <= 1/2 */
+        int rc = rehash(r, arr);
+        if (rc != 0) {
+            pthread_mutex_unlock(&r->lock);
+            return rc;
+        }
+        arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+    }
+    bool took_empty;
+    place(arr, a, addr_hash(&a->addr), &took_empty);
+    r->live++;
+    r->used += took_empty;
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}
+
+void ac__route_remove(ac__route *r, ac__actor *a)
+{
+    pthread_mutex_lock(&r->lock);
+    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+    uint64_t h = addr_hash(&a->addr);
+    for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
+        ac__actor *cur = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
+        if (cur == NULL)
+            break;  /* not present: removed already */
+        if (cur == a) {
+            /* Release: orders the removal before the grace period the
+             * caller starts next (qsbr.c). */
+            atomic_store_explicit(&arr->slots[i].actor, TOMBSTONE, memory_order_release);
+            r->live--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
+void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg)
+{
+    pthread_mutex_lock(&r->lock);
+    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+    for (size_t i = 0; i <= arr->mask; i++) {
+        ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
+        if (a != NULL && a != TOMBSTONE)
+            fn(a, arg);
+    }
+    pthread_mutex_unlock(&r->lock);
+}

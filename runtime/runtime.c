@@ -1,0 +1,309 @@
+/*
+ * runtime.c — creating, running, shutting down and destroying a runtime,
+ * and the contexts of the threads that use it.
+ */
+#include "internal.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_BATCH 64
+#define INITIAL_DEQUE 256
+#define INITIAL_ROUTE 1024
+
+/* A thread's context for the runtime it last used. Keyed by the runtime's
+ * id, not its pointer: a runtime allocated where a destroyed one was must
+ * not find the old context. */
+static _Thread_local ac__tls_state tls;
+static _Atomic uint64_t next_runtime_id = 1;
+
+ac__tls_state ac__tls_get(void) { return tls; }
+void ac__tls_restore(ac__tls_state s) { tls = s; }
+
+void ac__tls_set(ac_runtime *rt, ac_ctx *cx)
+{
+    tls.rt_id = rt ? rt->id : 0;
+    tls.cx = cx;
+}
+
+void ac_config_init(ac_config *cfg)
+{
+    cfg->workers = AC_WORKERS_AUTO;
+    cfg->batch = 0;
+    const char *env = getenv("AC_WORKERS");
+    if (env && *env) {
+        char *end;
+        long n = strtol(env, &end, 10);
+        /* A malformed value makes ac_runtime_create fail with AC_EINVAL
+         * rather than silently run with a guess. */
+        cfg->workers = (*end == '\0' && n >= 0 && n <= AC_MAX_WORKERS) ? (int)n : -2;
+    }
+}
+
+void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
+{
+    memset(cx, 0, sizeof *cx);
+    cx->rt = rt;
+    cx->worker = w;
+    ac__addr_stream_init(&cx->addrs);
+    atomic_init(&cx->qs_seen, 0);
+#define ZERO(f) atomic_init(&cx->stats.f, 0)
+    ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
+    ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses);
+#undef ZERO
+}
+
+void ac__ctx_fini(ac_ctx *cx)
+{
+    ac__pool_release(&cx->pool);
+    sodium_memzero(cx->addrs.key, sizeof cx->addrs.key);
+}
+
+static unsigned online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    return n > AC_MAX_WORKERS ? AC_MAX_WORKERS : (unsigned)n;
+}
+
+static void free_runtime(ac_runtime *rt)
+{
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac__ctx_fini(&rt->workers[i].cx);
+        ac__deque_destroy(&rt->workers[i].deque);
+    }
+    ac_ctx *e = rt->externals;
+    while (e) {
+        ac_ctx *next = e->next_external;
+        ac__ctx_fini(e);
+        free(e);
+        e = next;
+    }
+    ac__route_destroy(&rt->route);
+    ac__depot_destroy(&rt->depot);
+    pthread_mutex_destroy(&rt->sleep_lock);
+    pthread_mutex_destroy(&rt->inject_lock);
+    pthread_mutex_destroy(&rt->orphan_lock);
+    pthread_mutex_destroy(&rt->quiet_lock);
+    pthread_cond_destroy(&rt->quiet_cond);
+    pthread_mutex_destroy(&rt->ext_lock);
+    free(rt->workers);
+    free(rt);
+}
+
+int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
+{
+    if (out == NULL)
+        return AC_EINVAL;
+    *out = NULL;
+    ac_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        ac_config_init(&c);
+    if (c.workers == AC_WORKERS_AUTO)
+        c.workers = (int)online_cores();
+    if (c.workers < 0 || c.workers > AC_MAX_WORKERS)
+        return AC_EINVAL;
+    if (c.batch == 0)
+        c.batch = DEFAULT_BATCH;
+    if (sodium_init() < 0)
+        return AC_ENOMEM;
+
+    ac_runtime *rt = calloc(1, sizeof *rt);
+    if (rt == NULL)
+        return AC_ENOMEM;
+    rt->id = atomic_fetch_add_explicit(&next_runtime_id, 1, memory_order_relaxed);
+    rt->cfg = c;
+    rt->nworkers = (unsigned)c.workers;
+    rt->nslots = rt->nworkers ? rt->nworkers : 1;
+    rt->workers = aligned_alloc(AC__CACHE_LINE, rt->nslots * sizeof *rt->workers);
+    if (rt->workers == NULL || ac__route_init(&rt->route, INITIAL_ROUTE) != 0) {
+        free(rt->workers);
+        free(rt);
+        return AC_ENOMEM;
+    }
+    memset(rt->workers, 0, rt->nslots * sizeof *rt->workers);
+    ac__depot_init(&rt->depot);
+    pthread_mutex_init(&rt->sleep_lock, NULL);
+    pthread_mutex_init(&rt->inject_lock, NULL);
+    pthread_mutex_init(&rt->orphan_lock, NULL);
+    pthread_mutex_init(&rt->quiet_lock, NULL);
+    pthread_cond_init(&rt->quiet_cond, NULL);
+    pthread_mutex_init(&rt->ext_lock, NULL);
+    atomic_init(&rt->idle, 0);
+    atomic_init(&rt->exiting, false);
+    atomic_init(&rt->gp, 1);
+    atomic_init(&rt->inject_len, 0);
+    atomic_init(&rt->has_orphans, false);
+    atomic_init(&rt->closing, false);
+    atomic_init(&rt->stopping, false);
+
+    int rc = 0;
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac__worker *w = &rt->workers[i];
+        ac__ctx_init(&w->cx, rt, w);
+        w->index = i;
+        randombytes_buf(&w->rng, sizeof w->rng);
+        w->rng |= 1;  /* xorshift must not start at zero */
+        atomic_init(&w->park_state, AC__RUNNING);
+        if (ac__deque_init(&w->deque, INITIAL_DEQUE) != 0)
+            rc = AC_ENOMEM;
+    }
+    if (rc == 0)
+        rc = ac__workers_start(rt);
+    if (rc != 0) {
+        ac__workers_stop(rt);
+        free_runtime(rt);
+        return rc;
+    }
+    *out = rt;
+    return 0;
+}
+
+unsigned ac_runtime_workers(const ac_runtime *rt)
+{
+    return rt ? rt->nworkers : 0;
+}
+
+ac_ctx *ac_runtime_ctx(ac_runtime *rt)
+{
+    if (rt == NULL)
+        return NULL;
+    if (tls.rt_id == rt->id)
+        return tls.cx;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&rt->ext_lock);
+    ac_ctx *cx = rt->externals;
+    while (cx && !pthread_equal(cx->thread, self))
+        cx = cx->next_external;
+    if (cx == NULL && (cx = aligned_alloc(AC__CACHE_LINE, sizeof *cx)) != NULL) {
+        ac__ctx_init(cx, rt, NULL);
+        cx->thread = self;
+        cx->next_external = rt->externals;
+        rt->externals = cx;
+    }
+    pthread_mutex_unlock(&rt->ext_lock);
+    if (cx)
+        ac__tls_set(rt, cx);
+    return cx;
+}
+
+/* True when the calling thread is running a handler or is a worker of rt:
+ * blocking on the runtime from there would wait for itself. */
+static bool inside_runtime(ac_runtime *rt)
+{
+    return tls.rt_id == rt->id && tls.cx &&
+           (tls.cx->current != NULL || (tls.cx->worker && rt->nworkers > 0));
+}
+
+int ac_runtime_run(ac_runtime *rt)
+{
+    if (rt == NULL)
+        return AC_EINVAL;
+    if (inside_runtime(rt))
+        return AC_ESTATE;
+    if (rt->nworkers == 0 || rt->shut_down) {
+        ac__run_here(rt, false);
+        return 0;
+    }
+    pthread_mutex_lock(&rt->quiet_lock);
+    while (!ac__quiescent(rt))
+        pthread_cond_wait(&rt->quiet_cond, &rt->quiet_lock);
+    pthread_mutex_unlock(&rt->quiet_lock);
+    return 0;
+}
+
+int ac_runtime_step(ac_runtime *rt)
+{
+    if (rt == NULL)
+        return AC_EINVAL;
+    if (rt->nworkers != 0)
+        return AC_ESTATE;
+    if (inside_runtime(rt))
+        return AC_ESTATE;
+    return (int)ac__run_here(rt, true);
+}
+
+static void wait_externals_offline(ac_runtime *rt)
+{
+    while (!ac__qsbr_all_offline_externals(rt))
+        sched_yield();
+}
+
+static void stop_one(ac__actor *a, void *arg)
+{
+    ac_ctx *cx = arg;
+    ac__env *e = ac__pool_alloc(cx, 0);
+    if (e == NULL)
+        return;  /* out of memory: the final sweep below still frees it */
+    e->tag = AC__TAG_STOP;
+    e->flags = 0;
+    ac__deliver(cx, a, e);
+}
+
+int ac_runtime_shutdown(ac_runtime *rt)
+{
+    if (rt == NULL)
+        return AC_EINVAL;
+    if (inside_runtime(rt))
+        return AC_ESTATE;
+    if (rt->shut_down)
+        return 0;
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    if (cx == NULL)
+        return AC_ENOMEM;
+
+    /* 1. No more sends from outside; let calls in progress finish. */
+    atomic_store_explicit(&rt->closing, true, memory_order_seq_cst);
+    wait_externals_offline(rt);
+    /* 2. Every accepted message is handled. */
+    ac_runtime_run(rt);
+    /* 3. Every actor stops, behind anything its stop hook sends. */
+    atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
+    ac__enter(cx);
+    ac__route_each(&rt->route, stop_one, cx);
+    ac__leave(cx);
+    ac_runtime_run(rt);
+    /* 4. Workers leave; whatever they left (finalize turns) runs here. */
+    if (rt->nworkers > 0)
+        ac__workers_stop(rt);
+    rt->shut_down = true;
+    ac__run_here(rt, false);
+    return 0;
+}
+
+void ac_runtime_destroy(ac_runtime *rt)
+{
+    if (rt == NULL)
+        return;
+    ac_runtime_shutdown(rt);
+    if (tls.rt_id == rt->id)
+        ac__tls_set(NULL, NULL);
+    free_runtime(rt);
+}
+
+void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (rt == NULL)
+        return;
+#define ADD(p, f) out->f += atomic_load_explicit(&(p)->stats.f, memory_order_relaxed)
+#define ADD_ALL(p)                                                           \
+    do {                                                                     \
+        ADD(p, messages); ADD(p, sends); ADD(p, dead_letters); ADD(p, spawned); \
+        ADD(p, stopped); ADD(p, failed); ADD(p, steals); ADD(p, parks);      \
+        ADD(p, pool_misses);                                                 \
+    } while (0)
+    for (unsigned i = 0; i < rt->nslots; i++)
+        ADD_ALL(&rt->workers[i].cx);
+    pthread_mutex_lock(&rt->ext_lock);
+    for (ac_ctx *p = rt->externals; p; p = p->next_external)
+        ADD_ALL(p);
+    pthread_mutex_unlock(&rt->ext_lock);
+#undef ADD_ALL
+#undef ADD
+}

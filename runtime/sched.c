@@ -1,0 +1,440 @@
+/*
+ * sched.c — workers: where runnable actors are kept, who runs them next,
+ * and how idle workers park and wake. Design notes: runtime/README.md.
+ *
+ * A runnable actor is in exactly one place: a worker's LIFO slot, a
+ * worker's deque, the global injection queue, or running on a worker.
+ *
+ * Parking follows Go's and Tokio's protocol. `idle` counts searching and
+ * sleeping workers. A worker that pushes stealable work wakes a sleeper only
+ * if nobody is searching (a searcher will find it); a searcher that finds
+ * work and was the last one wakes the next, so work keeps spreading without a
+ * thundering herd. A worker about to sleep announces itself in `idle`, then
+ * re-checks every queue; a notifier publishes work, then reads `idle`. Both
+ * separate the two steps with a seq_cst fence, so at least one of them sees
+ * the other: no wake-up is lost.
+ */
+#include "internal.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Consecutive turns from the LIFO slot before it yields to the queue:
+ * Tokio's figure. Ping-pong pairs stay on one core yet cannot starve the
+ * actors queued behind them. */
+#define LIFO_LIMIT 3
+/* Every so many turns a worker looks at the injection queue first, so work
+ * from outside cannot be starved by a busy local queue (Go uses 61). */
+#define INJECT_INTERVAL 61
+/* Steal rounds before parking; each round looks at every other worker and
+ * then pauses. A futex round trip costs about 17 us here, so a searcher
+ * spins for a few microseconds before it gives up the core. */
+#define SPIN_ROUNDS 64
+#define PAUSES_PER_ROUND 32
+/* Turns between two attempts to finalize retired actors. */
+#define REAP_INTERVAL 16
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* ---- the injection queue (threads that are not workers) ------------------ */
+
+static void inject_push(ac_runtime *rt, ac__actor *a)
+{
+    a->next = NULL;
+    pthread_mutex_lock(&rt->inject_lock);
+    if (rt->inject_tail)
+        rt->inject_tail->next = a;
+    else
+        rt->inject_head = a;
+    rt->inject_tail = a;
+    /* Relaxed: a hint read without the lock; the Dekker fences in
+     * notify/park order it where it matters. */
+    atomic_fetch_add_explicit(&rt->inject_len, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->inject_lock);
+}
+
+static ac__actor *inject_pop(ac_runtime *rt)
+{
+    if (atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0)
+        return NULL;
+    pthread_mutex_lock(&rt->inject_lock);
+    ac__actor *a = rt->inject_head;
+    if (a) {
+        rt->inject_head = a->next;
+        if (rt->inject_head == NULL)
+            rt->inject_tail = NULL;
+        atomic_fetch_sub_explicit(&rt->inject_len, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&rt->inject_lock);
+    return a;
+}
+
+/* ---- waking ----------------------------------------------------------------- */
+
+void ac__notify_work(ac_runtime *rt)
+{
+    /* Store-load barrier: the work we published is ordered before reading
+     * `idle` (the notifier's half of the Dekker pair; see park()). */
+    ac__barrier();
+    uint32_t s = ac__observe_u32(&rt->idle);
+    if (AC__IDLE_SEARCHING(s) != 0 || AC__IDLE_SLEEPING(s) == 0)
+        return;
+    pthread_mutex_lock(&rt->sleep_lock);
+    s = atomic_load_explicit(&rt->idle, memory_order_relaxed);
+    ac__worker *w = rt->sleepers;
+    if (w == NULL || AC__IDLE_SEARCHING(s) != 0) {
+        pthread_mutex_unlock(&rt->sleep_lock);
+        return;
+    }
+    rt->sleepers = w->next_sleeper;
+    /* The woken worker starts out searching: one sleeper fewer, one
+     * searcher more (modular arithmetic on the packed counters). */
+    atomic_fetch_add_explicit(&rt->idle, AC__IDLE_SEARCH_ONE - AC__IDLE_SLEEP_ONE,
+                              memory_order_seq_cst);
+    /* Release: the woken worker sees everything published before. */
+    atomic_store_explicit(&w->park_state, AC__NOTIFIED, memory_order_release);
+    pthread_mutex_unlock(&rt->sleep_lock);
+    futex_wake(&w->park_state);
+}
+
+/* ---- local queues ------------------------------------------------------------- */
+
+static void push_local(ac__worker *w, ac__actor *a)
+{
+    ac_runtime *rt = w->cx.rt;
+    /* A push onto an empty deque is work this worker takes next itself;
+     * waking a sleeper for it would cost a futex round trip for nothing. */
+    bool stealable = ac__deque_size(&w->deque) > 0;
+    if (ac__deque_push(&w->deque, a) != 0) {
+        inject_push(rt, a);  /* the deque could not grow: never lose it */
+        stealable = true;
+    }
+    if (stealable && rt->nworkers > 1)
+        ac__notify_work(rt);
+}
+
+void ac__schedule(ac_ctx *cx, ac__actor *a)
+{
+    ac__worker *w = cx->worker;
+    if (w == NULL) {
+        inject_push(cx->rt, a);
+        ac__notify_work(cx->rt);
+        return;
+    }
+    if (cx->current != NULL) {
+        /* Woken by the running actor: it runs next here, where the message
+         * is still in cache. The slot's previous occupant is queued. */
+        ac__actor *prev = w->lifo;
+        w->lifo = a;
+        if (prev == NULL)
+            return;
+        a = prev;
+    }
+    push_local(w, a);
+}
+
+static ac__actor *next_local(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    ac__actor *a = w->lifo;
+    if (a) {
+        w->lifo = NULL;
+        if (w->lifo_streak < LIFO_LIMIT) {
+            w->lifo_streak++;
+            return a;
+        }
+        w->lifo_streak = 0;
+        if (ac__deque_size(&w->deque) == 0 &&
+            atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0)
+            return a;  /* nobody to be fair to */
+        push_local(w, a);
+    }
+    w->lifo_streak = 0;
+    if (w->tick % INJECT_INTERVAL == 0 && (a = inject_pop(rt)) != NULL)
+        return a;
+    if ((a = ac__deque_steal(&w->deque)) != NULL)
+        return a;
+    return inject_pop(rt);
+}
+
+static void run_turn(ac__worker *w, ac__actor *a)
+{
+    bool requeue = false;
+    ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &requeue);
+    if (requeue)
+        push_local(w, a);
+}
+
+/* ---- searching and parking --------------------------------------------------- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+static bool begin_search(ac__worker *w)
+{
+    if (w->searching)
+        return true;
+    ac_runtime *rt = w->cx.rt;
+    uint32_t s = atomic_load_explicit(&rt->idle, memory_order_seq_cst);
+    /* At most half of the awake workers search at once (Tokio). */
+    if (2 * AC__IDLE_SEARCHING(s) >= rt->nworkers - AC__IDLE_SLEEPING(s))
+        return false;
+    atomic_fetch_add_explicit(&rt->idle, AC__IDLE_SEARCH_ONE, memory_order_seq_cst);
+    w->searching = true;
+    return true;
+}
+
+static void end_search(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    w->searching = false;
+    uint32_t prev = atomic_fetch_sub_explicit(&rt->idle, AC__IDLE_SEARCH_ONE,
+                                              memory_order_seq_cst);
+    if (AC__IDLE_SEARCHING(prev) == 1)
+        ac__notify_work(rt);  /* the last searcher hands the search on */
+}
+
+static ac__actor *steal_round(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    unsigned n = rt->nslots;
+    unsigned start = (unsigned)(xorshift(&w->rng) % n);
+    for (unsigned i = 0; i < n; i++) {
+        ac__worker *victim = &rt->workers[(start + i) % n];
+        if (victim == w)
+            continue;
+        ac__actor *a = ac__deque_steal(&victim->deque);
+        if (a) {
+            AC__COUNT(&w->cx, steals, 1);
+            return a;
+        }
+    }
+    return inject_pop(rt);
+}
+
+static bool work_visible(ac_runtime *rt)
+{
+    if (atomic_load_explicit(&rt->inject_len, memory_order_relaxed) != 0)
+        return true;
+    for (unsigned i = 0; i < rt->nslots; i++)
+        if (ac__deque_size(&rt->workers[i].deque) > 0)
+            return true;
+    return false;
+}
+
+bool ac__quiescent(ac_runtime *rt)
+{
+    uint32_t s = atomic_load_explicit(&rt->idle, memory_order_seq_cst);
+    return AC__IDLE_SLEEPING(s) == rt->nworkers && !work_visible(rt) &&
+           !atomic_load_explicit(&rt->has_orphans, memory_order_relaxed);
+}
+
+static void signal_quiet(ac_runtime *rt)
+{
+    pthread_mutex_lock(&rt->quiet_lock);
+    pthread_cond_broadcast(&rt->quiet_cond);
+    pthread_mutex_unlock(&rt->quiet_lock);
+}
+
+/* Leaves the sleeper list after finding work during the re-check. */
+static void cancel_park(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    pthread_mutex_lock(&rt->sleep_lock);
+    if (atomic_load_explicit(&w->park_state, memory_order_relaxed) == AC__PARKED) {
+        ac__worker **link = &rt->sleepers;
+        while (*link != w)
+            link = &(*link)->next_sleeper;
+        *link = w->next_sleeper;
+        atomic_fetch_sub_explicit(&rt->idle, AC__IDLE_SLEEP_ONE, memory_order_seq_cst);
+    } else {
+        w->searching = true;  /* a notifier woke us and counted us searching */
+    }
+    atomic_store_explicit(&w->park_state, AC__RUNNING, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->sleep_lock);
+}
+
+static void park(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    ac_ctx *cx = &w->cx;
+    ac__qsbr_orphan(cx);   /* our dead actors are reaped by whoever is awake */
+    ac__qsbr_offline(cx);
+
+    pthread_mutex_lock(&rt->sleep_lock);
+    uint32_t delta = AC__IDLE_SLEEP_ONE - (w->searching ? AC__IDLE_SEARCH_ONE : 0);
+    uint32_t now = atomic_fetch_add_explicit(&rt->idle, delta, memory_order_seq_cst) + delta;
+    w->searching = false;
+    w->next_sleeper = rt->sleepers;
+    rt->sleepers = w;
+    atomic_store_explicit(&w->park_state, AC__PARKED, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->sleep_lock);
+    AC__COUNT(cx, parks, 1);
+
+    /* Store-load barrier: announce (the seq_cst RMW on idle above), then
+     * look: the sleeper's half of the Dekker pair with ac__notify_work. */
+    ac__barrier();
+    bool work = work_visible(rt) ||
+                atomic_load_explicit(&rt->exiting, memory_order_acquire);
+    if (!work && AC__IDLE_SLEEPING(now) == rt->nworkers) {
+        /* Every worker is offline now, so retired actors only wait for
+         * threads outside the runtime that are inside a call. */
+        work = ac__qsbr_finalize_orphans(cx);
+        if (!work && atomic_load_explicit(&rt->has_orphans, memory_order_relaxed)) {
+            sched_yield();  /* such a call is short: let it finish */
+            work = true;
+        }
+        if (!work)
+            signal_quiet(rt);
+    }
+    if (work) {
+        cancel_park(w);
+    } else {
+        /* Acquire: pairs with the notifier's release store. */
+        while (atomic_load_explicit(&w->park_state, memory_order_acquire) == AC__PARKED)
+            futex_wait(&w->park_state, AC__PARKED);
+        w->searching = true;  /* the notifier counted us as searching */
+        atomic_store_explicit(&w->park_state, AC__RUNNING, memory_order_relaxed);
+    }
+    ac__qsbr_online(cx);
+}
+
+static ac__actor *search(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    for (;;) {
+        if (atomic_load_explicit(&rt->exiting, memory_order_acquire))
+            return NULL;
+        ac__actor *a = next_local(w);
+        if (a)
+            return a;
+        if (begin_search(w)) {
+            for (int round = 0; round < SPIN_ROUNDS; round++) {
+                if ((a = steal_round(w)) != NULL)
+                    return a;
+                for (int i = 0; i < PAUSES_PER_ROUND; i++)
+                    cpu_relax();
+            }
+        }
+        park(w);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    ac__worker *w = arg;
+    ac_ctx *cx = &w->cx;
+    ac__tls_set(cx->rt, cx);
+    ac__qsbr_online(cx);
+    for (;;) {
+        ac__actor *a = next_local(w);
+        if (a == NULL && (a = search(w)) == NULL)
+            break;
+        if (w->searching)
+            end_search(w);
+        run_turn(w, a);
+        ac__qsbr_quiescent(cx);
+        if (++w->tick % REAP_INTERVAL == 0)
+            ac__qsbr_poll(cx);
+    }
+    ac__qsbr_orphan(cx);
+    ac__qsbr_offline(cx);
+    ac__tls_set(NULL, NULL);
+    return NULL;
+}
+
+int ac__workers_start(ac_runtime *rt)
+{
+    for (unsigned i = 0; i < rt->nworkers; i++) {
+        if (pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]) != 0) {
+            rt->nworkers = i;  /* the ones started are stopped by the caller */
+            return AC_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+void ac__workers_stop(ac_runtime *rt)
+{
+    atomic_store_explicit(&rt->exiting, true, memory_order_seq_cst);
+    pthread_mutex_lock(&rt->sleep_lock);
+    while (rt->sleepers) {
+        ac__worker *w = rt->sleepers;
+        rt->sleepers = w->next_sleeper;
+        atomic_fetch_add_explicit(&rt->idle, AC__IDLE_SEARCH_ONE - AC__IDLE_SLEEP_ONE,
+                                  memory_order_seq_cst);
+        atomic_store_explicit(&w->park_state, AC__NOTIFIED, memory_order_release);
+        futex_wake(&w->park_state);
+    }
+    pthread_mutex_unlock(&rt->sleep_lock);
+    for (unsigned i = 0; i < rt->nworkers; i++)
+        pthread_join(rt->workers[i].thread, NULL);
+}
+
+/* Runs every queued actor on the calling thread until nothing is left:
+ * the whole scheduler in deterministic mode, and the final sweep after the
+ * workers have been joined. With `one_turn`, stops after one actor turn.
+ * Returns the number of messages handled. */
+unsigned ac__run_here(ac_runtime *rt, bool one_turn)
+{
+    unsigned handled = 0;
+    for (;;) {
+        bool ran = false;
+        for (unsigned i = 0; i < rt->nslots; i++) {
+            ac__worker *w = &rt->workers[i];
+            ac__tls_state prev = ac__tls_get();
+            ac__tls_set(rt, &w->cx);
+            ac__qsbr_online(&w->cx);
+            ac__actor *a;
+            while ((a = next_local(w)) != NULL) {
+                bool requeue = false;
+                w->tick++;
+                handled += ac__actor_turn(&w->cx, a, rt->cfg.batch, &requeue);
+                if (requeue)
+                    push_local(w, a);
+                ran = true;
+                ac__qsbr_quiescent(&w->cx);
+                ac__qsbr_poll(&w->cx);
+                if (one_turn)
+                    break;
+            }
+            ac__qsbr_orphan(&w->cx);
+            ac__qsbr_offline(&w->cx);
+            ac__tls_restore(prev);
+            if (ran && one_turn)
+                return handled;
+        }
+        if (!ran) {
+            /* Everything that could run has: reap, which may queue the
+             * finalize turns of dead actors. */
+            ac_ctx *cx = &rt->workers[0].cx;
+            if (!ac__qsbr_finalize_orphans(cx))
+                return handled;
+        }
+    }
+}

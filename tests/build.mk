@@ -1,0 +1,58 @@
+# Criterion suites. Each folder under tests/ is one test binary:
+#   tests/compiler -> $(BUILD)/tests/test_compiler  (links the compiler library)
+#   tests/runtime  -> $(BUILD)/tests/test_runtime
+# A suite's *.actor files are compiled by $(BUILD)/actorc into
+# $(BUILD)/tests/gen/<suite>/ and linked into that suite.
+
+TEST_SUITES := compiler runtime
+# Criterion cannot run under ThreadSanitizer (see tests/support/
+# tsan-include/criterion/criterion.h): that build compiles the concurrent
+# suites against a stand-in header and its own runner. The compiler suite is
+# single-threaded; AddressSanitizer covers it.
+ifneq ($(findstring thread,$(SANITIZE)),)
+TEST_SUITES := runtime
+TEST_CRITERION_CFLAGS := -Itests/support/tsan-include
+TEST_CRITERION_LIBS :=
+TEST_MAIN := $(BUILD)/obj/tests/support/tsan_main.o
+$(TEST_MAIN): CPPFLAGS += $(TEST_CRITERION_CFLAGS)
+TEST_RUN_ARGS :=
+else
+TEST_CRITERION_CFLAGS := $(CRITERION_CFLAGS)
+TEST_CRITERION_LIBS := $(CRITERION_LIBS)
+TEST_MAIN :=
+TEST_RUN_ARGS := --jobs=1
+endif
+TEST_BINS := $(TEST_SUITES:%=$(BUILD)/tests/test_%)
+
+define suite_rules
+$(1)_SRC := $$(wildcard tests/$(1)/*.c)
+$(1)_IDL := $$(wildcard tests/$(1)/*.actor)
+$(1)_GEN_DIR := $(BUILD)/tests/gen/$(1)
+$(1)_GEN_C := $$($(1)_IDL:tests/$(1)/%.actor=$$($(1)_GEN_DIR)/%.actor.c)
+$(1)_OBJ := $$($(1)_SRC:%.c=$(BUILD)/obj/%.o) $$($(1)_GEN_C:%.c=%.o)
+
+$$($(1)_GEN_DIR)/%.actor.c $$($(1)_GEN_DIR)/%.actor.h &: tests/$(1)/%.actor $(BUILD)/actorc
+	@mkdir -p $$(@D)
+	$(BUILD)/actorc -o $$($(1)_GEN_DIR) $$<
+
+$$($(1)_GEN_DIR)/%.actor.o: $$($(1)_GEN_DIR)/%.actor.c
+	$(CC) $(CPPFLAGS) -I$$($(1)_GEN_DIR) $(BASE_CFLAGS) $(WARN) -Wpedantic $(CFLAGS) -c $$< -o $$@
+
+$$($(1)_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -I$$($(1)_GEN_DIR) -Itests/$(1) $(COMPILER_CPPFLAGS) $(TEST_CRITERION_CFLAGS) \
+    -DACTORC_BIN='"$(BUILD)/actorc"' -DTEST_SRC_DIR='"tests/$(1)"' -DTEST_BUILD_DIR='"$(BUILD)/tests"'
+$$($(1)_SRC:%.c=$(BUILD)/obj/%.o): $$($(1)_GEN_C)
+
+$(BUILD)/tests/test_$(1): $$($(1)_OBJ) $(TEST_MAIN) $(if $(filter compiler,$(1)),$(BUILD)/libactorc-compiler.a) $(BUILD)/libactorc.a
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS) -o $$@ $$^ $(SODIUM_LIBS) $(TEST_CRITERION_LIBS)
+endef
+$(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
+
+# --jobs=1: the runtime tests start their own worker threads, and the
+# machines have two cores; parallel test processes only add noise.
+# The examples are part of the suite: each runs to completion and verifies
+# its own result (pingpong checks its round-trip count).
+test: all $(TEST_BINS) examples
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
+	@echo "== examples"; $(BUILD)/examples/pingpong/pingpong 20000
+

@@ -1,0 +1,109 @@
+/*
+ * test_diag.c — the diagnostics, exactly as a user sees them.
+ *
+ * Each tests/compiler/diag/NAME.actor is compiled by the real binary
+ * (ACTORC_BIN), run in that folder so that messages name the file alone;
+ * its standard error must equal NAME.expected and its exit status be 1.
+ * ACTORC_UPDATE_GOLDEN=1 rewrites the .expected files instead (review the
+ * difference with git).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+static const char *const cases[] = {
+    "syntax_recovery", "syntax_eof", "no_module", "empty", "unknown_actor",
+    "unknown_actor_far", "duplicate_message", "duplicate_field",
+    "duplicate_state_field", "duplicate_actor", "duplicate_state_block",
+    "reserved_identifier", "c_keyword", "std_name", "collision",
+    "collision_actors", "field_shadows_name", "field_is_parameter",
+    "module_ac", "unterminated_comment", "bad_character", "invalid_utf8",
+    "too_many_errors",
+};
+
+static void check_diag(const char *name)
+{
+    require_repo_root();
+    char *bin = actorc_path();
+    char *dir = str_printf("%s/diag", TEST_SRC_DIR);
+    char *out = make_tmpdir();
+    cmd_result r;
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -o '%s' %s.actor", bin, out, name));
+
+    char *expected_path = str_printf("%s/%s.expected", dir, name);
+    if (update_golden()) {
+        cr_assert(write_file(expected_path, r.err, r.err_len));
+    } else {
+        size_t len;
+        char *want = read_file(expected_path, &len);
+        cr_assert_not_null(want, "missing %s", expected_path);
+        cr_expect_str_eq(r.err, want, "diag/%s: standard error differs:\n"
+                         "--- want\n%s--- got\n%s", name, want, r.err);
+        free(want);
+    }
+    cr_expect_eq(r.status, 1, "diag/%s: exit status %d", name, r.status);
+    cr_expect_str_eq(r.out, "");
+
+    /* An input with errors produces no output. */
+    char *h = str_printf("%s/%s.actor.h", out, name);
+    cr_expect(!file_exists(h), "%s was written despite errors", h);
+
+    cmd_free(&r);
+    remove_tree(out);
+    free(h);
+    free(expected_path);
+    free(out);
+    free(dir);
+    free(bin);
+}
+
+#define DIAG(name) \
+    Test(diag, name) { check_diag(#name); }
+
+DIAG(syntax_recovery)
+DIAG(syntax_eof)
+DIAG(no_module)
+DIAG(empty)
+DIAG(unknown_actor)
+DIAG(unknown_actor_far)
+DIAG(duplicate_message)
+DIAG(duplicate_field)
+DIAG(duplicate_state_field)
+DIAG(duplicate_actor)
+DIAG(duplicate_state_block)
+DIAG(reserved_identifier)
+DIAG(c_keyword)
+DIAG(std_name)
+DIAG(collision)
+DIAG(collision_actors)
+DIAG(field_shadows_name)
+DIAG(field_is_parameter)
+DIAG(module_ac)
+DIAG(unterminated_comment)
+DIAG(bad_character)
+DIAG(invalid_utf8)
+DIAG(too_many_errors)
+
+Test(diag, every_input_has_a_test)
+{
+    require_repo_root();
+    char *dir = str_printf("%s/diag", TEST_SRC_DIR);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n <= 6 || strcmp(e->d_name + n - 6, ".actor") != 0)
+            continue;
+        bool listed = false;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+            listed |= strlen(cases[i]) == n - 6 &&
+                      strncmp(cases[i], e->d_name, n - 6) == 0;
+        cr_expect(listed, "diag/%s has no DIAG() test", e->d_name);
+    }
+    closedir(d);
+    free(dir);
+}

@@ -1,0 +1,79 @@
+/*
+ * fixtures.h — hand-written actor types for the runtime suites, so the
+ * runtime is tested without the compiler (the compiler suite runs generated
+ * code through the runtime end to end).
+ */
+#ifndef TESTS_RUNTIME_FIXTURES_H
+#define TESTS_RUNTIME_FIXTURES_H
+
+#include <actorc.h>
+#include <criterion/criterion.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_SENDERS 64
+
+/* ---- Counter: counts items and checks FIFO order per sender ------------- */
+
+enum { COUNTER_ITEM = 0, COUNTER_STOP_SELF = 1, COUNTER_FAIL = 2 };
+
+typedef struct item {
+    uint32_t sender;
+    uint64_t seq;
+} item;
+
+typedef struct counter {
+    uint64_t count;
+    uint64_t next_seq[MAX_SENDERS];
+    uint64_t fifo_violations;
+} counter;
+
+/* What every Counter has seen, summed when it stops. Criterion runs each
+ * test in its own process, so these start at zero in every test. */
+extern _Atomic uint64_t g_items;        /* handled by any counter */
+extern _Atomic uint64_t g_stopped_items; /* summed by stop hooks */
+extern _Atomic uint64_t g_fifo_violations;
+extern _Atomic uint64_t g_stops;
+extern _Atomic uint64_t g_expected_per_actor; /* set by a test */
+extern _Atomic uint64_t g_exact_actors;       /* stopped with that count */
+extern _Atomic uint64_t g_trace[4096];        /* seqs in handling order */
+extern _Atomic uint64_t g_trace_len;
+
+extern const ac_actor_type counter_type;
+
+int send_item(ac_ctx *cx, const ac_addr *to, uint32_t sender, uint64_t seq);
+int send_tag(ac_ctx *cx, const ac_addr *to, uint32_t tag);
+
+static inline ac_runtime *make_runtime(int workers)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = workers;
+    ac_runtime *rt = NULL;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    cr_assert_not_null(rt);
+    return rt;
+}
+
+static inline ac_addr spawn_counter(ac_ctx *cx)
+{
+    ac_addr a;
+    cr_assert_eq(ac_spawn(cx, &counter_type, NULL, &a), 0);
+    return a;
+}
+
+/* Waits (without asserting on time) until *v reaches want or ~20 s pass. */
+static inline bool wait_for(_Atomic uint64_t *v, uint64_t want)
+{
+    struct timespec ts = {0, 100000};
+    for (int i = 0; i < 200000; i++) {
+        if (atomic_load(v) >= want)
+            return true;
+        nanosleep(&ts, NULL);
+    }
+    return atomic_load(v) >= want;
+}
+
+#endif

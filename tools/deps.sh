@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Checks for what the build needs; installs it with apt when run as root on
+# Debian, otherwise names the missing packages and fails.
+set -u
+
+missing=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_pc() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+
+need_cmd cc gcc
+need_cmd make make
+need_cmd pkg-config pkg-config
+need_cmd re2c re2c
+need_cmd lemon lemon
+need_pc libsodium libsodium-dev
+need_pc criterion libcriterion-dev
+# The test suite also compiles generated code as C++ and with clang.
+need_cmd g++ g++
+need_cmd clang clang
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+# pkg-config itself may be what is missing: then the .pc checks above failed
+# for that reason alone, and installing pkg-config plus the -dev packages
+# named is right either way.
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "deps: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
+        echo "deps: apt-get failed to install: ${missing[*]}" >&2
+        exit 1
+    }
+    exit 0
+fi
+echo "deps: missing packages: ${missing[*]}" >&2
+echo "deps: install them with: sudo apt-get install ${missing[*]}" >&2
+exit 1
