@@ -28,7 +28,10 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "{\n    %s *self = (%s *)state;", p, p);
     acc_gen_line(g, "    union %s__messages *m =", p);
     acc_gen_line(g, "        (union %s__messages *)ac_envelope_payload(e);\n", p);
-    acc_gen_line(g, "    switch ((enum %s_tag)e->tag) {", p);
+    /* On the raw uint32_t: a tag outside the enum reaches AC_EBADTAG
+     * without first being cast to an enum type that cannot hold it, which
+     * C++ leaves undefined. */
+    acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         int n = (int)m->name.len;
         acc_gen_line(g, "    case %s_TAG_%.*s:", p, n, m->name.s);

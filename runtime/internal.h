@@ -153,7 +153,10 @@ typedef struct ac__actor {
     _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
     ac__env *tail;                  /* mailbox: consumer side */
     const ac_actor_type *type;
-    struct ac__actor *next;         /* inject queue and retire list link */
+    struct ac__actor *next_runnable; /* injection queue link */
+    struct ac__actor *next_retired;  /* retire and orphan list link: apart
+                                        from next_runnable, because a dead
+                                        actor can still be scheduled */
     uint64_t retire_after;          /* grace-period target once dead */
     uint32_t flags;                 /* touched only by the actor's owner */
     int exit_code;

@@ -49,7 +49,7 @@ void ac__qsbr_retire(ac_ctx *cx, ac__actor *a)
     /* acq_rel: the table removal before this is ordered before any
      * quiescent announcement that reads the new value. */
     a->retire_after = atomic_fetch_add_explicit(&cx->rt->gp, 1, memory_order_acq_rel) + 1;
-    a->next = cx->retired;
+    a->next_retired = cx->retired;
     cx->retired = a;
 }
 
@@ -111,12 +111,12 @@ static bool reap(ac_ctx *cx, ac__actor **list)
     while (*link) {
         ac__actor *a = *link;
         if (a->retire_after <= oldest) {
-            *link = a->next;
-            a->next = NULL;
+            *link = a->next_retired;
+            a->next_retired = NULL;
             finalize(cx, a);
             any = true;
         } else {
-            link = &a->next;
+            link = &a->next_retired;
         }
     }
     return any;
@@ -144,10 +144,10 @@ bool ac__qsbr_finalize_orphans(ac_ctx *cx)
     if (list) {
         /* Not yet past their grace period: hand them back. */
         ac__actor *last = list;
-        while (last->next)
-            last = last->next;
+        while (last->next_retired)
+            last = last->next_retired;
         pthread_mutex_lock(&rt->orphan_lock);
-        last->next = rt->orphans;
+        last->next_retired = rt->orphans;
         rt->orphans = list;
         atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
         pthread_mutex_unlock(&rt->orphan_lock);
@@ -160,11 +160,11 @@ void ac__qsbr_orphan(ac_ctx *cx)
     if (cx->retired == NULL)
         return;
     ac__actor *last = cx->retired;
-    while (last->next)
-        last = last->next;
+    while (last->next_retired)
+        last = last->next_retired;
     ac_runtime *rt = cx->rt;
     pthread_mutex_lock(&rt->orphan_lock);
-    last->next = rt->orphans;
+    last->next_retired = rt->orphans;
     rt->orphans = cx->retired;
     atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
     pthread_mutex_unlock(&rt->orphan_lock);

@@ -59,10 +59,10 @@ static void futex_wake(_Atomic uint32_t *word)
 
 static void inject_push(ac_runtime *rt, ac__actor *a)
 {
-    a->next = NULL;
+    a->next_runnable = NULL;
     pthread_mutex_lock(&rt->inject_lock);
     if (rt->inject_tail)
-        rt->inject_tail->next = a;
+        rt->inject_tail->next_runnable = a;
     else
         rt->inject_head = a;
     rt->inject_tail = a;
@@ -79,7 +79,7 @@ static ac__actor *inject_pop(ac_runtime *rt)
     pthread_mutex_lock(&rt->inject_lock);
     ac__actor *a = rt->inject_head;
     if (a) {
-        rt->inject_head = a->next;
+        rt->inject_head = a->next_runnable;
         if (rt->inject_head == NULL)
             rt->inject_tail = NULL;
         atomic_fetch_sub_explicit(&rt->inject_len, 1, memory_order_relaxed);

@@ -16,7 +16,7 @@ static int edge_Odd__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     union edge_Odd__messages *m =
         (union edge_Odd__messages *)ac_envelope_payload(e);
 
-    switch ((enum edge_Odd_tag)e->tag) {
+    switch (e->tag) {
     case edge_Odd_TAG_state:
         return edge_Odd_on_state(self, cx, &m->state);
     case edge_Odd_TAG_on:

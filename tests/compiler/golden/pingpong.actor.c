@@ -14,7 +14,7 @@ static int pingpong_Pinger__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     union pingpong_Pinger__messages *m =
         (union pingpong_Pinger__messages *)ac_envelope_payload(e);
 
-    switch ((enum pingpong_Pinger_tag)e->tag) {
+    switch (e->tag) {
     case pingpong_Pinger_TAG_serve:
         return pingpong_Pinger_on_serve(self, cx, &m->serve);
     case pingpong_Pinger_TAG_pong:
@@ -97,7 +97,7 @@ static int pingpong_Ponger__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     union pingpong_Ponger__messages *m =
         (union pingpong_Ponger__messages *)ac_envelope_payload(e);
 
-    switch ((enum pingpong_Ponger_tag)e->tag) {
+    switch (e->tag) {
     case pingpong_Ponger_TAG_ping:
         return pingpong_Ponger_on_ping(self, cx, &m->ping);
     }

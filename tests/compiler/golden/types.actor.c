@@ -13,7 +13,7 @@ static int types_Holder__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     union types_Holder__messages *m =
         (union types_Holder__messages *)ac_envelope_payload(e);
 
-    switch ((enum types_Holder_tag)e->tag) {
+    switch (e->tag) {
     case types_Holder_TAG_all:
         return types_Holder_on_all(self, cx, &m->all);
     }
@@ -94,7 +94,7 @@ static int types_Other__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     union types_Other__messages *m =
         (union types_Other__messages *)ac_envelope_payload(e);
 
-    switch ((enum types_Other_tag)e->tag) {
+    switch (e->tag) {
     case types_Other_TAG_one:
         return types_Other_on_one(self, cx, &m->one);
     }
