@@ -84,8 +84,8 @@ void acc_gen_header(acc_gen *g)
     acc_gen_banner(g);
     acc_gen_line(g, "#ifndef %s\n#define %s\n\n#include <actorc.h>\n", guard,
                  guard);
-    acc_gen_line(g, "#if AC_ABI_VERSION != 1");
-    acc_gen_line(g, "#error \"%s was generated for actorc ABI 1: regenerate it\"",
+    acc_gen_line(g, "#if AC_ABI_VERSION != 2");
+    acc_gen_line(g, "#error \"%s was generated for actorc ABI 2: regenerate it\"",
                  g->header_name);
     acc_gen_line(g, "#endif\n");
     acc_gen_line(g, "#ifdef __cplusplus\nextern \"C\" {\n#endif");

@@ -62,9 +62,10 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    NULL, /* on_start */\n    NULL, /* on_stop */");
     acc_gen_line(g, "    %u,", (unsigned)a->message_count);
     if (a->messages != NULL)
-        acc_gen_line(g, "    %s__names\n};", p);
+        acc_gen_line(g, "    %s__names,", p);
     else
-        acc_gen_line(g, "    NULL\n};");
+        acc_gen_line(g, "    NULL,");
+    acc_gen_line(g, "    NULL, /* encode */\n    NULL /* decode */\n};");
 }
 
 static void put_send(acc_gen *g, const acc_actor *a, const acc_message *m,

@@ -31,7 +31,7 @@ extern "C" {
 /* Generated code records the ABI it was made for and refuses to compile
  * against another one. Bump on any change to ac_envelope, ac_actor_type or
  * the signatures generated code calls. */
-#define AC_ABI_VERSION 1
+#define AC_ABI_VERSION 2
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -152,6 +152,39 @@ void ac_envelope_free(ac_ctx *cx, ac_envelope *e);
 
 #define AC_MAX_PAYLOAD ((size_t)1 << 24)
 
+/* ---- variable-length values in messages ------------------------------------
+ *
+ * A message struct holds these views; the bytes they point to live in the
+ * tail of the same envelope (one allocation per message), so they are valid
+ * while the handler runs. Strings are followed by a NUL that `len` does not
+ * count. Senders pass views of their own memory, which the send copies. */
+
+typedef struct ac_string {
+    const char *data;
+    uint32_t len;
+} ac_string;
+
+typedef struct ac_bytes {
+    const uint8_t *data;
+    uint32_t len;
+} ac_bytes;
+
+/* A view of a NUL-terminated C string (NULL gives the empty string). */
+ac_string ac_string_of(const char *s);
+
+/* ---- wire codecs (generated per actor type; docs/WIRE.md) ------------------ */
+
+/* Writes the wire form of the message in `e` into buf[0..cap). Returns the
+ * number of bytes the whole encoding needs (larger than cap: nothing useful
+ * was written, call again with a bigger buffer) or a negative AC_E* code. */
+typedef long (*ac_encode_fn)(const ac_envelope *e, uint8_t *buf, size_t cap);
+
+/* Rebuilds a message of tag `tag` from buf[0..len) into a new envelope from
+ * cx's pool. Checks every length against the input: truncated or malformed
+ * bytes give AC_EINVAL, never a read out of bounds. */
+typedef int (*ac_decode_fn)(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
+                            size_t len, ac_envelope **out);
+
 /* ---- actor types (filled in by generated code) ---------------------------- */
 
 #ifdef __cplusplus
@@ -177,6 +210,8 @@ typedef struct ac_actor_type {
     ac_stop_fn on_stop;                /* NULL when absent */
     uint32_t message_count;
     const char *const *message_names;  /* indexed by tag */
+    ac_encode_fn encode;               /* NULL when not generated */
+    ac_decode_fn decode;
 } ac_actor_type;
 
 /* ---- actors ---------------------------------------------------------------- */

@@ -45,7 +45,9 @@ const ac_actor_type edge_Odd_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     4,
-    edge_Odd__names
+    edge_Odd__names,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int edge_Odd_spawn(ac_ctx *cx, edge_Odd_ref *out)
@@ -138,7 +140,9 @@ const ac_actor_type edge_Empty_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     0,
-    NULL
+    NULL,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int edge_Empty_spawn(ac_ctx *cx, edge_Empty_ref *out)
@@ -175,7 +179,9 @@ const ac_actor_type edge_Nothing_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     0,
-    NULL
+    NULL,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int edge_Nothing_spawn(ac_ctx *cx, edge_Nothing_ref *out)

@@ -37,7 +37,9 @@ const ac_actor_type pingpong_Pinger_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     2,
-    pingpong_Pinger__names
+    pingpong_Pinger__names,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int pingpong_Pinger_spawn(ac_ctx *cx, pingpong_Pinger_ref *out)
@@ -117,7 +119,9 @@ const ac_actor_type pingpong_Ponger_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     1,
-    pingpong_Ponger__names
+    pingpong_Ponger__names,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int pingpong_Ponger_spawn(ac_ctx *cx, pingpong_Ponger_ref *out)

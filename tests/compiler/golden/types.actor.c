@@ -33,7 +33,9 @@ const ac_actor_type types_Holder_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     1,
-    types_Holder__names
+    types_Holder__names,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int types_Holder_spawn(ac_ctx *cx, types_Holder_ref *out)
@@ -114,7 +116,9 @@ const ac_actor_type types_Other_type = {
     NULL, /* on_start */
     NULL, /* on_stop */
     1,
-    types_Other__names
+    types_Other__names,
+    NULL, /* encode */
+    NULL /* decode */
 };
 
 int types_Other_spawn(ac_ctx *cx, types_Other_ref *out)
