@@ -1,1 +1,58 @@
-# filled in below
+# Benchmarks: bench/NAME.c (+ its .actor) -> $(BUILD)/bench/NAME.
+# ring_multi shares ring.actor; route links the runtime's internals.
+
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route
+BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
+BENCH_GEN := $(BUILD)/bench/gen
+bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
+
+$(BENCH_GEN)/%.actor.c $(BENCH_GEN)/%.actor.h &: bench/%.actor $(BUILD)/actorc
+	@mkdir -p $(@D)
+	$(BUILD)/actorc -o $(BENCH_GEN) $<
+
+$(BENCH_GEN)/%.actor.o: $(BENCH_GEN)/%.actor.c
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) -Wpedantic $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
+$(foreach b,$(filter-out route,$(BENCH_NAMES)),\
+  $(eval $(BUILD)/obj/bench/$(b).o: $(BENCH_GEN)/$(call bench_idl,$(b)).actor.h))
+$(foreach b,$(filter-out route,$(BENCH_NAMES)),\
+  $(eval $(BUILD)/bench/$(b): $(BUILD)/obj/bench/$(b).o $(BENCH_GEN)/$(call bench_idl,$(b)).actor.o $(BUILD)/libactorc.a))
+$(BUILD)/bench/route: $(BUILD)/obj/bench/route.o $(BUILD)/libactorc.a
+
+$(BENCH_BINS):
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SODIUM_LIBS)
+
+# Sizes from bench/README.md; BENCH_SIZE=small runs a tenth of each.
+ifeq ($(BENCH_SIZE),small)
+BENCH_ARGS_pingpong := 100000
+BENCH_ARGS_ring := 1000 1000000
+BENCH_ARGS_ring_multi := 1000 1000 1000000
+BENCH_ARGS_skynet := 5
+BENCH_ARGS_fanin := 100 10000
+BENCH_ARGS_pairs := 1000 1000
+BENCH_ARGS_spawn_idle := 100000
+else
+BENCH_ARGS_pingpong := 1000000
+BENCH_ARGS_ring := 1000 10000000
+BENCH_ARGS_ring_multi := 1000 1000 10000000
+BENCH_ARGS_skynet := 6
+BENCH_ARGS_fanin := 100 100000
+BENCH_ARGS_pairs := 1000 10000
+BENCH_ARGS_spawn_idle := 1000000
+endif
+BENCH_ARGS_route :=
+
+.PHONY: bench bench-build
+bench-build: $(BENCH_BINS)
+
+bench: all bench-build
+	@set -e; for b in $(BENCH_NAMES); do \
+	    case $$b in \
+	    pingpong) a="$(BENCH_ARGS_pingpong)";; ring) a="$(BENCH_ARGS_ring)";; \
+	    ring_multi) a="$(BENCH_ARGS_ring_multi)";; skynet) a="$(BENCH_ARGS_skynet)";; \
+	    fanin) a="$(BENCH_ARGS_fanin)";; pairs) a="$(BENCH_ARGS_pairs)";; \
+	    spawn_idle) a="$(BENCH_ARGS_spawn_idle)";; route) a="";; esac; \
+	    $(BUILD)/bench/$$b $$a; \
+	done

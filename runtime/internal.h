@@ -209,6 +209,11 @@ int ac__route_init(ac__route *r, size_t capacity);
 void ac__route_destroy(ac__route *r);
 ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr);
 int ac__route_insert(ac__route *r, ac__actor *a);
+/* The same with the hash given: the runtime always uses the identity hash
+ * (the calls above); bench/route.c keys a table with SipHash through these
+ * to compare. One table must use one hash function throughout. */
+ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h);
+int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h);
 void ac__route_remove(ac__route *r, ac__actor *a);
 /* Calls fn on every live actor, holding the writer lock. */
 void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);

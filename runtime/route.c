@@ -73,9 +73,13 @@ void ac__route_destroy(ac__route *r)
 
 ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr)
 {
+    return ac__route_lookup_hashed(r, addr, addr_hash(addr));
+}
+
+ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h)
+{
     /* Acquire: the array's slots as they were when it was published. */
     ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_acquire);
-    uint64_t h = addr_hash(addr);
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
         /* Acquire: pairs with the insert's release, so the actor's address
          * and type are initialised when we read them. */
@@ -117,7 +121,8 @@ static int rehash(ac__route *r, ac__route_array *arr)
         ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
         if (a != NULL && a != TOMBSTONE) {
             bool took_empty;
-            place(fresh, a, addr_hash(&a->addr), &took_empty);
+            uint64_t h = atomic_load_explicit(&arr->slots[i].hash, memory_order_relaxed);
+            place(fresh, a, h, &took_empty);
         }
     }
     r->used = r->live;
@@ -127,6 +132,11 @@ static int rehash(ac__route *r, ac__route_array *arr)
 }
 
 int ac__route_insert(ac__route *r, ac__actor *a)
+{
+    return ac__route_insert_hashed(r, a, addr_hash(&a->addr));
+}
+
+int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h)
 {
     pthread_mutex_lock(&r->lock);
     ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
@@ -139,7 +149,7 @@ int ac__route_insert(ac__route *r, ac__actor *a)
         arr = atomic_load_explicit(&r->array, memory_order_relaxed);
     }
     bool took_empty;
-    place(arr, a, addr_hash(&a->addr), &took_empty);
+    place(arr, a, h, &took_empty);
     r->live++;
     r->used += took_empty;
     pthread_mutex_unlock(&r->lock);

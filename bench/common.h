@@ -1,0 +1,91 @@
+/*
+ * common.h — what every benchmark program shares: argument parsing, the
+ * clock, peak RSS, and the one-line report (bench/README.md).
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <actorc.h>
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static inline double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline long bench_peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* The current (not peak) resident set, in bytes. */
+static inline long bench_rss_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * 4096;
+}
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static inline void bench_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+/* argv[i] as a positive integer, or the usage message and exit status 2. */
+static inline uint64_t bench_arg(int argc, char **argv, int i, const char *usage)
+{
+    if (i >= argc)
+        goto bad;
+    char *end;
+    unsigned long long v = strtoull(argv[i], &end, 10);
+    if (*argv[i] == '\0' || *argv[i] == '-' || *end != '\0' || v == 0)
+        goto bad;
+    return (uint64_t)v;
+bad:
+    fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+    exit(2);
+}
+
+static inline void bench_check(int rc, const char *what)
+{
+    if (rc != 0)
+        bench_fail("%s: %s", what, ac_strerror(rc));
+}
+
+static inline ac_runtime *bench_runtime(void)
+{
+    ac_runtime *rt;
+    bench_check(ac_runtime_create(&rt, NULL), "ac_runtime_create (check AC_WORKERS)");
+    return rt;
+}
+
+static inline void bench_report(const char *name, const char *params, double seconds,
+                                double messages)
+{
+    printf("%s %s %.6f %.0f %ld\n", name, params, seconds,
+           seconds > 0 ? messages / seconds : 0.0, bench_peak_rss_kb());
+    fflush(stdout);
+}
+
+#endif
