@@ -1,7 +1,7 @@
 # Benchmarks: bench/NAME.c (+ its .actor) -> $(BUILD)/bench/NAME.
 # ring_multi shares ring.actor; route links the runtime's internals.
 
-BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
 bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
@@ -43,6 +43,7 @@ BENCH_ARGS_pairs := 1000 10000
 BENCH_ARGS_spawn_idle := 1000000
 endif
 BENCH_ARGS_route :=
+BENCH_ARGS_idle := $(if $(filter small,$(BENCH_SIZE)),1 50,5 200)
 
 .PHONY: bench bench-build
 bench-build: $(BENCH_BINS)
@@ -53,6 +54,6 @@ bench: all bench-build
 	    pingpong) a="$(BENCH_ARGS_pingpong)";; ring) a="$(BENCH_ARGS_ring)";; \
 	    ring_multi) a="$(BENCH_ARGS_ring_multi)";; skynet) a="$(BENCH_ARGS_skynet)";; \
 	    fanin) a="$(BENCH_ARGS_fanin)";; pairs) a="$(BENCH_ARGS_pairs)";; \
-	    spawn_idle) a="$(BENCH_ARGS_spawn_idle)";; route) a="";; esac; \
+	    spawn_idle) a="$(BENCH_ARGS_spawn_idle)";; route) a="";; idle) a="$(BENCH_ARGS_idle)";; esac; \
 	    $(BUILD)/bench/$$b $$a; \
 	done

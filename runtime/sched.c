@@ -209,14 +209,22 @@ static bool begin_search(ac__worker *w)
     return true;
 }
 
+static bool work_visible(ac_runtime *rt);
+
 static void end_search(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
     w->searching = false;
     uint32_t prev = atomic_fetch_sub_explicit(&rt->idle, AC__IDLE_SEARCH_ONE,
                                               memory_order_seq_cst);
-    if (AC__IDLE_SEARCHING(prev) == 1)
-        ac__notify_work(rt);  /* the last searcher hands the search on */
+    /* The last searcher hands the search on, but only if there is more to
+     * find: the futex wake would otherwise delay the turn it just found
+     * by a system call, for a sleeper that would go straight back to sleep.
+     * Work published after this check wakes a sleeper itself, since no one
+     * is searching any more. */
+    ac__barrier();  /* our decrement, then the look (Dekker, see park) */
+    if (AC__IDLE_SEARCHING(prev) == 1 && work_visible(rt))
+        ac__notify_work(rt);
 }
 
 static ac__actor *steal_round(ac__worker *w)
