@@ -230,7 +230,9 @@ struct ac_ctx {
     ac__addr_stream addrs;
     /* QSBR: 0 while offline, else the grace-period counter last observed. */
     alignas(AC__CACHE_LINE) _Atomic uint64_t qs_seen;
-    ac__actor *retired;             /* dead actors awaiting their grace period */
+    /* Dead actors awaiting their grace period, oldest first: targets only
+     * grow, so reaping stops at the first one not yet due. */
+    ac__actor *retired, *retired_tail;
     unsigned depth;                 /* external contexts: nested runtime calls */
     ac__counters stats;
     pthread_t thread;               /* external contexts: the owning thread */

@@ -49,8 +49,12 @@ void ac__qsbr_retire(ac_ctx *cx, ac__actor *a)
     /* acq_rel: the table removal before this is ordered before any
      * quiescent announcement that reads the new value. */
     a->retire_after = atomic_fetch_add_explicit(&cx->rt->gp, 1, memory_order_acq_rel) + 1;
-    a->next_retired = cx->retired;
-    cx->retired = a;
+    a->next_retired = NULL;
+    if (cx->retired_tail)
+        cx->retired_tail->next_retired = a;
+    else
+        cx->retired = a;
+    cx->retired_tail = a;
 }
 
 /* The smallest grace-period value announced by an online participant other
@@ -100,7 +104,8 @@ static void finalize(ac_ctx *cx, ac__actor *a)
 }
 
 /* Finalizes the actors of *list whose grace period is over; keeps the rest.
- * Returns whether any was finalized. */
+ * Returns whether any was finalized. The orphan list mixes the retire lists
+ * of several contexts, so it is scanned whole. */
 static bool reap(ac_ctx *cx, ac__actor **list)
 {
     if (*list == NULL)
@@ -122,9 +127,25 @@ static bool reap(ac_ctx *cx, ac__actor **list)
     return any;
 }
 
+/* Finalizes the due prefix of the context's own list (see internal.h). */
+static void reap_own(ac_ctx *cx)
+{
+    if (cx->retired == NULL)
+        return;
+    uint64_t oldest = oldest_reader(cx->rt, cx);
+    while (cx->retired && cx->retired->retire_after <= oldest) {
+        ac__actor *a = cx->retired;
+        cx->retired = a->next_retired;
+        a->next_retired = NULL;
+        finalize(cx, a);
+    }
+    if (cx->retired == NULL)
+        cx->retired_tail = NULL;
+}
+
 void ac__qsbr_poll(ac_ctx *cx)
 {
-    reap(cx, &cx->retired);
+    reap_own(cx);
     /* Relaxed: a hint; the list itself is read under its lock. */
     if (atomic_load_explicit(&cx->rt->has_orphans, memory_order_relaxed))
         ac__qsbr_finalize_orphans(cx);
@@ -159,14 +180,11 @@ void ac__qsbr_orphan(ac_ctx *cx)
 {
     if (cx->retired == NULL)
         return;
-    ac__actor *last = cx->retired;
-    while (last->next_retired)
-        last = last->next_retired;
     ac_runtime *rt = cx->rt;
     pthread_mutex_lock(&rt->orphan_lock);
-    last->next_retired = rt->orphans;
+    cx->retired_tail->next_retired = rt->orphans;
     rt->orphans = cx->retired;
     atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
     pthread_mutex_unlock(&rt->orphan_lock);
-    cx->retired = NULL;
+    cx->retired = cx->retired_tail = NULL;
 }
