@@ -4,7 +4,9 @@
  */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -276,11 +278,55 @@ int ac_runtime_shutdown(ac_runtime *rt)
     return 0;
 }
 
+/* Adds the counters of one context to *out. */
+static void add_counters(const ac_ctx *cx, ac_stats *out)
+{
+#define ADD(f) out->f += atomic_load_explicit(&cx->stats.f, memory_order_relaxed)
+    ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
+    ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses);
+#undef ADD
+}
+
+static void ctx_counters(const ac_ctx *cx, ac_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    add_counters(cx, out);
+}
+
+static void print_counters(const char *who, const ac_stats *s)
+{
+    fprintf(stderr,
+            "actorc stats %-8s messages %" PRIu64 " sends %" PRIu64 " dead_letters %" PRIu64
+            " spawned %" PRIu64 " stopped %" PRIu64 " failed %" PRIu64 " steals %" PRIu64
+            " parks %" PRIu64 " pool_misses %" PRIu64 "\n",
+            who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
+            s->steals, s->parks, s->pool_misses);
+}
+
+/* AC_STATS=1: every worker's counters, then the total, on stderr. */
+static void print_stats_at_exit(ac_runtime *rt)
+{
+    const char *env = getenv("AC_STATS");
+    if (env == NULL || strcmp(env, "1") != 0)
+        return;
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac_stats s;
+        char who[24];
+        ctx_counters(&rt->workers[i].cx, &s);
+        snprintf(who, sizeof who, "worker%u", i);
+        print_counters(who, &s);
+    }
+    ac_stats total;
+    ac_runtime_stats(rt, &total);
+    print_counters("total", &total);
+}
+
 void ac_runtime_destroy(ac_runtime *rt)
 {
     if (rt == NULL)
         return;
     ac_runtime_shutdown(rt);
+    print_stats_at_exit(rt);
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);
     free_runtime(rt);
@@ -291,19 +337,10 @@ void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
     memset(out, 0, sizeof *out);
     if (rt == NULL)
         return;
-#define ADD(p, f) out->f += atomic_load_explicit(&(p)->stats.f, memory_order_relaxed)
-#define ADD_ALL(p)                                                           \
-    do {                                                                     \
-        ADD(p, messages); ADD(p, sends); ADD(p, dead_letters); ADD(p, spawned); \
-        ADD(p, stopped); ADD(p, failed); ADD(p, steals); ADD(p, parks);      \
-        ADD(p, pool_misses);                                                 \
-    } while (0)
     for (unsigned i = 0; i < rt->nslots; i++)
-        ADD_ALL(&rt->workers[i].cx);
+        add_counters(&rt->workers[i].cx, out);
     pthread_mutex_lock(&rt->ext_lock);
     for (ac_ctx *p = rt->externals; p; p = p->next_external)
-        ADD_ALL(p);
+        add_counters(p, out);
     pthread_mutex_unlock(&rt->ext_lock);
-#undef ADD_ALL
-#undef ADD
 }

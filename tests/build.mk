@@ -44,9 +44,14 @@ $$($(1)_SRC:%.c=$(BUILD)/obj/%.o): $$($(1)_GEN_C)
 
 $(BUILD)/tests/test_$(1): $$($(1)_OBJ) $(TEST_MAIN) $(if $(filter compiler,$(1)),$(BUILD)/libactorc-compiler.a) $(BUILD)/libactorc.a
 	@mkdir -p $$(@D)
-	$(CC) $(LDFLAGS) -o $$@ $$^ $(SODIUM_LIBS) $(TEST_CRITERION_LIBS)
+	$(CC) $$(LDFLAGS) -o $$@ $$^ $(SODIUM_LIBS) $(TEST_CRITERION_LIBS)
 endef
 $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
+
+# tests/runtime/alloc_count.c counts every heap allocation of the runtime
+# suite, the runtime's own included, through the linker.
+$(BUILD)/tests/test_runtime: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
+    -Wl,--wrap=aligned_alloc,--wrap=posix_memalign
 
 # --jobs=1: the runtime tests start their own worker threads, and the
 # machines have two cores; parallel test processes only add noise.
