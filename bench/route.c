@@ -97,7 +97,7 @@ static void measure(size_t n, size_t lookups)
 
     /* The floor: a random cyclic walk over as many cache lines as the
      * table's slots and the actors occupy together. */
-    size_t slots = atomic_load(&ident.array)->mask + 1;
+    size_t slots = ac__route_capacity(&ident);
     size_t lines = (slots * sizeof(ac__route_slot) + n * actor_size) / sizeof(chase_node);
     chase_node *nodes = malloc(lines * sizeof *nodes);
     uint32_t *perm = malloc(lines * sizeof *perm);

@@ -28,23 +28,26 @@ void ac__leave(ac_ctx *cx)
     }
 }
 
-static ac__actor *actor_new(const ac_actor_type *type)
+static ac__actor *actor_new(ac_ctx *cx, const ac_actor_type *type)
 {
     size_t size = offsetof(ac__actor, state) + type->state_size;
-    size_t align = type->state_align > 16 ? type->state_align : 16;
     ac__actor *a;
-    if (align > 16) {
+    uint16_t klass;
+    if (type->state_align > 16) {
+        /* Pool blocks are 16-byte aligned: stricter states get their own. */
         void *p = NULL;
-        if (posix_memalign(&p, align, size) != 0)
+        if (posix_memalign(&p, type->state_align, size) != 0)
             return NULL;
         a = p;
+        klass = AC__CLASS_HUGE;
     } else {
-        a = malloc(size);
+        a = ac__block_alloc(cx, size, &klass);
         if (a == NULL)
             return NULL;
     }
     memset(a, 0, size);
     a->type = type;
+    a->klass = klass;
     return a;
 }
 
@@ -52,7 +55,7 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
     if (a->tail->klass != AC__CLASS_EMBEDDED)
         ac__pool_free(cx, a->tail);
-    free(a);
+    ac__block_free(cx, a, a->klass);
 }
 
 /* The actor stops (code 0) or fails. Its remaining messages are dropped as
@@ -97,7 +100,7 @@ int ac_spawn(ac_ctx *cx, const ac_actor_type *type, const void *args, ac_addr *o
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
         return AC_ESHUTDOWN;
-    ac__actor *a = actor_new(type);
+    ac__actor *a = actor_new(cx, type);
     if (a == NULL)
         return AC_ENOMEM;
     /* The spawner owns the actor until its start hook has run: messages
@@ -109,7 +112,7 @@ int ac_spawn(ac_ctx *cx, const ac_actor_type *type, const void *args, ac_addr *o
     int rc = ac__route_insert(&rt->route, a);
     if (rc != 0) {
         ac__leave(cx);
-        free(a);
+        ac__block_free(cx, a, a->klass);
         return rc;
     }
     AC__COUNT(cx, spawned, 1);

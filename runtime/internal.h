@@ -102,19 +102,27 @@ static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void
 
 /* ---- envelope pools (pool.c) ---------------------------------------------- */
 
-#define AC__POOL_CLASSES 9          /* 64 B .. 16 KiB */
+/* Size classes: 32-byte steps to 256 B, then about a half step each to
+ * 16 KiB (pool.c). Envelopes and actor blocks share them. */
+#define AC__POOL_CLASSES 20
 #define AC__CLASS_HUGE 0xFFFEu      /* malloc'd directly */
 #define AC__CLASS_EMBEDDED 0xFFFFu  /* lives inside an actor; never freed */
 
+/* A free block: the first word links it into a free list. */
+typedef struct ac__block {
+    struct ac__block *next;
+} ac__block;
+
 typedef struct ac__pool {
-    ac__env *free[AC__POOL_CLASSES];
+    ac__block *free[AC__POOL_CLASSES];
     uint32_t count[AC__POOL_CLASSES];
 } ac__pool;
 
-/* Where contexts hand surplus envelopes, in batches, and fetch them back. */
+/* Where contexts hand surplus blocks, in batches, and fetch them back. */
 typedef struct ac__depot {
     pthread_mutex_t lock;
-    ac__env *batches[AC__POOL_CLASSES];  /* batches chained through flags */
+    ac__block *batches[AC__POOL_CLASSES];  /* see pool.c */
+    ac__block *slabs;                      /* every slab, freed at the end */
 } ac__depot;
 
 /* ---- per-context counters ------------------------------------------------- */
@@ -158,7 +166,8 @@ typedef struct ac__actor {
                                         from next_runnable, because a dead
                                         actor can still be scheduled */
     uint64_t retire_after;          /* grace-period target once dead */
-    uint32_t flags;                 /* touched only by the actor's owner */
+    uint16_t flags;                 /* touched only by the actor's owner */
+    uint16_t klass;                 /* pool class of this block */
     int exit_code;
     ac__env stub;                   /* the mailbox's initial node */
     ac__env finalize;               /* the last envelope it will ever get */
@@ -199,10 +208,18 @@ typedef struct ac__route_array {
     ac__route_slot slots[];
 } ac__route_array;
 
-typedef struct ac__route {
+/* One of the table's independent parts: writers of different shards never
+ * contend (spawns and deaths on all workers at once). */
+typedef struct ac__route_shard {
     _Atomic(ac__route_array *) array;
-    pthread_mutex_t lock;           /* serialises inserts and removals */
+    pthread_mutex_t lock;           /* serialises this shard's writers */
     size_t live, used;              /* under lock; used counts tombstones */
+} ac__route_shard;
+
+#define AC__ROUTE_SHARD_BITS 6
+
+typedef struct ac__route {
+    alignas(AC__CACHE_LINE) ac__route_shard shards[1u << AC__ROUTE_SHARD_BITS];
 } ac__route;
 
 int ac__route_init(ac__route *r, size_t capacity);
@@ -217,6 +234,8 @@ int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h);
 void ac__route_remove(ac__route *r, ac__actor *a);
 /* Calls fn on every live actor, holding the writer lock. */
 void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
+/* Slots in all the shards' current arrays (for bench/route.c). */
+size_t ac__route_capacity(ac__route *r);
 
 /* ---- contexts and workers --------------------------------------------------- */
 
@@ -309,6 +328,9 @@ bool ac__mailbox_has_next(ac__actor *a);
 /* pool.c */
 ac__env *ac__pool_alloc(ac_ctx *cx, size_t payload_size);
 void ac__pool_free(ac_ctx *cx, ac__env *e);
+/* Raw blocks of `size` bytes (16-byte aligned); *klass says how to free. */
+void *ac__block_alloc(ac_ctx *cx, size_t size, uint16_t *klass);
+void ac__block_free(ac_ctx *cx, void *p, uint16_t klass);
 void ac__pool_release(ac__pool *p);
 int ac__depot_init(ac__depot *d);
 void ac__depot_destroy(ac__depot *d);

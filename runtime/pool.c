@@ -1,96 +1,108 @@
 /*
- * pool.c — envelope pools.
+ * pool.c — block pools for envelopes and actors.
  *
- * Each context (worker or external thread) keeps a free list per size class;
- * allocation and free on the send path touch only that list. Envelopes move
- * between threads (allocated by the sender, freed by the receiver's worker),
- * so a list that grows past twice a batch gives one batch to the runtime's
- * depot, and an empty list takes one back, one lock per BATCH envelopes,
- * before it falls back to malloc (counted as a pool miss).
+ * Each context (worker or external thread) keeps a free list per size
+ * class; allocation and free on the send path touch only that list. Blocks
+ * move between threads (an envelope is allocated by the sender and freed by
+ * the receiver's worker), so a list that grows past twice a batch gives one
+ * batch to the runtime's depot, and an empty list takes one back: one lock
+ * per BATCH blocks, before falling back to malloc (counted as a pool miss).
+ * A miss allocates a slab of BATCH blocks at once: no malloc header per
+ * block, one call per BATCH blocks. Freed memory is kept until the runtime
+ * is destroyed: reusing warm blocks is what makes the steady state free of
+ * page faults and system calls.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 
-#define MIN_CLASS_SHIFT 6  /* 64 bytes */
 #define BATCH 64u
 
+static const uint32_t class_sizes[AC__POOL_CLASSES] = {
+    32, 64, 96, 128, 160, 192, 224, 256,
+    384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+};
 
-static inline unsigned class_of(size_t total)
+/* The class of the smallest block that holds `size` bytes, or
+ * AC__POOL_CLASSES when none does. */
+static inline unsigned class_of(size_t size)
 {
-    unsigned k = 0;
-    while (((size_t)1 << (MIN_CLASS_SHIFT + k)) < total)
+    if (size <= 256)
+        return size == 0 ? 0 : (unsigned)((size - 1) >> 5);
+    unsigned k = 8;
+    while (k < AC__POOL_CLASSES && class_sizes[k] < size)
         k++;
     return k;
 }
 
-static inline size_t class_size(unsigned k)
+/* A batch in the depot: its first block's second word links the next
+ * batch (the first word links the blocks of the batch). */
+static inline ac__block **next_batch(ac__block *first)
 {
-    return (size_t)1 << (MIN_CLASS_SHIFT + k);
-}
-
-/* Envelopes on free lists are chained through their mailbox link, which
- * nobody else reads while they are free: relaxed is enough. */
-static inline ac__env *link_of(ac__env *e)
-{
-    return atomic_load_explicit(&e->next, memory_order_relaxed);
-}
-
-static inline void set_link(ac__env *e, ac__env *next)
-{
-    atomic_store_explicit(&e->next, next, memory_order_relaxed);
-}
-
-/* A batch in the depot: its first envelope's payload holds the next batch. */
-static inline ac__env **next_batch(ac__env *first)
-{
-    return (ac__env **)(void *)(first + 1);
+    return (ac__block **)(void *)(first + 1);
 }
 
 int ac__depot_init(ac__depot *d)
 {
+    d->slabs = NULL;
     for (unsigned k = 0; k < AC__POOL_CLASSES; k++)
         d->batches[k] = NULL;
     return pthread_mutex_init(&d->lock, NULL) == 0 ? 0 : AC_ENOMEM;
 }
 
-static void free_chain(ac__env *e)
-{
-    while (e) {
-        ac__env *next = link_of(e);
-        free(e);
-        e = next;
-    }
-}
-
+/* Frees every slab; the blocks on free lists and in the depot live in them. */
 void ac__depot_destroy(ac__depot *d)
 {
-    for (unsigned k = 0; k < AC__POOL_CLASSES; k++) {
-        ac__env *b = d->batches[k];
-        while (b) {
-            ac__env *next = *next_batch(b);
-            free_chain(b);
-            b = next;
-        }
-        d->batches[k] = NULL;
+    while (d->slabs) {
+        ac__block *next = d->slabs->next;
+        free(d->slabs);
+        d->slabs = next;
     }
+    for (unsigned k = 0; k < AC__POOL_CLASSES; k++)
+        d->batches[k] = NULL;
     pthread_mutex_destroy(&d->lock);
 }
 
 void ac__pool_release(ac__pool *p)
 {
     for (unsigned k = 0; k < AC__POOL_CLASSES; k++) {
-        free_chain(p->free[k]);
-        p->free[k] = NULL;
+        p->free[k] = NULL;  /* the memory belongs to the depot's slabs */
         p->count[k] = 0;
     }
+}
+
+/* A slab: one header block (the depot's slab list link, padded to keep the
+ * blocks 16-byte aligned), then BATCH blocks of class k, which become the
+ * context's free list. */
+static bool refill_from_malloc(ac_ctx *cx, unsigned k)
+{
+    size_t size = class_sizes[k];
+    unsigned char *slab = malloc(16 + (size_t)BATCH * size);
+    if (slab == NULL)
+        return false;
+    AC__COUNT(cx, pool_misses, 1);
+    ac__block *head = (ac__block *)(void *)slab;
+    ac__depot *d = &cx->rt->depot;
+    pthread_mutex_lock(&d->lock);
+    head->next = d->slabs;
+    d->slabs = head;
+    pthread_mutex_unlock(&d->lock);
+    ac__block *list = NULL;
+    for (unsigned i = BATCH; i-- > 0;) {
+        ac__block *b = (ac__block *)(void *)(slab + 16 + (size_t)i * size);
+        b->next = list;
+        list = b;
+    }
+    cx->pool.free[k] = list;
+    cx->pool.count[k] = BATCH;
+    return true;
 }
 
 static bool refill_from_depot(ac_ctx *cx, unsigned k)
 {
     ac__depot *d = &cx->rt->depot;
     pthread_mutex_lock(&d->lock);
-    ac__env *b = d->batches[k];
+    ac__block *b = d->batches[k];
     if (b)
         d->batches[k] = *next_batch(b);
     pthread_mutex_unlock(&d->lock);
@@ -103,13 +115,13 @@ static bool refill_from_depot(ac_ctx *cx, unsigned k)
 
 static void spill_to_depot(ac_ctx *cx, unsigned k)
 {
-    /* Detach the first BATCH envelopes of the list as one batch. */
-    ac__env *first = cx->pool.free[k], *last = first;
+    /* Detach the first BATCH blocks of the list as one batch. */
+    ac__block *first = cx->pool.free[k], *last = first;
     for (unsigned i = 1; i < BATCH; i++)
-        last = link_of(last);
-    cx->pool.free[k] = link_of(last);
+        last = last->next;
+    cx->pool.free[k] = last->next;
     cx->pool.count[k] -= BATCH;
-    set_link(last, NULL);
+    last->next = NULL;
 
     ac__depot *d = &cx->rt->depot;
     pthread_mutex_lock(&d->lock);
@@ -118,51 +130,54 @@ static void spill_to_depot(ac_ctx *cx, unsigned k)
     pthread_mutex_unlock(&d->lock);
 }
 
+void *ac__block_alloc(ac_ctx *cx, size_t size, uint16_t *klass)
+{
+    unsigned k = class_of(size);
+    if (k == AC__POOL_CLASSES) {
+        *klass = AC__CLASS_HUGE;
+        AC__COUNT(cx, pool_misses, 1);
+        return malloc(size);
+    }
+    *klass = (uint16_t)k;
+    ac__block *b = cx->pool.free[k];
+    if (b == NULL && (refill_from_depot(cx, k) || refill_from_malloc(cx, k)))
+        b = cx->pool.free[k];
+    if (b == NULL)
+        return NULL;
+    cx->pool.free[k] = b->next;
+    cx->pool.count[k]--;
+    return b;
+}
+
+void ac__block_free(ac_ctx *cx, void *p, uint16_t klass)
+{
+    if (klass == AC__CLASS_EMBEDDED)
+        return;
+    if (klass == AC__CLASS_HUGE) {
+        free(p);
+        return;
+    }
+    ac__block *b = p;
+    b->next = cx->pool.free[klass];
+    cx->pool.free[klass] = b;
+    if (++cx->pool.count[klass] > 2 * BATCH)
+        spill_to_depot(cx, klass);
+}
+
 ac__env *ac__pool_alloc(ac_ctx *cx, size_t payload_size)
 {
     if (payload_size > AC_MAX_PAYLOAD)
         return NULL;
-    size_t total = AC_ENVELOPE_HEADER_SIZE + payload_size;
-    unsigned k = class_of(total);
-    ac__env *e;
-    if (k >= AC__POOL_CLASSES) {
-        e = malloc(total);
-        if (e == NULL)
-            return NULL;
-        e->klass = AC__CLASS_HUGE;
-        AC__COUNT(cx, pool_misses, 1);
-        return e;
-    }
-    e = cx->pool.free[k];
-    if (e == NULL && refill_from_depot(cx, k))
-        e = cx->pool.free[k];
-    if (e != NULL) {
-        cx->pool.free[k] = link_of(e);
-        cx->pool.count[k]--;
-        return e;
-    }
-    /* 16-byte alignment from malloc keeps payloads aligned for any field. */
-    e = malloc(class_size(k));
-    if (e == NULL)
-        return NULL;
-    e->klass = (uint16_t)k;
-    AC__COUNT(cx, pool_misses, 1);
+    uint16_t k;
+    ac__env *e = ac__block_alloc(cx, AC_ENVELOPE_HEADER_SIZE + payload_size, &k);
+    if (e != NULL)
+        e->klass = k;
     return e;
 }
 
 void ac__pool_free(ac_ctx *cx, ac__env *e)
 {
-    unsigned k = e->klass;
-    if (k == AC__CLASS_EMBEDDED)
-        return;
-    if (k == AC__CLASS_HUGE) {
-        free(e);
-        return;
-    }
-    set_link(e, cx->pool.free[k]);
-    cx->pool.free[k] = e;
-    if (++cx->pool.count[k] > 2 * BATCH)
-        spill_to_depot(cx, k);
+    ac__block_free(cx, e, e->klass);
 }
 
 ac_envelope *ac_envelope_new(ac_ctx *cx, uint32_t tag, size_t payload_size)

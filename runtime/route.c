@@ -3,17 +3,19 @@
  *
  * Open addressing with linear probing. Addresses are uniformly random, so
  * the first 8 bytes are the hash as they stand (identity hashing): no
- * hashing work on the send path, and adversaries cannot aim at a bucket
- * without knowing addresses, which are the capabilities themselves.
+ * hashing work on the send path, and nobody can aim at a bucket without
+ * knowing addresses, which are the capabilities themselves. The top bits of
+ * the hash pick one of 64 shards, the low bits a slot in it.
  *
- * Readers take no lock: they load the current array, probe, and confirm the
- * whole address against the actor. Writers (spawn, death) serialise on a
- * mutex. A removal leaves a tombstone. Growth copies the live entries into
- * a new array and publishes it; readers still probing the old one see a
- * consistent if slightly older table, and actors are freed only after a
- * grace period (qsbr.c), so a reader never touches freed memory. Old arrays
- * are kept until the table is destroyed: doubling sizes bound them by the
- * current array.
+ * Readers take no lock: they load the shard's current array, probe, and
+ * confirm the whole address against the actor. Writers (spawn, death) take
+ * their shard's lock; 64 shards keep workers that spawn and kill actors at
+ * the same time from queueing on one mutex. A removal leaves a tombstone.
+ * Growth copies the live entries into a new array and publishes it; readers
+ * still probing the old one see a consistent if slightly older table, and
+ * actors are freed only after a grace period (qsbr.c), so a reader never
+ * touches freed memory. Old arrays are kept until the table is destroyed:
+ * doubling sizes bound them by the current array.
  */
 #include "internal.h"
 
@@ -21,12 +23,18 @@
 #include <string.h>
 
 #define TOMBSTONE ((ac__actor *)(uintptr_t)1)
+#define MIN_SHARD_SLOTS 64
 
 static inline uint64_t addr_hash(const ac_addr *a)
 {
     uint64_t h;
     memcpy(&h, a->bytes, sizeof h);
     return h;
+}
+
+static inline ac__route_shard *shard_of(ac__route *r, uint64_t h)
+{
+    return &r->shards[h >> (64 - AC__ROUTE_SHARD_BITS)];
 }
 
 static ac__route_array *array_new(size_t capacity, ac__route_array *older)
@@ -43,32 +51,49 @@ static ac__route_array *array_new(size_t capacity, ac__route_array *older)
     return arr;
 }
 
-int ac__route_init(ac__route *r, size_t capacity)
+static void shard_destroy(ac__route_shard *sh)
 {
-    size_t cap = 64;
-    while (cap < capacity)
-        cap *= 2;
-    ac__route_array *arr = array_new(cap, NULL);
-    if (arr == NULL)
-        return AC_ENOMEM;
-    atomic_init(&r->array, arr);
-    r->live = r->used = 0;
-    if (pthread_mutex_init(&r->lock, NULL) != 0) {
-        free(arr);
-        return AC_ENOMEM;
-    }
-    return 0;
-}
-
-void ac__route_destroy(ac__route *r)
-{
-    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+    ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     while (arr) {
         ac__route_array *older = arr->older;
         free(arr);
         arr = older;
     }
-    pthread_mutex_destroy(&r->lock);
+    atomic_store_explicit(&sh->array, NULL, memory_order_relaxed);
+    pthread_mutex_destroy(&sh->lock);
+}
+
+int ac__route_init(ac__route *r, size_t capacity)
+{
+    size_t nshards = 1u << AC__ROUTE_SHARD_BITS, cap = MIN_SHARD_SLOTS;
+    while (cap * nshards < capacity)
+        cap *= 2;
+    /* Writers hold the lock for a few hundred nanoseconds: spinning a
+     * little beats sleeping in the kernel (a glibc extension). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    for (size_t i = 0; i < nshards; i++) {
+        ac__route_shard *sh = &r->shards[i];
+        ac__route_array *arr = array_new(cap, NULL);
+        if (arr == NULL || pthread_mutex_init(&sh->lock, &attr) != 0) {
+            free(arr);
+            while (i-- > 0)
+                shard_destroy(&r->shards[i]);
+            pthread_mutexattr_destroy(&attr);
+            return AC_ENOMEM;
+        }
+        atomic_init(&sh->array, arr);
+        sh->live = sh->used = 0;
+    }
+    pthread_mutexattr_destroy(&attr);
+    return 0;
+}
+
+void ac__route_destroy(ac__route *r)
+{
+    for (size_t i = 0; i < (1u << AC__ROUTE_SHARD_BITS); i++)
+        shard_destroy(&r->shards[i]);
 }
 
 ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr)
@@ -79,7 +104,8 @@ ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr)
 ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h)
 {
     /* Acquire: the array's slots as they were when it was published. */
-    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_acquire);
+    ac__route_array *arr =
+        atomic_load_explicit(&shard_of(r, h)->array, memory_order_acquire);
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
         /* Acquire: pairs with the insert's release, so the actor's address
          * and type are initialised when we read them. */
@@ -94,7 +120,8 @@ ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h
     }
 }
 
-/* Writer side, under r->lock: plain relaxed loads suffice for our own data. */
+/* Writer side, under the shard's lock: relaxed loads suffice for our own
+ * data. */
 static void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_empty)
 {
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
@@ -109,10 +136,10 @@ static void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_emp
     }
 }
 
-static int rehash(ac__route *r, ac__route_array *arr)
+static int rehash(ac__route_shard *sh, ac__route_array *arr)
 {
     size_t cap = arr->mask + 1;
-    while (r->live * 4 >= cap)  /* at most a quarter full after rehashing */
+    while (sh->live * 4 >= cap)  /* at most a quarter full after rehashing */
         cap *= 2;
     ac__route_array *fresh = array_new(cap, arr);
     if (fresh == NULL)
@@ -125,9 +152,9 @@ static int rehash(ac__route *r, ac__route_array *arr)
             place(fresh, a, h, &took_empty);
         }
     }
-    r->used = r->live;
+    sh->used = sh->live;
     /* Release: readers that load the new array see it filled. */
-    atomic_store_explicit(&r->array, fresh, memory_order_release);
+    atomic_store_explicit(&sh->array, fresh, memory_order_release);
     return 0;
 }
 
@@ -138,29 +165,31 @@ int ac__route_insert(ac__route *r, ac__actor *a)
 
 int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h)
 {
-    pthread_mutex_lock(&r->lock);
-    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
-    if ((r->used + 1) * 2 > arr->mask + 1) {  /* keep probes short: <= 1/2 */
-        int rc = rehash(r, arr);
+    ac__route_shard *sh = shard_of(r, h);
+    pthread_mutex_lock(&sh->lock);
+    ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
+    if ((sh->used + 1) * 2 > arr->mask + 1) {  /* keep probes short: <= 1/2 */
+        int rc = rehash(sh, arr);
         if (rc != 0) {
-            pthread_mutex_unlock(&r->lock);
+            pthread_mutex_unlock(&sh->lock);
             return rc;
         }
-        arr = atomic_load_explicit(&r->array, memory_order_relaxed);
+        arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     }
     bool took_empty;
     place(arr, a, h, &took_empty);
-    r->live++;
-    r->used += took_empty;
-    pthread_mutex_unlock(&r->lock);
+    sh->live++;
+    sh->used += took_empty;
+    pthread_mutex_unlock(&sh->lock);
     return 0;
 }
 
 void ac__route_remove(ac__route *r, ac__actor *a)
 {
-    pthread_mutex_lock(&r->lock);
-    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
     uint64_t h = addr_hash(&a->addr);
+    ac__route_shard *sh = shard_of(r, h);
+    pthread_mutex_lock(&sh->lock);
+    ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
         ac__actor *cur = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
         if (cur == NULL)
@@ -169,21 +198,32 @@ void ac__route_remove(ac__route *r, ac__actor *a)
             /* Release: orders the removal before the grace period the
              * caller starts next (qsbr.c). */
             atomic_store_explicit(&arr->slots[i].actor, TOMBSTONE, memory_order_release);
-            r->live--;
+            sh->live--;
             break;
         }
     }
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&sh->lock);
 }
 
 void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg)
 {
-    pthread_mutex_lock(&r->lock);
-    ac__route_array *arr = atomic_load_explicit(&r->array, memory_order_relaxed);
-    for (size_t i = 0; i <= arr->mask; i++) {
-        ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
-        if (a != NULL && a != TOMBSTONE)
-            fn(a, arg);
+    for (size_t s = 0; s < (1u << AC__ROUTE_SHARD_BITS); s++) {
+        ac__route_shard *sh = &r->shards[s];
+        pthread_mutex_lock(&sh->lock);
+        ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
+        for (size_t i = 0; i <= arr->mask; i++) {
+            ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
+            if (a != NULL && a != TOMBSTONE)
+                fn(a, arg);
+        }
+        pthread_mutex_unlock(&sh->lock);
     }
-    pthread_mutex_unlock(&r->lock);
+}
+
+size_t ac__route_capacity(ac__route *r)
+{
+    size_t slots = 0;
+    for (size_t s = 0; s < (1u << AC__ROUTE_SHARD_BITS); s++)
+        slots += atomic_load_explicit(&r->shards[s].array, memory_order_relaxed)->mask + 1;
+    return slots;
 }
