@@ -53,7 +53,7 @@ static ac__actor *actor_new(ac_ctx *cx, const ac_actor_type *type)
 
 void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
-    if (a->tail->klass != AC__CLASS_EMBEDDED)
+    if (a->tail != ac__stub_of(a))
         ac__pool_free(cx, a->tail);
     ac__block_free(cx, a, a->klass);
 }
@@ -71,7 +71,10 @@ static void die(ac_ctx *cx, ac__actor *a, int code)
         AC__COUNT(cx, stopped, 1);
     else
         AC__COUNT(cx, failed, 1);
-    ac__qsbr_retire(cx, a);
+    /* Out of memory for its finalize envelope, the actor is never freed:
+     * it keeps draining whatever still reaches it, counted as dead
+     * letters, rather than risk a sender touching freed memory. */
+    (void)ac__qsbr_retire(cx, a);
 }
 
 static int exit_code_of(const ac__actor *a, int rc)

@@ -98,7 +98,6 @@ static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void
 /* System tags live at the top of the tag space; generated tags start at 0. */
 #define AC__TAG_STOP 0xFFFFFFF0u
 #define AC__TAG_FINALIZE 0xFFFFFFF1u
-#define AC__TAG_STUB 0xFFFFFFF2u
 
 /* ---- envelope pools (pool.c) ---------------------------------------------- */
 
@@ -106,7 +105,6 @@ static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void
  * 16 KiB (pool.c). Envelopes and actor blocks share them. */
 #define AC__POOL_CLASSES 20
 #define AC__CLASS_HUGE 0xFFFEu      /* malloc'd directly */
-#define AC__CLASS_EMBEDDED 0xFFFFu  /* lives inside an actor; never freed */
 
 /* A free block: the first word links it into a free list. */
 typedef struct ac__block {
@@ -157,23 +155,31 @@ enum {
     AC__ACTOR_FAIL_REQUESTED = 1u << 2  /* ac_fail in this handler */
 };
 
+/* An actor's control block, followed by its state in the same block. Every
+ * byte counts (an idle actor should cost at most 128 bytes with its table
+ * slot): what only a dead actor needs lives in its finalize envelope
+ * (qsbr.c), and the mailbox's initial node is just a link. */
 typedef struct ac__actor {
     _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
     ac__env *tail;                  /* mailbox: consumer side */
     const ac_actor_type *type;
     struct ac__actor *next_runnable; /* injection queue link */
-    struct ac__actor *next_retired;  /* retire and orphan list link: apart
-                                        from next_runnable, because a dead
-                                        actor can still be scheduled */
-    uint64_t retire_after;          /* grace-period target once dead */
     uint16_t flags;                 /* touched only by the actor's owner */
     uint16_t klass;                 /* pool class of this block */
     int exit_code;
-    ac__env stub;                   /* the mailbox's initial node */
-    ac__env finalize;               /* the last envelope it will ever get */
+    /* The mailbox's initial node: only its link is ever used (mailbox.c). */
+    _Atomic(ac__env *) stub;
     ac_addr addr;
     alignas(16) unsigned char state[];
 } ac__actor;
+
+_Static_assert(offsetof(ac__env, next) == 0, "the stub is an envelope's link");
+_Static_assert(offsetof(ac__actor, state) == 80, "control block size");
+
+static inline ac__env *ac__stub_of(ac__actor *a)
+{
+    return (ac__env *)(void *)&a->stub;
+}
 
 /* ---- work-stealing deque (deque.c) ----------------------------------------- */
 
@@ -197,16 +203,17 @@ int64_t ac__deque_size(ac__deque *d);                 /* approximate */
 
 /* ---- routing table (route.c) ---------------------------------------------- */
 
-typedef struct ac__route_slot {
-    _Atomic uint64_t hash;
-    _Atomic(ac__actor *) actor;
-} ac__route_slot;
-
+/* A slot is one word: the actor's address in the low 48 bits (user-space
+ * pointers fit), 16 bits of the hash above it to skip most mismatches
+ * without touching the actor, or 0 (empty) or 1 (tombstone). */
 typedef struct ac__route_array {
     struct ac__route_array *older;  /* freed with the table (see route.c) */
     size_t mask;
-    ac__route_slot slots[];
+    _Atomic uintptr_t slots[];
 } ac__route_array;
+
+/* The table's hash of an address; NULL means the identity hash. */
+typedef uint64_t (*ac__route_hash_fn)(const ac_addr *addr, const void *key);
 
 /* One of the table's independent parts: writers of different shards never
  * contend (spawns and deaths on all workers at once). */
@@ -220,17 +227,19 @@ typedef struct ac__route_shard {
 
 typedef struct ac__route {
     alignas(AC__CACHE_LINE) ac__route_shard shards[1u << AC__ROUTE_SHARD_BITS];
+    ac__route_hash_fn hash;         /* NULL: identity (the runtime's) */
+    const void *hash_key;
 } ac__route;
 
 int ac__route_init(ac__route *r, size_t capacity);
 void ac__route_destroy(ac__route *r);
 ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr);
 int ac__route_insert(ac__route *r, ac__actor *a);
-/* The same with the hash given: the runtime always uses the identity hash
- * (the calls above); bench/route.c keys a table with SipHash through these
- * to compare. One table must use one hash function throughout. */
+/* bench/route.c keys a table with SipHash to compare: set the hash before
+ * the first insert, and look up with the hash computed by the caller. The
+ * runtime always uses the identity hash. */
+void ac__route_set_hash(ac__route *r, ac__route_hash_fn fn, const void *key);
 ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h);
-int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h);
 void ac__route_remove(ac__route *r, ac__actor *a);
 /* Calls fn on every live actor, holding the writer lock. */
 void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
@@ -249,9 +258,9 @@ struct ac_ctx {
     ac__addr_stream addrs;
     /* QSBR: 0 while offline, else the grace-period counter last observed. */
     alignas(AC__CACHE_LINE) _Atomic uint64_t qs_seen;
-    /* Dead actors awaiting their grace period, oldest first: targets only
-     * grow, so reaping stops at the first one not yet due. */
-    ac__actor *retired, *retired_tail;
+    /* Finalize envelopes of dead actors awaiting their grace period, oldest
+     * first: targets only grow, so reaping stops at the first not yet due. */
+    ac__env *retired, *retired_tail;
     unsigned depth;                 /* external contexts: nested runtime calls */
     ac__counters stats;
     pthread_t thread;               /* external contexts: the owning thread */
@@ -301,7 +310,7 @@ struct ac_runtime {
     _Atomic size_t inject_len;
 
     pthread_mutex_t orphan_lock;    /* retire lists of parked workers */
-    ac__actor *orphans;
+    ac__env *orphans;
     _Atomic bool has_orphans;
 
     pthread_mutex_t quiet_lock;     /* ac_runtime_run waits here */
@@ -343,7 +352,7 @@ void ac__addr_next(ac__addr_stream *s, ac_addr *out);
 void ac__qsbr_online(ac_ctx *cx);
 void ac__qsbr_offline(ac_ctx *cx);
 void ac__qsbr_quiescent(ac_ctx *cx);
-void ac__qsbr_retire(ac_ctx *cx, ac__actor *a);
+bool ac__qsbr_retire(ac_ctx *cx, ac__actor *a);
 void ac__qsbr_poll(ac_ctx *cx);
 bool ac__qsbr_finalize_orphans(ac_ctx *cx);
 void ac__qsbr_orphan(ac_ctx *cx);

@@ -10,7 +10,8 @@
  *
  * The node a pop returns stays in the queue as its new stub until the next
  * pop, which frees it; so the envelope a handler reads is never freed under
- * it, and the queue needs no separate stub allocation.
+ * it. The first stub is a single link inside the actor (ac__stub_of): the
+ * queue only ever touches a node's link, so that is all it needs.
  */
 #include "internal.h"
 
@@ -26,11 +27,10 @@ static inline ac__env *with_empty_bit(ac__env *e)
  * caller releases it with mark_empty, scheduling it if that fails. */
 void ac__mailbox_init(ac__actor *a, bool owned)
 {
-    a->stub.tag = AC__TAG_STUB;
-    a->stub.klass = AC__CLASS_EMBEDDED;
-    atomic_init(&a->stub.next, NULL);
-    a->tail = &a->stub;
-    atomic_init(&a->head, owned ? &a->stub : with_empty_bit(&a->stub));
+    ac__env *stub = ac__stub_of(a);
+    atomic_init(&a->stub, NULL);
+    a->tail = stub;
+    atomic_init(&a->head, owned ? stub : with_empty_bit(stub));
 }
 
 bool ac__mailbox_push(ac__actor *a, ac__env *e)
@@ -57,7 +57,8 @@ ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
     if (next == NULL)
         return NULL;  /* empty, or a producer is between its two steps */
     a->tail = next;
-    if (tail->klass != AC__CLASS_EMBEDDED)
+    /* Only the stub's link exists: compare, never read its other fields. */
+    if (tail != ac__stub_of(a))
         ac__pool_free(cx, tail);
     return next;
 }

@@ -151,8 +151,6 @@ void *ac__block_alloc(ac_ctx *cx, size_t size, uint16_t *klass)
 
 void ac__block_free(ac_ctx *cx, void *p, uint16_t klass)
 {
-    if (klass == AC__CLASS_EMBEDDED)
-        return;
     if (klass == AC__CLASS_HUGE) {
         free(p);
         return;

@@ -12,9 +12,12 @@
  * between turns, offline while parked) and the contexts of other threads
  * (online only for the duration of one runtime call).
  *
- * Finalizing means pushing the actor's embedded "finalize" envelope into its
- * own mailbox: after the grace period no other push can follow it, so when
- * the actor's owner pops it, nothing else references the actor.
+ * Finalizing means pushing the actor's "finalize" envelope into its own
+ * mailbox: after the grace period no other push can follow it, so when the
+ * actor's owner pops it, nothing else references the actor. That envelope,
+ * allocated at death, also carries the retirement record (which actor, and
+ * its target) and links the retire lists, so live actors pay nothing for
+ * any of this.
  */
 #include "internal.h"
 
@@ -44,17 +47,47 @@ void ac__qsbr_quiescent(ac_ctx *cx)
     atomic_store_explicit(&cx->qs_seen, g, memory_order_release);
 }
 
-void ac__qsbr_retire(ac_ctx *cx, ac__actor *a)
+typedef struct retiree {
+    ac__actor *actor;
+    uint64_t after;  /* the grace-period target */
+} retiree;
+
+static inline retiree *retiree_of(ac__env *e)
 {
+    return (retiree *)ac_envelope_payload(ac__env_pub(e));
+}
+
+/* Retire lists link finalize envelopes through their mailbox link, unused
+ * until the push: relaxed, since only the list's owner touches them. */
+static inline ac__env *next_of(ac__env *e)
+{
+    return atomic_load_explicit(&e->next, memory_order_relaxed);
+}
+
+static inline void set_next(ac__env *e, ac__env *next)
+{
+    atomic_store_explicit(&e->next, next, memory_order_relaxed);
+}
+
+bool ac__qsbr_retire(ac_ctx *cx, ac__actor *a)
+{
+    ac__env *e = ac__pool_alloc(cx, sizeof(retiree));
+    if (e == NULL)
+        return false;
+    e->tag = AC__TAG_FINALIZE;
+    e->flags = 0;
+    retiree_of(e)->actor = a;
     /* acq_rel: the table removal before this is ordered before any
      * quiescent announcement that reads the new value. */
-    a->retire_after = atomic_fetch_add_explicit(&cx->rt->gp, 1, memory_order_acq_rel) + 1;
-    a->next_retired = NULL;
+    retiree_of(e)->after =
+        atomic_fetch_add_explicit(&cx->rt->gp, 1, memory_order_acq_rel) + 1;
+    set_next(e, NULL);
     if (cx->retired_tail)
-        cx->retired_tail->next_retired = a;
+        set_next(cx->retired_tail, e);
     else
-        cx->retired = a;
-    cx->retired_tail = a;
+        cx->retired = e;
+    cx->retired_tail = e;
+    return true;
 }
 
 /* The smallest grace-period value announced by an online participant other
@@ -95,35 +128,38 @@ bool ac__qsbr_all_offline_externals(ac_runtime *rt)
     return all;
 }
 
-static void finalize(ac_ctx *cx, ac__actor *a)
+static void finalize(ac_ctx *cx, ac__env *e)
 {
-    a->finalize.tag = AC__TAG_FINALIZE;
-    a->finalize.klass = AC__CLASS_EMBEDDED;
-    if (ac__mailbox_push(a, &a->finalize))
+    ac__actor *a = retiree_of(e)->actor;
+    if (ac__mailbox_push(a, e))
         ac__schedule(cx, a);
 }
 
 /* Finalizes the actors of *list whose grace period is over; keeps the rest.
  * Returns whether any was finalized. The orphan list mixes the retire lists
  * of several contexts, so it is scanned whole. */
-static bool reap(ac_ctx *cx, ac__actor **list)
+static bool reap(ac_ctx *cx, ac__env **list)
 {
     if (*list == NULL)
         return false;
     uint64_t oldest = oldest_reader(cx->rt, cx);
     bool any = false;
-    ac__actor **link = list;
-    while (*link) {
-        ac__actor *a = *link;
-        if (a->retire_after <= oldest) {
-            *link = a->next_retired;
-            a->next_retired = NULL;
-            finalize(cx, a);
+    ac__env *kept = NULL, *kept_tail = NULL;
+    for (ac__env *e = *list, *next; e != NULL; e = next) {
+        next = next_of(e);
+        if (retiree_of(e)->after <= oldest) {
+            finalize(cx, e);
             any = true;
-        } else {
-            link = &a->next_retired;
+            continue;
         }
+        set_next(e, NULL);
+        if (kept_tail)
+            set_next(kept_tail, e);
+        else
+            kept = e;
+        kept_tail = e;
     }
+    *list = kept;
     return any;
 }
 
@@ -133,11 +169,10 @@ static void reap_own(ac_ctx *cx)
     if (cx->retired == NULL)
         return;
     uint64_t oldest = oldest_reader(cx->rt, cx);
-    while (cx->retired && cx->retired->retire_after <= oldest) {
-        ac__actor *a = cx->retired;
-        cx->retired = a->next_retired;
-        a->next_retired = NULL;
-        finalize(cx, a);
+    while (cx->retired && retiree_of(cx->retired)->after <= oldest) {
+        ac__env *e = cx->retired;
+        cx->retired = next_of(e);
+        finalize(cx, e);
     }
     if (cx->retired == NULL)
         cx->retired_tail = NULL;
@@ -151,11 +186,21 @@ void ac__qsbr_poll(ac_ctx *cx)
         ac__qsbr_finalize_orphans(cx);
 }
 
+/* Prepends the list first..last to the orphans. */
+static void add_orphans(ac_runtime *rt, ac__env *first, ac__env *last)
+{
+    pthread_mutex_lock(&rt->orphan_lock);
+    set_next(last, rt->orphans);
+    rt->orphans = first;
+    atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->orphan_lock);
+}
+
 bool ac__qsbr_finalize_orphans(ac_ctx *cx)
 {
     ac_runtime *rt = cx->rt;
     pthread_mutex_lock(&rt->orphan_lock);
-    ac__actor *list = rt->orphans;
+    ac__env *list = rt->orphans;
     rt->orphans = NULL;
     atomic_store_explicit(&rt->has_orphans, false, memory_order_relaxed);
     pthread_mutex_unlock(&rt->orphan_lock);
@@ -164,14 +209,10 @@ bool ac__qsbr_finalize_orphans(ac_ctx *cx)
     bool any = reap(cx, &list);
     if (list) {
         /* Not yet past their grace period: hand them back. */
-        ac__actor *last = list;
-        while (last->next_retired)
-            last = last->next_retired;
-        pthread_mutex_lock(&rt->orphan_lock);
-        last->next_retired = rt->orphans;
-        rt->orphans = list;
-        atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
-        pthread_mutex_unlock(&rt->orphan_lock);
+        ac__env *last = list;
+        while (next_of(last))
+            last = next_of(last);
+        add_orphans(rt, list, last);
     }
     return any;
 }
@@ -180,11 +221,6 @@ void ac__qsbr_orphan(ac_ctx *cx)
 {
     if (cx->retired == NULL)
         return;
-    ac_runtime *rt = cx->rt;
-    pthread_mutex_lock(&rt->orphan_lock);
-    cx->retired_tail->next_retired = rt->orphans;
-    rt->orphans = cx->retired;
-    atomic_store_explicit(&rt->has_orphans, true, memory_order_relaxed);
-    pthread_mutex_unlock(&rt->orphan_lock);
+    add_orphans(cx->rt, cx->retired, cx->retired_tail);
     cx->retired = cx->retired_tail = NULL;
 }

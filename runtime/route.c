@@ -5,7 +5,8 @@
  * the first 8 bytes are the hash as they stand (identity hashing): no
  * hashing work on the send path, and nobody can aim at a bucket without
  * knowing addresses, which are the capabilities themselves. The top bits of
- * the hash pick one of 64 shards, the low bits a slot in it.
+ * the hash pick one of 64 shards, the low bits a slot in it, bits 32..47
+ * the tag stored beside the pointer in the slot's word.
  *
  * Readers take no lock: they load the shard's current array, probe, and
  * confirm the whole address against the actor. Writers (spawn, death) take
@@ -22,14 +23,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TOMBSTONE ((ac__actor *)(uintptr_t)1)
+#define EMPTY ((uintptr_t)0)
+#define TOMBSTONE ((uintptr_t)1)
+#define PTR_BITS 48
+#define PTR_MASK (((uintptr_t)1 << PTR_BITS) - 1)
 #define MIN_SHARD_SLOTS 64
 
-static inline uint64_t addr_hash(const ac_addr *a)
+static inline uint64_t identity_hash(const ac_addr *a)
 {
     uint64_t h;
     memcpy(&h, a->bytes, sizeof h);
     return h;
+}
+
+static inline uint64_t route_hash(const ac__route *r, const ac_addr *a)
+{
+    return r->hash ? r->hash(a, r->hash_key) : identity_hash(a);
+}
+
+static inline uintptr_t tag_of(uint64_t h)
+{
+    return (uintptr_t)((h >> 32) & 0xFFFF) << PTR_BITS;
+}
+
+static inline ac__actor *actor_of(uintptr_t v)
+{
+    return (ac__actor *)(v & PTR_MASK);
 }
 
 static inline ac__route_shard *shard_of(ac__route *r, uint64_t h)
@@ -39,15 +58,13 @@ static inline ac__route_shard *shard_of(ac__route *r, uint64_t h)
 
 static ac__route_array *array_new(size_t capacity, ac__route_array *older)
 {
-    ac__route_array *arr = malloc(sizeof *arr + capacity * sizeof(ac__route_slot));
+    ac__route_array *arr = malloc(sizeof *arr + capacity * sizeof(_Atomic uintptr_t));
     if (arr == NULL)
         return NULL;
     arr->older = older;
     arr->mask = capacity - 1;
-    for (size_t i = 0; i < capacity; i++) {
-        atomic_init(&arr->slots[i].hash, 0);
-        atomic_init(&arr->slots[i].actor, NULL);
-    }
+    for (size_t i = 0; i < capacity; i++)
+        atomic_init(&arr->slots[i], EMPTY);
     return arr;
 }
 
@@ -87,7 +104,15 @@ int ac__route_init(ac__route *r, size_t capacity)
         sh->live = sh->used = 0;
     }
     pthread_mutexattr_destroy(&attr);
+    r->hash = NULL;
+    r->hash_key = NULL;
     return 0;
+}
+
+void ac__route_set_hash(ac__route *r, ac__route_hash_fn fn, const void *key)
+{
+    r->hash = fn;
+    r->hash_key = key;
 }
 
 void ac__route_destroy(ac__route *r)
@@ -98,7 +123,7 @@ void ac__route_destroy(ac__route *r)
 
 ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr)
 {
-    return ac__route_lookup_hashed(r, addr, addr_hash(addr));
+    return ac__route_lookup_hashed(r, addr, identity_hash(addr));
 }
 
 ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h)
@@ -106,17 +131,19 @@ ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h
     /* Acquire: the array's slots as they were when it was published. */
     ac__route_array *arr =
         atomic_load_explicit(&shard_of(r, h)->array, memory_order_acquire);
+    uintptr_t tag = tag_of(h);
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
         /* Acquire: pairs with the insert's release, so the actor's address
          * and type are initialised when we read them. */
-        ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_acquire);
-        if (a == NULL)
+        uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_acquire);
+        if (v == EMPTY)
             return NULL;
-        /* Relaxed: the hash only filters; the full compare decides. */
-        if (a != TOMBSTONE &&
-            atomic_load_explicit(&arr->slots[i].hash, memory_order_relaxed) == h &&
-            memcmp(a->addr.bytes, addr->bytes, sizeof addr->bytes) == 0)
-            return a;
+        /* The tag filters; the full compare decides. */
+        if ((v & ~PTR_MASK) == tag && v != TOMBSTONE) {
+            ac__actor *a = actor_of(v);
+            if (memcmp(a->addr.bytes, addr->bytes, sizeof addr->bytes) == 0)
+                return a;
+        }
     }
 }
 
@@ -125,31 +152,34 @@ ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h
 static void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_empty)
 {
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
-        ac__actor *cur = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
-        if (cur == NULL || cur == TOMBSTONE) {
-            *took_empty = cur == NULL;
-            atomic_store_explicit(&arr->slots[i].hash, h, memory_order_relaxed);
-            /* Release: publishes the hash and the actor's initialised fields. */
-            atomic_store_explicit(&arr->slots[i].actor, a, memory_order_release);
+        uintptr_t cur = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
+        if (cur == EMPTY || cur == TOMBSTONE) {
+            *took_empty = cur == EMPTY;
+            /* Release: publishes the actor's initialised fields. */
+            atomic_store_explicit(&arr->slots[i], tag_of(h) | (uintptr_t)a,
+                                  memory_order_release);
             return;
         }
     }
 }
 
-static int rehash(ac__route_shard *sh, ac__route_array *arr)
+static int rehash(ac__route *r, ac__route_shard *sh, ac__route_array *arr)
 {
+    /* Grow to at most a third full: at most half full triggers the next
+     * rehash, so a table spends its life between a third and a half full
+     * (tombstones aside), which keeps both probes and memory in check. */
     size_t cap = arr->mask + 1;
-    while (sh->live * 4 >= cap)  /* at most a quarter full after rehashing */
+    while (sh->live * 3 >= cap)
         cap *= 2;
     ac__route_array *fresh = array_new(cap, arr);
     if (fresh == NULL)
         return AC_ENOMEM;
     for (size_t i = 0; i <= arr->mask; i++) {
-        ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
-        if (a != NULL && a != TOMBSTONE) {
+        uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
+        if (v != EMPTY && v != TOMBSTONE) {
             bool took_empty;
-            uint64_t h = atomic_load_explicit(&arr->slots[i].hash, memory_order_relaxed);
-            place(fresh, a, h, &took_empty);
+            ac__actor *a = actor_of(v);
+            place(fresh, a, route_hash(r, &a->addr), &took_empty);
         }
     }
     sh->used = sh->live;
@@ -160,16 +190,14 @@ static int rehash(ac__route_shard *sh, ac__route_array *arr)
 
 int ac__route_insert(ac__route *r, ac__actor *a)
 {
-    return ac__route_insert_hashed(r, a, addr_hash(&a->addr));
-}
-
-int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h)
-{
+    if (((uintptr_t)a & ~PTR_MASK) != 0)
+        return AC_EINVAL;  /* a pointer above 2^48: no room for the tag */
+    uint64_t h = route_hash(r, &a->addr);
     ac__route_shard *sh = shard_of(r, h);
     pthread_mutex_lock(&sh->lock);
     ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     if ((sh->used + 1) * 2 > arr->mask + 1) {  /* keep probes short: <= 1/2 */
-        int rc = rehash(sh, arr);
+        int rc = rehash(r, sh, arr);
         if (rc != 0) {
             pthread_mutex_unlock(&sh->lock);
             return rc;
@@ -186,18 +214,18 @@ int ac__route_insert_hashed(ac__route *r, ac__actor *a, uint64_t h)
 
 void ac__route_remove(ac__route *r, ac__actor *a)
 {
-    uint64_t h = addr_hash(&a->addr);
+    uint64_t h = route_hash(r, &a->addr);
     ac__route_shard *sh = shard_of(r, h);
     pthread_mutex_lock(&sh->lock);
     ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
-        ac__actor *cur = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
-        if (cur == NULL)
+        uintptr_t cur = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
+        if (cur == EMPTY)
             break;  /* not present: removed already */
-        if (cur == a) {
+        if (cur != TOMBSTONE && actor_of(cur) == a) {
             /* Release: orders the removal before the grace period the
              * caller starts next (qsbr.c). */
-            atomic_store_explicit(&arr->slots[i].actor, TOMBSTONE, memory_order_release);
+            atomic_store_explicit(&arr->slots[i], TOMBSTONE, memory_order_release);
             sh->live--;
             break;
         }
@@ -212,9 +240,9 @@ void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg)
         pthread_mutex_lock(&sh->lock);
         ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
         for (size_t i = 0; i <= arr->mask; i++) {
-            ac__actor *a = atomic_load_explicit(&arr->slots[i].actor, memory_order_relaxed);
-            if (a != NULL && a != TOMBSTONE)
-                fn(a, arg);
+            uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
+            if (v != EMPTY && v != TOMBSTONE)
+                fn(actor_of(v), arg);
         }
         pthread_mutex_unlock(&sh->lock);
     }
