@@ -64,8 +64,8 @@ static void measure(size_t n, size_t lookups)
     crypto_shorthash_keygen(key);
 
     ac__route ident, sip;
-    bench_check(ac__route_init(&ident, 64), "route init");
-    bench_check(ac__route_init(&sip, 64), "route init");
+    bench_check(ac__route_init(&ident, 64, NULL), "route init");
+    bench_check(ac__route_init(&sip, 64, NULL), "route init");
     ac__route_set_hash(&sip, siphash, key);
     for (size_t i = 0; i < n; i++) {
         ac__actor *a = (ac__actor *)(void *)(actors + i * actor_size);

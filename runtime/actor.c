@@ -25,6 +25,9 @@ void ac__leave(ac_ctx *cx)
         ac__qsbr_offline(cx);
         if (retired)
             ac__notify_work(cx->rt);
+        /* Spawning from outside grows the table with no worker awake to
+         * free what it outgrew. */
+        ac__qsbr_reclaim_tables(cx);
     }
 }
 

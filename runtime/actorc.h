@@ -172,6 +172,25 @@ typedef struct ac_bytes {
 /* A view of a NUL-terminated C string (NULL gives the empty string). */
 ac_string ac_string_of(const char *s);
 
+/* Sequences (`T[]` in the IDL) of the built-in types: views of `len`
+ * elements, copied into the envelope's tail like strings. The compiler
+ * declares the sequence types of structs, enums and references next to
+ * them (m_Money_seq, m_A_ref_seq). Header-only, used by generated code. */
+typedef struct ac_bool_seq { const bool *data; uint32_t len; } ac_bool_seq;
+typedef struct ac_i8_seq { const int8_t *data; uint32_t len; } ac_i8_seq;
+typedef struct ac_i16_seq { const int16_t *data; uint32_t len; } ac_i16_seq;
+typedef struct ac_i32_seq { const int32_t *data; uint32_t len; } ac_i32_seq;
+typedef struct ac_i64_seq { const int64_t *data; uint32_t len; } ac_i64_seq;
+typedef struct ac_u8_seq { const uint8_t *data; uint32_t len; } ac_u8_seq;
+typedef struct ac_u16_seq { const uint16_t *data; uint32_t len; } ac_u16_seq;
+typedef struct ac_u32_seq { const uint32_t *data; uint32_t len; } ac_u32_seq;
+typedef struct ac_u64_seq { const uint64_t *data; uint32_t len; } ac_u64_seq;
+typedef struct ac_f32_seq { const float *data; uint32_t len; } ac_f32_seq;
+typedef struct ac_f64_seq { const double *data; uint32_t len; } ac_f64_seq;
+typedef struct ac_string_seq { const ac_string *data; uint32_t len; } ac_string_seq;
+typedef struct ac_bytes_seq { const ac_bytes *data; uint32_t len; } ac_bytes_seq;
+typedef struct ac_addr_seq { const ac_addr *data; uint32_t len; } ac_addr_seq;
+
 /* ---- wire codecs (generated per actor type; docs/WIRE.md) ------------------ */
 
 /* Writes the wire form of the message in `e` into buf[0..cap). Returns the

@@ -207,7 +207,8 @@ int64_t ac__deque_size(ac__deque *d);                 /* approximate */
  * pointers fit), 16 bits of the hash above it to skip most mismatches
  * without touching the actor, or 0 (empty) or 1 (tombstone). */
 typedef struct ac__route_array {
-    struct ac__route_array *older;  /* freed with the table (see route.c) */
+    struct ac__route_array *older;  /* outgrown arrays, newest first */
+    uint64_t free_after;            /* once outgrown: its grace-period target */
     size_t mask;
     _Atomic uintptr_t slots[];
 } ac__route_array;
@@ -229,9 +230,15 @@ typedef struct ac__route {
     alignas(AC__CACHE_LINE) ac__route_shard shards[1u << AC__ROUTE_SHARD_BITS];
     ac__route_hash_fn hash;         /* NULL: identity (the runtime's) */
     const void *hash_key;
+    _Atomic uint64_t *gp;           /* the runtime's grace-period counter */
+    _Atomic bool has_outgrown;      /* some shard keeps an outgrown array */
 } ac__route;
 
-int ac__route_init(ac__route *r, size_t capacity);
+/* `gp` may be NULL: outgrown arrays are then kept until destroy. */
+int ac__route_init(ac__route *r, size_t capacity, _Atomic uint64_t *gp);
+/* Frees the outgrown arrays whose grace period ends at or before `oldest`
+ * (qsbr.c computes it). */
+void ac__route_reclaim(ac__route *r, uint64_t oldest);
 void ac__route_destroy(ac__route *r);
 ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr);
 int ac__route_insert(ac__route *r, ac__actor *a);
@@ -356,6 +363,7 @@ bool ac__qsbr_retire(ac_ctx *cx, ac__actor *a);
 void ac__qsbr_poll(ac_ctx *cx);
 bool ac__qsbr_finalize_orphans(ac_ctx *cx);
 void ac__qsbr_orphan(ac_ctx *cx);
+void ac__qsbr_reclaim_tables(ac_ctx *cx);
 bool ac__qsbr_all_offline_externals(ac_runtime *rt);
 
 /* sched.c */

@@ -178,9 +178,17 @@ static void reap_own(ac_ctx *cx)
         cx->retired_tail = NULL;
 }
 
+void ac__qsbr_reclaim_tables(ac_ctx *cx)
+{
+    /* Relaxed: a hint; route.c rechecks under its locks. */
+    if (atomic_load_explicit(&cx->rt->route.has_outgrown, memory_order_relaxed))
+        ac__route_reclaim(&cx->rt->route, oldest_reader(cx->rt, cx));
+}
+
 void ac__qsbr_poll(ac_ctx *cx)
 {
     reap_own(cx);
+    ac__qsbr_reclaim_tables(cx);
     /* Relaxed: a hint; the list itself is read under its lock. */
     if (atomic_load_explicit(&cx->rt->has_orphans, memory_order_relaxed))
         ac__qsbr_finalize_orphans(cx);

@@ -15,8 +15,9 @@
  * Growth copies the live entries into a new array and publishes it; readers
  * still probing the old one see a consistent if slightly older table, and
  * actors are freed only after a grace period (qsbr.c), so a reader never
- * touches freed memory. Old arrays are kept until the table is destroyed:
- * doubling sizes bound them by the current array.
+ * touches freed memory. An outgrown array is freed once every reader has
+ * passed a quiescent state after it was replaced (ac__route_reclaim, driven
+ * by qsbr.c): readers may still be probing it until then.
  */
 #include "internal.h"
 
@@ -80,7 +81,7 @@ static void shard_destroy(ac__route_shard *sh)
     pthread_mutex_destroy(&sh->lock);
 }
 
-int ac__route_init(ac__route *r, size_t capacity)
+int ac__route_init(ac__route *r, size_t capacity, _Atomic uint64_t *gp)
 {
     size_t nshards = 1u << AC__ROUTE_SHARD_BITS, cap = MIN_SHARD_SLOTS;
     while (cap * nshards < capacity)
@@ -106,7 +107,37 @@ int ac__route_init(ac__route *r, size_t capacity)
     pthread_mutexattr_destroy(&attr);
     r->hash = NULL;
     r->hash_key = NULL;
+    r->gp = gp;
+    atomic_init(&r->has_outgrown, false);
     return 0;
+}
+
+void ac__route_reclaim(ac__route *r, uint64_t oldest)
+{
+    /* Relaxed: a hint, set again below by any shard that still waits. */
+    if (!atomic_exchange_explicit(&r->has_outgrown, false, memory_order_relaxed))
+        return;
+    bool waiting = false;
+    for (size_t s = 0; s < (1u << AC__ROUTE_SHARD_BITS); s++) {
+        ac__route_shard *sh = &r->shards[s];
+        pthread_mutex_lock(&sh->lock);
+        ac__route_array *keep = atomic_load_explicit(&sh->array, memory_order_relaxed);
+        /* Newest first, so targets fall along the chain: free from the
+         * first one that is due. */
+        while (keep->older && keep->older->free_after > oldest)
+            keep = keep->older;
+        ac__route_array *due = keep->older;
+        keep->older = NULL;
+        waiting |= keep != atomic_load_explicit(&sh->array, memory_order_relaxed);
+        pthread_mutex_unlock(&sh->lock);
+        while (due) {
+            ac__route_array *older = due->older;
+            free(due);
+            due = older;
+        }
+    }
+    if (waiting)
+        atomic_store_explicit(&r->has_outgrown, true, memory_order_relaxed);
 }
 
 void ac__route_set_hash(ac__route *r, ac__route_hash_fn fn, const void *key)
@@ -185,6 +216,11 @@ static int rehash(ac__route *r, ac__route_shard *sh, ac__route_array *arr)
     sh->used = sh->live;
     /* Release: readers that load the new array see it filled. */
     atomic_store_explicit(&sh->array, fresh, memory_order_release);
+    /* acq_rel, after the publication: a reader that announces this value
+     * later has stopped probing the old array (as for actors, qsbr.c). */
+    arr->free_after = r->gp ? atomic_fetch_add_explicit(r->gp, 1, memory_order_acq_rel) + 1
+                            : UINT64_MAX;
+    atomic_store_explicit(&r->has_outgrown, true, memory_order_relaxed);
     return 0;
 }
 

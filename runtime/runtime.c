@@ -123,7 +123,7 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     rt->nworkers = (unsigned)c.workers;
     rt->nslots = rt->nworkers ? rt->nworkers : 1;
     rt->workers = aligned_alloc(AC__CACHE_LINE, rt->nslots * sizeof *rt->workers);
-    if (rt->workers == NULL || ac__route_init(&rt->route, INITIAL_ROUTE) != 0) {
+    if (rt->workers == NULL || ac__route_init(&rt->route, INITIAL_ROUTE, &rt->gp) != 0) {
         free(rt->workers);
         free(rt);
         return AC_ENOMEM;
