@@ -17,6 +17,14 @@ need_pc criterion libcriterion-dev
 # The test suite also compiles generated code as C++ and with clang.
 need_cmd g++ g++
 need_cmd clang clang
+# --bench (make bench-compare): also the benchmark peers, Erlang/OTP and the
+# C++ Actor Framework, and gnuplot for the chart.
+if [ "${1:-}" = --bench ]; then
+    need_cmd erl erlang-nox
+    need_cmd erlc erlang-nox
+    [ -f /usr/include/caf/all.hpp ] || missing+=(libcaf-dev)
+    need_cmd gnuplot gnuplot-nox
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 

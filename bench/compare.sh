@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Runs actorc's actor benchmarks next to their Erlang/OTP and CAF peers at the
+# same sizes and compares the medians (see bench/README.md, bench/peers/).
+#
+#   bench/compare.sh            (normally via `make bench-compare`)
+#
+# Environment:
+#   BENCH_RUNS=3          runs of each implementation per benchmark
+#   BENCH_SIZE=small      a tenth of the README sizes (default: the README's)
+#   BENCH_ARGS_<name>="…" override one benchmark's arguments, e.g.
+#                         BENCH_ARGS_pairs="1000 1000"
+#   BENCH_ONLY="ring fanin"  run only these benchmarks
+#   BENCH_TIMEOUT=600     seconds before one run counts as failed
+#   BUILD=build           where build/bench/<name> and build/bench/peers/ are
+#   AC_WORKERS=n          worker count for all three (actorc's workers, CAF's
+#                         scheduler.max-threads, Erlang's +S n:n); default:
+#                         each one's default, one per core
+#
+# Runs are interleaved (actorc, erlang, caf, actorc, ...) so that all three
+# share the machine's drift. Per benchmark it reports the median msgs/s and
+# seconds of each, the ratio of actorc to the faster peer (msgs/s; for skynet
+# the peer's time over actorc's) and the issue's target with PASS or MISS. A
+# run that fails its own verification (non-zero exit), times out or prints
+# no well-formed line marks the row FAILED, never a speed figure. A missing
+# actorc binary skips actorc in that row (the peers still run) with a note.
+#
+# Writes the table to stdout and $BUILD/bench/compare.txt, every run's
+# output line to $BUILD/bench/compare.runs and a bar chart (log msgs/s) to
+# $BUILD/bench/compare.png. Exits 1 when a row FAILED, else 0 (a MISS is a
+# result, not an error).
+set -u
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 2
+
+BUILD=${BUILD:-build}
+RUNS=${BENCH_RUNS:-3}
+SIZE=${BENCH_SIZE:-}
+TIMEOUT=${BENCH_TIMEOUT:-600}
+out=$BUILD/bench
+peers=$out/peers
+
+case "$RUNS" in '' | *[!0-9]* | 0) echo "compare: BENCH_RUNS must be a positive integer" >&2; exit 2 ;; esac
+case "$TIMEOUT" in '' | *[!0-9]* | 0) echo "compare: BENCH_TIMEOUT must be a positive integer" >&2; exit 2 ;; esac
+
+benches=(pingpong ring ring_multi skynet fanin pairs)
+declare -A args
+case "$SIZE" in
+'' | full | default)
+    SIZE=full
+    args=([pingpong]="1000000" [ring]="1000 10000000" [ring_multi]="1000 1000 10000000"
+          [skynet]="6" [fanin]="100 100000" [pairs]="1000 10000") ;;
+small)
+    args=([pingpong]="100000" [ring]="1000 1000000" [ring_multi]="1000 1000 1000000"
+          [skynet]="5" [fanin]="100 10000" [pairs]="1000 1000") ;;
+*)
+    echo "compare: BENCH_SIZE must be small or empty (the README's sizes)" >&2
+    exit 2 ;;
+esac
+for b in "${benches[@]}"; do
+    v=BENCH_ARGS_$b
+    [ -n "${!v:-}" ] && args[$b]=${!v}
+done
+if [ -n "${BENCH_ONLY:-}" ]; then
+    sel=()
+    for b in $BENCH_ONLY; do
+        [ -n "${args[$b]+x}" ] || { echo "compare: unknown benchmark '$b' in BENCH_ONLY" >&2; exit 2; }
+        sel+=("$b")
+    done
+    benches=("${sel[@]}")
+fi
+
+# The issue's targets: actorc ÷ the faster peer, in msgs/s (skynet: in time).
+declare -A target=([pingpong]=10 [ring]=10 [ring_multi]=5 [skynet]=10 [fanin]=5 [pairs]=5)
+
+impls=(actorc erlang caf)
+cmd_of() { # impl bench -> the command, as words, on stdout (one per line)
+    case "$1" in
+    actorc) printf '%s\n' "$out/$2" ;;
+    erlang) printf '%s\n' bench/peers/erlang/run.sh "$peers/erlang" "$2" ;;
+    caf) printf '%s\n' "$peers/caf/$2" ;;
+    esac
+}
+present() { # impl bench: is it built?
+    case "$1" in
+    actorc) [ -x "$out/$2" ] ;;
+    erlang) [ -f "$peers/erlang/$2.beam" ] && [ -f "$peers/erlang/bench_peer.beam" ] ;;
+    caf) [ -x "$peers/caf/$2" ] ;;
+    esac
+}
+
+# Workers: one setting for all three when AC_WORKERS is given.
+if [ -n "${AC_WORKERS:-}" ]; then
+    export AC_WORKERS CAF_WORKERS=$AC_WORKERS ERL_WORKERS=$AC_WORKERS
+fi
+
+mkdir -p "$out" || exit 2
+runs_file=$out/compare.runs
+txt=$out/compare.txt
+dat=$out/compare.dat
+png=$out/compare.png
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+: >"$runs_file"
+
+declare -A secs rate state why
+notes=()
+
+# median of the numbers on stdin ("-" when there are none)
+median() {
+    sort -g | awk '{ a[NR] = $1 }
+        END { if (NR == 0) { print "-"; exit }
+              if (NR % 2) m = a[(NR + 1) / 2]; else m = (a[NR / 2] + a[NR / 2 + 1]) / 2
+              printf "%.6f\n", m }'
+}
+
+ncores=$(nproc 2>/dev/null || echo '?')
+echo "compare: $SIZE sizes, $RUNS runs each, interleaved; $ncores cores; workers: ${AC_WORKERS:-default (one per core)}" >&2
+
+for b in "${benches[@]}"; do
+    want_params=$(tr -s ' ' 'x' <<<"${args[$b]}")
+    for i in "${impls[@]}"; do
+        state[$b,$i]=ok
+        secs[$b,$i]=""
+        rate[$b,$i]=""
+        if ! present "$i" "$b"; then
+            state[$b,$i]=missing
+            mapfile -t c < <(cmd_of "$i" "$b")
+            [ "$i" = erlang ] && c=("$peers/erlang/$b.beam")
+            why[$b,$i]="$i: ${c[0]} not built"
+        fi
+    done
+    for ((r = 1; r <= RUNS; r++)); do
+        for i in "${impls[@]}"; do
+            [ "${state[$b,$i]}" = ok ] || continue
+            mapfile -t c < <(cmd_of "$i" "$b")
+            # shellcheck disable=SC2086
+            timeout "$TIMEOUT" "${c[@]}" ${args[$b]} >"$tmp/out" 2>"$tmp/err"
+            rc=$?
+            line=$(awk -v b="$b" '$1 == b { l = $0 } END { print l }' "$tmp/out")
+            printf '%s %s run %d rc %d: %s\n' "$b" "$i" "$r" "$rc" "${line:-<no line>}" >>"$runs_file"
+            sed 's/^/    stderr: /' "$tmp/err" >>"$runs_file"
+            echo "  $b $i run $r: ${line:-rc $rc}" >&2
+            if [ "$rc" -ne 0 ]; then
+                state[$b,$i]=failed
+                if [ "$rc" -eq 124 ]; then
+                    why[$b,$i]="$i run $r: timed out after ${TIMEOUT}s"
+                else
+                    why[$b,$i]="$i run $r: exit $rc: $(grep -m1 . "$tmp/err" | cut -c1-160)"
+                fi
+                continue
+            fi
+            # benchmark params seconds msgs_per_sec peak_rss_kb
+            if ! awk -v b="$b" -v p="$want_params" 'BEGIN { ok = 0 }
+                    $1 == b && NF == 5 && $2 == p && $3 ~ /^[0-9]+\.[0-9][0-9][0-9]+$/ &&
+                    $4 ~ /^[0-9]+(\.[0-9]+)?$/ && $5 ~ /^[0-9]+$/ && $3 > 0 { ok = 1 }
+                    END { exit !ok }' <<<"$line"; then
+                state[$b,$i]=failed
+                why[$b,$i]="$i run $r: no well-formed '$b $want_params seconds msgs_per_sec peak_rss_kb' line (got: ${line:-nothing})"
+                continue
+            fi
+            read -r _ _ s m _ <<<"$line"
+            secs[$b,$i]+="$s "
+            rate[$b,$i]+="$m "
+        done
+    done
+done
+
+# ---- table -----------------------------------------------------------------
+fmt_rate() { awk -v x="$1" 'BEGIN { printf "%.0f", x }'; }
+fmt_secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
+
+failed_any=0
+{
+    echo "# actorc vs Erlang/OTP $(erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().' 2>/dev/null || echo '?')" \
+         "and CAF $(dpkg-query -W -f='${Version}' libcaf-dev 2>/dev/null || echo '?')" \
+         "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $ncores cores," \
+         "workers ${AC_WORKERS:-default}, $SIZE sizes, median of $RUNS"
+    printf '%-10s %-18s %13s %13s %13s %9s %9s %9s %8s %12s %s\n' \
+        benchmark params actorc_msg/s erlang_msg/s caf_msg/s actorc_s erlang_s caf_s ratio target result
+    : >"$dat"
+    for b in "${benches[@]}"; do
+        params=$(tr -s ' ' 'x' <<<"${args[$b]}")
+        declare -A mr ms
+        row_failed=0
+        for i in "${impls[@]}"; do
+            case "${state[$b,$i]}" in
+            ok)
+                mr[$i]=$(tr ' ' '\n' <<<"${rate[$b,$i]}" | grep . | median)
+                ms[$i]=$(tr ' ' '\n' <<<"${secs[$b,$i]}" | grep . | median) ;;
+            failed)
+                mr[$i]=FAILED ms[$i]=FAILED row_failed=1
+                notes+=("$b: ${why[$b,$i]}") ;;
+            missing)
+                mr[$i]=- ms[$i]=-
+                notes+=("$b: ${why[$b,$i]}; skipped") ;;
+            esac
+        done
+        tgt="${target[$b]}x"
+        [ "$b" = skynet ] && tgt="${target[$b]}x(time)"
+        if [ "$row_failed" = 1 ]; then
+            ratio=- result=FAILED failed_any=1
+        elif [ "${mr[actorc]}" = - ]; then
+            ratio=- result=SKIPPED
+        elif [ "${mr[erlang]}" = - ] && [ "${mr[caf]}" = - ]; then
+            ratio=- result=NO-PEER
+        else
+            if [ "$b" = skynet ]; then
+                # time: the faster peer's seconds over actorc's
+                ratio=$(awk -v a="${ms[actorc]}" -v e="${ms[erlang]}" -v c="${ms[caf]}" 'BEGIN {
+                    best = -1; if (e != "-") best = e; if (c != "-" && (best < 0 || c < best)) best = c
+                    printf "%.2f", best / a }')
+            else
+                ratio=$(awk -v a="${mr[actorc]}" -v e="${mr[erlang]}" -v c="${mr[caf]}" 'BEGIN {
+                    best = -1; if (e != "-") best = e; if (c != "-" && c > best) best = c
+                    printf "%.2f", a / best }')
+            fi
+            result=$(awk -v x="$ratio" -v t="${target[$b]}" 'BEGIN { print (x >= t) ? "PASS" : "MISS" }')
+            ratio="${ratio}x"
+        fi
+        cells=()
+        for i in "${impls[@]}"; do
+            case "${mr[$i]}" in FAILED | -) cells+=("${mr[$i]}") ;; *) cells+=("$(fmt_rate "${mr[$i]}")") ;; esac
+        done
+        for i in "${impls[@]}"; do
+            case "${ms[$i]}" in FAILED | -) cells+=("${ms[$i]}") ;; *) cells+=("$(fmt_secs "${ms[$i]}")") ;; esac
+        done
+        printf '%-10s %-18s %13s %13s %13s %9s %9s %9s %8s %12s %s\n' \
+            "$b" "$params" "${cells[@]}" "$ratio" ">=$tgt" "$result"
+        # chart data: failed or missing figures are left out ('?')
+        d=()
+        for i in "${impls[@]}"; do
+            case "${mr[$i]}" in FAILED | -) d+=("?") ;; *) d+=("${mr[$i]}") ;; esac
+        done
+        echo "$b ${d[*]}" >>"$dat"
+        unset mr ms
+    done
+    if [ ${#notes[@]} -gt 0 ]; then
+        echo
+        printf 'note: %s\n' "${notes[@]}"
+    fi
+    echo
+    echo "ratio: actorc msgs/s over the faster peer's (skynet: the faster peer's seconds over actorc's);"
+    echo "every run's output: $runs_file"
+} >"$txt"
+cat "$txt"
+
+# ---- chart -----------------------------------------------------------------
+if command -v gnuplot >/dev/null 2>&1; then
+    # the axis starts at the power of ten below the smallest bar
+    ymin=$(awk '{ for (i = 2; i <= NF; i++) if ($i != "?" && $i > 0 && (m == "" || $i < m)) m = $i }
+        END { if (m == "") print 1; else printf "%g", 10 ^ int(log(m) / log(10)) }' "$dat")
+    if gnuplot <<EOF 2>"$tmp/gp"; then
+set terminal pngcairo size 1000,560 font ",10"
+set output "$png"
+set title "actorc vs Erlang/OTP vs CAF - median messages/s of $RUNS runs ($SIZE sizes; log scale)"
+set datafile missing "?"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set logscale y
+set yrange [$ymin:*]
+set format y "10^{%L}"
+set ylabel "messages per second"
+set grid ytics
+set key top left
+set xtics nomirror noenhanced
+plot "$dat" using 2:xtic(1) title "actorc" lc rgb "#1b9e77", \
+     "" using 3 title "Erlang/OTP" lc rgb "#d95f02", \
+     "" using 4 title "CAF" lc rgb "#7570b3"
+EOF
+        echo "compare: chart in $png" >&2
+    else
+        echo "compare: gnuplot failed, no chart: $(head -3 "$tmp/gp")" >&2
+    fi
+else
+    echo "compare: gnuplot not installed, no chart (apt-get install gnuplot-nox)" >&2
+fi
+
+exit "$failed_any"
