@@ -253,28 +253,33 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
     return true;
 }
 
-unsigned ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, bool *requeue)
+ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
 {
     cx->current = a;
     unsigned n = 0;
+    ac__turn end;
     for (;;) {
-        if (n == batch && ac__mailbox_has_next(a)) {
-            *requeue = true;  /* more to do, after the others had a turn */
-            break;
-        }
         ac__env *e = n < batch ? ac__mailbox_pop(cx, a) : NULL;
         if (e == NULL) {
-            /* Drained, or a producer is mid-push: marking fails then, and
-             * the actor stays scheduled to pick the message up. */
-            *requeue = !ac__mailbox_mark_empty(a);
+            /* Out of batch with more to do, or drained (or a producer is
+             * mid-push, which ac__turn_release then notices). */
+            end = n == batch && ac__mailbox_has_next(a) ? AC__TURN_MORE : AC__TURN_DRAINED;
             break;
         }
         n++;
         if (!handle(cx, a, e)) {
-            *requeue = false;
+            end = AC__TURN_FREED;
             break;
         }
     }
     cx->current = NULL;
-    return n;
+    *handled = n;
+    return end;
+}
+
+bool ac__turn_release(ac__actor *a)
+{
+    /* Marking fails if a producer got in since the last pop: then the
+     * actor stays scheduled, and the caller runs it again. */
+    return !ac__mailbox_has_next(a) && ac__mailbox_mark_empty(a);
 }

@@ -278,6 +278,7 @@ struct ac__worker {
     ac_ctx cx;
     ac__deque deque;
     ac__actor *lifo;                /* the LIFO slot: runs next, for locality */
+    ac__actor *drained;             /* owned, mailbox empty, not yet released */
     unsigned lifo_streak;
     uint32_t tick;
     uint64_t rng;
@@ -377,7 +378,16 @@ bool ac__quiescent(ac_runtime *rt);
 /* actor.c */
 void ac__enter(ac_ctx *cx);
 void ac__leave(ac_ctx *cx);
-unsigned ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, bool *requeue);
+/* How a turn ended: the actor is still owned by the caller unless FREED. */
+typedef enum ac__turn {
+    AC__TURN_MORE,     /* the batch ran out: run it again, after the others */
+    AC__TURN_DRAINED,  /* its mailbox looked empty: ac__turn_release it */
+    AC__TURN_FREED     /* it got its finalize envelope and is gone */
+} ac__turn;
+ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled);
+/* Gives up a drained actor: true if it is now unscheduled, false if a
+ * message arrived and the caller must keep running it. */
+bool ac__turn_release(ac__actor *a);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
 

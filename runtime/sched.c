@@ -176,12 +176,41 @@ static ac__actor *next_local(ac__worker *w)
     return inject_pop(rt);
 }
 
+/* Hands an owned actor that has messages back to the queues: next, if the
+ * LIFO slot is free (a reply to the actor that just ran), else behind the
+ * others. */
+static void requeue(ac__worker *w, ac__actor *a, bool soon)
+{
+    if (soon && w->lifo == NULL)
+        w->lifo = a;
+    else
+        push_local(w, a);
+}
+
+/* Releases the actor kept drained by the last turn (see run_turn). */
+static void release_drained(ac__worker *w)
+{
+    ac__actor *a = w->drained;
+    w->drained = NULL;
+    if (a != NULL && !ac__turn_release(a))
+        requeue(w, a, true);
+}
+
+/* A drained actor is kept, still owned, until the next turn ends, and only
+ * then released: if that turn sent it a message (ping-pong, request and
+ * reply), the push found it unreleased and did not schedule it, and it
+ * runs again without the CAS that marks a mailbox empty and without being
+ * scheduled. A worker releases what it holds before it searches or parks,
+ * so a held actor always gets its messages. */
 static void run_turn(ac__worker *w, ac__actor *a)
 {
-    bool requeue = false;
-    ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &requeue);
-    if (requeue)
-        push_local(w, a);
+    unsigned handled;
+    ac__turn end = ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &handled);
+    release_drained(w);
+    if (end == AC__TURN_MORE)
+        requeue(w, a, false);
+    else if (end == AC__TURN_DRAINED)
+        w->drained = a;
 }
 
 /* ---- searching and parking --------------------------------------------------- */
@@ -335,6 +364,7 @@ static void park(ac__worker *w)
 static ac__actor *search(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
+    release_drained(w);
     for (;;) {
         if (atomic_load_explicit(&rt->exiting, memory_order_acquire))
             return NULL;
@@ -420,10 +450,12 @@ unsigned ac__run_here(ac_runtime *rt, bool one_turn)
             ac__qsbr_online(&w->cx);
             ac__actor *a;
             while ((a = next_local(w)) != NULL) {
-                bool requeue = false;
+                unsigned n;
                 w->tick++;
-                handled += ac__actor_turn(&w->cx, a, rt->cfg.batch, &requeue);
-                if (requeue)
+                ac__turn end = ac__actor_turn(&w->cx, a, rt->cfg.batch, &n);
+                handled += n;
+                if (end == AC__TURN_MORE ||
+                    (end == AC__TURN_DRAINED && !ac__turn_release(a)))
                     push_local(w, a);
                 ran = true;
                 ac__qsbr_quiescent(&w->cx);
