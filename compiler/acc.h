@@ -72,19 +72,37 @@ void *acc_map_put(acc_map *m, const char *key, size_t len, void *value);
 
 /* ---- the compilation context ---------------------------------------------- */
 
+/* One source file: the main input or an import. */
+typedef struct acc_file {
+    const char *filename;   /* as diagnostics show it */
+    const char *path;       /* as opened ("" for a buffer) */
+    const char *dir;        /* where its imports are looked up first */
+    const char *src;        /* NUL-terminated */
+    uint32_t len;
+} acc_file;
+
 typedef struct acc_ctx {
     acc_arena arena;
     jmp_buf oom;
-    const char *filename;   /* as diagnostics show it */
-    const char *src;        /* the input, NUL-terminated */
+    /* The file diagnostics refer to (and the lexer reads). */
+    const char *filename;
+    const char *src;
     uint32_t len;
     acc_buf diags;          /* rendered diagnostics */
     int errors;
+    int warnings;
     int max_errors;
+    bool no_warnings;
     bool stopped;           /* max_errors reached: passes wind down */
     bool eof_reported;      /* an error already explains the early end */
     bool muted;             /* the last error was dropped: drop its notes */
+    const struct acc_options *opt;
+    uint32_t mark_gen;      /* for walks over the modules */
+    struct acc_module *main;    /* the module being compiled */
 } acc_ctx;
+
+/* Makes `f` the file that diagnostics and the lexer refer to. */
+void acc_use_file(acc_ctx *cx, const acc_file *f);
 
 /* A place in the source: byte offset and length (0 for a point). */
 typedef struct acc_loc {
@@ -94,6 +112,11 @@ typedef struct acc_loc {
 void acc_error(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
 /* A note belongs to the error just reported. */
 void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
+/* A note at a place in another file. */
+void acc_note_in(acc_ctx *cx, const acc_file *f, acc_loc at,
+                 const char *fmt, ...) ACC_PRINTF(4, 5);
+/* A warning: shown, not counted as an error. */
+void acc_warning(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
 /* An error about the whole file (no line). */
 void acc_error_file(acc_ctx *cx, const char *fmt, ...) ACC_PRINTF(2, 3);
 /* Appends the final "too many errors" note when the cap was reached. */
@@ -137,8 +160,12 @@ typedef enum acc_kind {
     ACC_I8, ACC_I16, ACC_I32, ACC_I64,
     ACC_U8, ACC_U16, ACC_U32, ACC_U64,
     ACC_F32, ACC_F64,
+    ACC_STRING, ACC_BYTES,
+    ACC_ADDR,               /* untyped ac_addr */
     ACC_REF,                /* ref<Actor> */
-    ACC_ADDR                /* untyped ac_addr */
+    ACC_NAMED,              /* a struct or an enum */
+    ACC_ARRAY,              /* T[N] */
+    ACC_SEQ                 /* T[] */
 } acc_kind;
 
 typedef struct acc_name {
@@ -148,12 +175,21 @@ typedef struct acc_name {
 } acc_name;
 
 struct acc_actor;
+struct acc_decl;
+struct acc_module;
 
 typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
-    acc_name target;        /* ACC_REF: the actor named */
-    struct acc_actor *actor;/* ACC_REF: resolved by check.c */
+    acc_name qual;          /* REF, NAMED: "mod" of mod.Name (len 0: none) */
+    acc_name target;        /* REF: the actor; NAMED: the type */
+    struct acc_actor *actor;/* REF: resolved by check.c */
+    struct acc_decl *decl;  /* NAMED: resolved by check.c */
+    struct acc_type *elem;  /* ARRAY, SEQ */
+    acc_name size_lit;      /* ARRAY: the size as written */
+    bool size_neg;          /* ... with a '-' before it */
+    acc_loc size_at;        /* the size with its sign */
+    uint32_t size;          /* ARRAY: checked by check.c */
 } acc_type;
 
 typedef struct acc_field {
@@ -169,6 +205,7 @@ typedef struct acc_message {
     acc_field *fields;
     uint32_t tag;           /* position in the actor, from 0 */
     bool bad;               /* has a name error: skip in the collision check */
+    bool has_parens;        /* `on x();` rather than `on x;` */
     struct acc_message *next;
 } acc_message;
 
@@ -180,17 +217,69 @@ typedef struct acc_actor {
     acc_loc state_at;       /* the first `state` keyword, if any */
     acc_message *messages, *messages_tail;
     uint32_t message_count;
+    acc_message *start, *stop;  /* lifecycle hooks, or NULL */
     bool bad;
+    bool referenced;        /* some ref<> names it */
+    struct acc_module *mod;
     struct acc_actor *next;
 } acc_actor;
+
+typedef struct acc_enumerator {
+    acc_name name;
+    acc_doc *doc;
+    bool has_value;
+    bool neg;
+    acc_name lit;           /* the number, without its sign */
+    acc_loc lit_at;         /* the number with its sign */
+    int64_t value;          /* set by check.c */
+    struct acc_enumerator *next;
+} acc_enumerator;
+
+typedef enum acc_decl_kind { ACC_STRUCT, ACC_ENUM } acc_decl_kind;
+
+typedef struct acc_decl {
+    acc_decl_kind kind;
+    acc_name name;
+    acc_doc *doc;
+    acc_field *fields;          /* ACC_STRUCT */
+    acc_enumerator *values;     /* ACC_ENUM */
+    struct acc_module *mod;
+    int visit;                  /* check.c: 0 new, 1 on the path, 2 done */
+    bool bad;
+    struct acc_decl *next;
+} acc_decl;
+
+typedef struct acc_import {
+    acc_loc at;                 /* the string literal */
+    const char *path;           /* as written, without the quotes */
+    struct acc_module *mod;     /* resolved by compile.c */
+    bool used;
+    struct acc_import *next;
+} acc_import;
 
 typedef struct acc_module {
     bool has_name;
     acc_name name;
     acc_doc *doc;
     bool bad;
+    acc_file file;
     acc_actor *actors, *actors_tail;
+    acc_decl *decls, *decls_tail;       /* structs and enums, in order */
+    acc_import *imports, *imports_tail;
+    /* compile.c */
+    int state;                  /* 0 new, 1 loading, 2 loaded, 3 checked */
+    const char *canon;          /* canonical path of its file */
+    struct acc_module *next_loaded;
+    const char *found;          /* the path it was opened by */
+    acc_map scope;              /* check.c: top-level names */
+    bool scope_ready;
+    uint32_t mark;
 } acc_module;
+
+/* Calls fn on `m` and every module it imports, directly or not, once each
+ * (imports first). */
+void acc_each_module(acc_ctx *cx, acc_module *m,
+                     void (*fn)(acc_module *, void *), void *arg);
 
 /* ---- the parser (parser.y, driven by parse.c) ------------------------------ */
 
@@ -205,10 +294,20 @@ typedef struct acc_field_list {
     acc_field *head, *tail;
 } acc_field_list;
 
+typedef struct acc_enum_list {
+    acc_enumerator *head, *tail;
+} acc_enum_list;
+
 typedef struct acc_type_tok {
     acc_type type;
     acc_doc *doc;           /* the doc of the type's first token */
 } acc_type_tok;
+
+typedef struct acc_int_tok {
+    acc_token tok;
+    bool neg;
+    acc_token first;        /* the '-' or the number */
+} acc_int_tok;
 
 /* In the lemon-generated parser.c. */
 void *acc_lemon_new(acc_arena *a);
@@ -224,19 +323,32 @@ void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
 void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
                    acc_field *fields);
 void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
-                     const acc_token *name, acc_field *fields);
+                     const acc_token *name, acc_field *fields, bool parens);
+void acc_ast_reply(acc_parser *ps, const acc_token *arrow);
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
                    const acc_type_tok *type, const acc_token *name);
 acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
-                          const acc_token *last, const acc_token *target);
+                          const acc_token *last, const acc_token *qual,
+                          const acc_token *target);
+acc_type_tok acc_ast_array(acc_parser *ps, const acc_type_tok *elem,
+                           const acc_token *last, const acc_int_tok *size);
+void acc_ast_struct(acc_parser *ps, const acc_token *kw, const acc_token *name,
+                    acc_field *fields);
+void acc_ast_enum(acc_parser *ps, const acc_token *kw, const acc_token *name,
+                  acc_enumerator *values);
+void acc_ast_enumerator(acc_parser *ps, acc_enum_list *list,
+                        const acc_token *name, const acc_int_tok *value);
+void acc_ast_import(acc_parser *ps, const acc_token *kw, const acc_token *path);
 
 /* ---- passes --------------------------------------------------------------- */
 
-/* parse.c: lexes and parses the context's source into `mod`. */
+/* parse.c: lexes and parses the context's current file into `mod`. */
 void acc_parse(acc_ctx *cx, acc_module *mod);
 
-/* check.c: resolves references and checks every rule on names. */
-void acc_check(acc_ctx *cx, acc_module *mod);
+/* check.c: resolves names and checks every rule on one module, whose
+ * imports are loaded and checked already. `main` enables the warnings
+ * (they concern the file being compiled, not its imports). */
+void acc_check(acc_ctx *cx, acc_module *mod, bool main);
 
 /* cnames.c: the rules on C identifiers. */
 /* Why `name` may not appear as a bare C identifier, or NULL if it may. */
@@ -246,6 +358,13 @@ const char *acc_c_keyword(const char *name, size_t len);
 /* Levenshtein distance, capped: returns cap + 1 when larger. */
 size_t acc_edit_distance(const char *a, size_t an, const char *b, size_t bn,
                          size_t cap);
+
+/* Integer literal: decimal or 0x hex. False when malformed; *overflow when
+ * it does not fit in 64 bits. */
+bool acc_parse_int(const char *s, size_t len, uint64_t *value, bool *overflow);
+
+/* Whether the type holds variable-length data (string, bytes, sequence). */
+bool acc_type_has_var(const acc_type *t);
 
 /* gen_util.c: shared by both generators. */
 typedef struct acc_gen {
@@ -259,8 +378,15 @@ typedef struct acc_gen {
 void acc_gen_banner(acc_gen *g);
 /* "bank_Account": the prefix of every name generated for an actor. */
 const char *acc_gen_prefix(acc_gen *g, const acc_actor *a);
-/* The C type of a field type, e.g. "uint64_t" or "bank_Teller_ref". */
+/* "bank_Money": the C name of a struct or enum. */
+const char *acc_gen_decl_name(acc_gen *g, const acc_decl *d);
+/* The C type of a field type that is not an array, e.g. "uint64_t",
+ * "bank_Teller_ref", "ac_string", "ac_u32_seq". */
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t);
+/* A C declaration of `name` with type `t` ("uint8_t key[16]"); as a
+ * parameter, arrays are const. */
+const char *acc_gen_cdecl(acc_gen *g, const acc_type *t, const char *name,
+                          bool param);
 /* A doc comment block from `///` lines, indented by `indent` spaces. */
 void acc_gen_doc(acc_gen *g, const acc_doc *doc, int indent);
 /* A rule line naming a section ("---- actor Name ----"), 79 columns. */
@@ -272,6 +398,8 @@ void acc_gen_line(acc_gen *g, const char *fmt, ...) ACC_PRINTF(2, 3);
  * message, declared in the header and defined in the source. */
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m);
+/* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)". */
+const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a);
 /* The include guard: upper-cased module name + "_ACTOR_H". */
 const char *acc_gen_guard(acc_arena *a, const acc_module *mod);
 

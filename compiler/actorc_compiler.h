@@ -40,13 +40,17 @@ typedef struct acc_options {
     bool name_from_module;
     /* Errors to report before giving up; 0 means ACC_MAX_ERRORS. */
     int max_errors;
-    /* -I directories, in order. Stored for imports; not used yet. */
+    /* -I directories, in order: where `import "x.actor";` is looked up
+     * after the importing file's own folder. */
     const char *const *include_dirs;
     size_t include_dir_count;
+    /* Suppress every warning (-w). */
+    bool no_warnings;
 } acc_options;
 
 typedef struct acc_result {
     int errors;             /* errors reported (0: success) */
+    int warnings;           /* warnings reported */
     bool truncated;         /* stopped at max_errors */
     char *diagnostics;      /* rendered diagnostics; never NULL */
     size_t diagnostics_len;
@@ -58,6 +62,10 @@ typedef struct acc_result {
     size_t header_len;
     char *source;           /* contents of source_name */
     size_t source_len;
+    /* The files imported, directly or not, as opened (for depfiles); set
+     * when errors == 0. */
+    char **deps;
+    size_t dep_count;
 } acc_result;
 
 void acc_options_init(acc_options *opt);

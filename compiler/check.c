@@ -1,19 +1,33 @@
 /*
- * check.c — the semantic pass: resolves ref<Actor>, rejects duplicate
- * names (with a note at the first), names C cannot take, and any two
- * generated C identifiers that would be the same. Reports in source order
- * where it can; marks bad actors and messages so that one mistake is not
- * reported again as a collision.
+ * check.c — the semantic pass over one module (its imports are checked
+ * already): resolves type names and ref<Actor> (also `mod.Name` through an
+ * import), rejects duplicate names (with a note at the first), names C
+ * cannot take, array sizes and enum values out of range, repeated enum
+ * values, structs that contain themselves by value, and any two generated C
+ * identifiers that would be the same — in this module or across the modules
+ * it imports. Then the warnings: unused imports, and actors whose handlers
+ * no other actor can reach (see docs/IDL.md). Marks bad declarations so
+ * that one mistake is not reported again as a collision.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "acc.h"
 
+/* The largest fixed part of a message or struct, and of one array. */
+#define MAX_FIXED ((uint64_t)1 << 24)
+#define MAX_ARRAY 65535u
+
 typedef struct checker {
     acc_ctx *cx;
     acc_module *mod;
-    acc_map actors;         /* name -> first acc_actor of that name */
+    acc_map scope;          /* name -> scope_entry: structs, enums, actors */
 } checker;
+
+typedef struct scope_entry {
+    acc_decl *decl;         /* or */
+    acc_actor *actor;
+} scope_entry;
 
 static acc_loc loc_of(acc_name n)
 {
@@ -24,6 +38,11 @@ static acc_loc loc_of(acc_name n)
 static bool is(acc_name n, const char *s)
 {
     return strlen(s) == n.len && memcmp(n.s, s, n.len) == 0;
+}
+
+static bool same(acc_name a, acc_name b)
+{
+    return a.len == b.len && memcmp(a.s, b.s, a.len) == 0;
 }
 
 /* Every name: not a keyword. Bare names (module, message, field) also keep
@@ -39,6 +58,45 @@ static bool check_name(checker *ck, acc_name n, const char *what, bool bare)
     return false;
 }
 
+static const char *const builtin_types[] = {
+    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32",
+    "f64", "string", "bytes", "addr", "ref",
+};
+
+/* Type and actor names: not a keyword, not a built-in type. */
+static bool check_type_name(checker *ck, acc_name n, const char *what)
+{
+    for (size_t i = 0; i < sizeof(builtin_types) / sizeof(builtin_types[0]); i++)
+        if (is(n, builtin_types[i])) {
+            acc_error(ck->cx, loc_of(n), "'%.*s' cannot be used as %s name: "
+                      "it is a built-in type", (int)n.len, n.s, what);
+            return false;
+        }
+    return check_name(ck, n, what, false);
+}
+
+/* ---- the module and its imports --------------------------------------------- */
+
+typedef struct same_name {
+    checker *ck;
+    bool reported;
+} same_name;
+
+static void find_same_module(acc_module *m, void *arg)
+{
+    same_name *sn = arg;
+    acc_module *mod = sn->ck->mod;
+    if (m == mod || sn->reported || !m->has_name || !same(m->name, mod->name))
+        return;
+    acc_error(sn->ck->cx, loc_of(mod->name), "module '%.*s' is also the "
+              "module of '%s': each file needs a module of its own",
+              (int)mod->name.len, mod->name.s, m->file.filename);
+    acc_note_in(sn->ck->cx, &m->file, loc_of(m->name), "'%.*s' is declared "
+                "here", (int)m->name.len, m->name.s);
+    sn->reported = true;
+    mod->bad = true;
+}
+
 static void check_module(checker *ck)
 {
     acc_module *mod = ck->mod;
@@ -52,89 +110,358 @@ static void check_module(checker *ck)
                   (int)mod->name.len, mod->name.s);
         mod->bad = true;
     }
+    same_name sn = { ck, false };
+    acc_each_module(ck->cx, mod, find_same_module, &sn);
 }
 
-/* "did you mean" for an unknown actor: the closest name within a third
- * of its length (at least one edit). */
-static const acc_actor *closest_actor(checker *ck, acc_name n)
+/* ---- the scope of top-level names ------------------------------------------- */
+
+static const char *decl_what(const acc_decl *d)
 {
-    const acc_actor *best = NULL;
-    size_t cap = n.len / 3 > 1 ? n.len / 3 : 1;
-    size_t best_d = cap + 1;
-    for (const acc_actor *a = ck->mod->actors; a != NULL; a = a->next) {
-        size_t d = acc_edit_distance(n.s, n.len, a->name.s, a->name.len, cap);
+    return d->kind == ACC_STRUCT ? "struct" : "enum";
+}
+
+static void declare(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
+{
+    scope_entry *e = acc_alloc(&ck->cx->arena, sizeof(*e));
+    e->decl = d;
+    e->actor = a;
+    acc_map_put(&ck->scope, n.s, n.len, e);
+}
+
+/* Reports a second declaration of a name, or a name C cannot take. */
+static void check_declared(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
+{
+    scope_entry *first = acc_map_get(&ck->scope, n.s, n.len);
+    bool ok;
+    if (first->decl != d || first->actor != a) {
+        acc_name fn = first->decl ? first->decl->name : first->actor->name;
+        const char *what = d ? decl_what(d) : "actor";
+        const char *fwhat = first->decl ? decl_what(first->decl) : "actor";
+        if (strcmp(what, fwhat) == 0)
+            acc_error(ck->cx, loc_of(n), "duplicate %s '%.*s'", what,
+                      (int)n.len, n.s);
+        else
+            acc_error(ck->cx, loc_of(n), "duplicate name '%.*s': %s %s has "
+                      "it already", (int)n.len, n.s,
+                      fwhat[0] == 'a' || fwhat[0] == 'e' ? "an" : "a", fwhat);
+        acc_note(ck->cx, loc_of(fn), "'%.*s' was first declared here",
+                 (int)fn.len, fn.s);
+        ok = false;
+    } else {
+        ok = check_type_name(ck, n, d ? (d->kind == ACC_STRUCT ? "a struct"
+                                                               : "an enum")
+                                      : "an actor");
+    }
+    if (!ok) {
+        if (d)
+            d->bad = true;
+        else
+            a->bad = true;
+    }
+}
+
+/* The scope a qualified or plain name is looked up in; NULL (reported)
+ * when the qualifier names no import. */
+static acc_module *scope_of(checker *ck, acc_name qual)
+{
+    if (qual.len == 0)
+        return ck->mod;
+    for (acc_import *im = ck->mod->imports; im != NULL; im = im->next)
+        if (im->mod != NULL && same(im->mod->name, qual)) {
+            im->used = true;
+            return im->mod;
+        }
+    const acc_import *best = NULL;
+    size_t cap = qual.len / 3 > 1 ? qual.len / 3 : 1, best_d = cap + 1;
+    for (acc_import *im = ck->mod->imports; im != NULL; im = im->next) {
+        if (im->mod == NULL)
+            continue;
+        size_t d = acc_edit_distance(qual.s, qual.len, im->mod->name.s,
+                                     im->mod->name.len, cap);
         if (d < best_d) {
-            best = a;
+            best = im;
             best_d = d;
+        }
+    }
+    if (same(qual, ck->mod->name))
+        return ck->mod;
+    if (best != NULL)
+        acc_error(ck->cx, loc_of(qual), "unknown module '%.*s'; did you mean "
+                  "'%.*s'?", (int)qual.len, qual.s, (int)best->mod->name.len,
+                  best->mod->name.s);
+    else
+        acc_error(ck->cx, loc_of(qual), "unknown module '%.*s' (no import "
+                  "declares it)", (int)qual.len, qual.s);
+    return NULL;
+}
+
+static scope_entry *lookup(acc_module *m, acc_name n)
+{
+    acc_map *scope = m->scope_ready ? &m->scope : NULL;
+    return scope ? acc_map_get(scope, n.s, n.len) : NULL;
+}
+
+/* "did you mean": the closest name of the wanted kind within a third of
+ * its length (at least one edit). */
+static acc_name closest(acc_module *m, acc_name n, bool actors)
+{
+    acc_name best = { NULL, 0, 0 };
+    size_t cap = n.len / 3 > 1 ? n.len / 3 : 1, best_d = cap + 1;
+    if (actors) {
+        for (const acc_actor *a = m->actors; a != NULL; a = a->next) {
+            size_t d = acc_edit_distance(n.s, n.len, a->name.s, a->name.len, cap);
+            if (d < best_d) {
+                best = a->name;
+                best_d = d;
+            }
+        }
+    } else {
+        for (const acc_decl *t = m->decls; t != NULL; t = t->next) {
+            size_t d = acc_edit_distance(n.s, n.len, t->name.s, t->name.len, cap);
+            if (d < best_d) {
+                best = t->name;
+                best_d = d;
+            }
         }
     }
     return best;
 }
 
-static void resolve(checker *ck, acc_type *t)
+static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
 {
-    if (t->kind != ACC_REF)
-        return;
-    t->actor = acc_map_get(&ck->actors, t->target.s, t->target.len);
-    if (t->actor != NULL)
-        return;
-    const acc_actor *near = closest_actor(ck, t->target);
-    if (near != NULL)
-        acc_error(ck->cx, loc_of(t->target),
-                  "unknown actor '%.*s'; did you mean '%.*s'?",
-                  (int)t->target.len, t->target.s,
-                  (int)near->name.len, near->name.s);
+    const char *what = actor ? "actor" : "type";
+    acc_name n = t->target;
+    acc_name near = closest(m, n, actor);
+    acc_module *in = NULL;
+    /* Declared in an import: suggest the qualified name. */
+    if (near.s == NULL && t->qual.len == 0)
+        for (acc_import *im = ck->mod->imports; im != NULL; im = im->next) {
+            scope_entry *e = im->mod ? lookup(im->mod, n) : NULL;
+            if (e != NULL && (actor ? e->actor != NULL : e->decl != NULL)) {
+                in = im->mod;
+                break;
+            }
+        }
+    if (t->qual.len > 0 && near.s != NULL)
+        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s.%.*s'; did you mean "
+                  "'%.*s.%.*s'?", what, (int)t->qual.len, t->qual.s,
+                  (int)n.len, n.s, (int)t->qual.len, t->qual.s,
+                  (int)near.len, near.s);
+    else if (near.s != NULL)
+        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s'; did you mean "
+                  "'%.*s'?", what, (int)n.len, n.s, (int)near.len, near.s);
+    else if (in != NULL)
+        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s'; did you mean "
+                  "'%.*s.%.*s'?", what, (int)n.len, n.s, (int)in->name.len,
+                  in->name.s, (int)n.len, n.s);
+    else if (t->qual.len > 0)
+        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s.%.*s'", what,
+                  (int)t->qual.len, t->qual.s, (int)n.len, n.s);
     else
-        acc_error(ck->cx, loc_of(t->target), "unknown actor '%.*s'",
-                  (int)t->target.len, t->target.s);
+        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
+                  n.s);
 }
 
-/* The fields of a message (owner != NULL) or of an actor's state. */
-static void check_fields(checker *ck, const acc_actor *a,
-                         const acc_message *owner, acc_field *fields)
+/* ---- types ------------------------------------------------------------------- */
+
+static void check_array_size(checker *ck, acc_type *t)
+{
+    uint64_t v;
+    bool overflow;
+    acc_name lit = t->size_lit;
+    if (!acc_parse_int(lit.s, lit.len, &v, &overflow)) {
+        acc_error(ck->cx, loc_of(lit), "invalid integer literal '%.*s'",
+                  (int)lit.len, lit.s);
+    } else if (!overflow && (v == 0 || t->size_neg)) {
+        acc_error(ck->cx, t->size_at, "array size must be positive, not "
+                  "%s%.*s", t->size_neg && v != 0 ? "-" : "", (int)lit.len,
+                  lit.s);
+    } else if (overflow || v > MAX_ARRAY) {
+        acc_error(ck->cx, t->size_at, "array size %s%.*s is out of range "
+                  "(1..%u)", t->size_neg ? "-" : "", (int)lit.len, lit.s,
+                  MAX_ARRAY);
+    } else {
+        t->size = (uint32_t)v;
+        return;
+    }
+    t->size = 1;
+}
+
+static void resolve(checker *ck, acc_type *t)
+{
+    switch (t->kind) {
+    case ACC_REF: {
+        acc_module *m = scope_of(ck, t->qual);
+        if (m == NULL)
+            return;
+        scope_entry *e = lookup(m, t->target);
+        if (e != NULL && e->actor != NULL) {
+            t->actor = e->actor;
+            t->actor->referenced = true;
+        } else if (e != NULL) {
+            acc_error(ck->cx, loc_of(t->target), "'%.*s' is a %s, not an "
+                      "actor", (int)t->target.len, t->target.s,
+                      decl_what(e->decl));
+        } else {
+            unknown(ck, t, m, true);
+        }
+        return;
+    }
+    case ACC_NAMED: {
+        acc_module *m = scope_of(ck, t->qual);
+        if (m == NULL)
+            return;
+        scope_entry *e = lookup(m, t->target);
+        if (e != NULL && e->decl != NULL)
+            t->decl = e->decl;
+        else if (e != NULL)
+            acc_error(ck->cx, loc_of(t->target), "'%.*s' is an actor, not a "
+                      "type; did you mean 'ref<%.*s>'?", (int)t->target.len,
+                      t->target.s, (int)t->target.len, t->target.s);
+        else
+            unknown(ck, t, m, false);
+        return;
+    }
+    case ACC_ARRAY:
+    case ACC_SEQ:
+        if (t->elem->kind == ACC_ARRAY || t->elem->kind == ACC_SEQ) {
+            acc_error(ck->cx, t->at, "%s of arrays or sequences are not "
+                      "supported: wrap the inner one in a struct",
+                      t->kind == ACC_ARRAY ? "arrays" : "sequences");
+            t->elem->kind = ACC_U8;
+        } else {
+            resolve(ck, t->elem);
+        }
+        if (t->kind == ACC_ARRAY)
+            check_array_size(ck, t);
+        return;
+    default:
+        return;
+    }
+}
+
+/* The fields of a struct, a message, a start hook or an actor's state
+ * (`where` says which). `params` names the generated function's own
+ * parameters, which a field may not take. */
+static void check_fields(checker *ck, acc_field *fields, const char *where,
+                         const char *const *params, const char *kind,
+                         const char *fn)
 {
     acc_map seen;
     acc_map_init(&seen, &ck->cx->arena);
     for (acc_field *f = fields; f != NULL; f = f->next) {
         acc_field *first = acc_map_put(&seen, f->name.s, f->name.len, f);
         if (first != f) {
-            if (owner != NULL)
-                acc_error(ck->cx, loc_of(f->name),
-                          "duplicate field '%.*s' in message '%.*s'",
-                          (int)f->name.len, f->name.s,
-                          (int)owner->name.len, owner->name.s);
-            else
-                acc_error(ck->cx, loc_of(f->name),
-                          "duplicate field '%.*s' in the state of actor '%.*s'",
-                          (int)f->name.len, f->name.s,
-                          (int)a->name.len, a->name.s);
+            acc_error(ck->cx, loc_of(f->name), "duplicate field '%.*s' in %s",
+                      (int)f->name.len, f->name.s, where);
             acc_note(ck->cx, loc_of(first->name),
                      "'%.*s' was first declared here",
                      (int)first->name.len, first->name.s);
-        } else if (check_name(ck, f->name, "a field", true) && owner != NULL &&
-                   (is(f->name, "cx") || is(f->name, "to"))) {
-            acc_error(ck->cx, loc_of(f->name),
-                      "'%.*s' cannot be used as a message field name: it is "
-                      "a parameter of the generated send function",
-                      (int)f->name.len, f->name.s);
+        } else if (check_name(ck, f->name, "a field", true)) {
+            for (int i = 0; params != NULL && params[i] != NULL; i++)
+                if (is(f->name, params[i]))
+                    acc_error(ck->cx, loc_of(f->name), "'%.*s' cannot be used "
+                              "as a %s field name: it is a parameter of the "
+                              "generated %s function", (int)f->name.len,
+                              f->name.s, kind, fn);
         }
         resolve(ck, &f->type);
     }
 }
 
+static void check_enum(checker *ck, acc_decl *d)
+{
+    if (d->values == NULL) {
+        acc_error(ck->cx, loc_of(d->name), "enum '%.*s' has no values",
+                  (int)d->name.len, d->name.s);
+        d->bad = true;
+        return;
+    }
+    acc_map names, values;
+    acc_map_init(&names, &ck->cx->arena);
+    acc_map_init(&values, &ck->cx->arena);
+    int64_t next = 0;
+    for (acc_enumerator *e = d->values; e != NULL; e = e->next) {
+        acc_enumerator *first = acc_map_put(&names, e->name.s, e->name.len, e);
+        if (first != e) {
+            acc_error(ck->cx, loc_of(e->name), "duplicate value '%.*s' in enum "
+                      "'%.*s'", (int)e->name.len, e->name.s, (int)d->name.len,
+                      d->name.s);
+            acc_note(ck->cx, loc_of(first->name), "'%.*s' was first declared "
+                     "here", (int)first->name.len, first->name.s);
+            d->bad = true;
+        } else if (!check_name(ck, e->name, "an enum value", true)) {
+            d->bad = true;
+        }
+        if (e->has_value) {
+            uint64_t v;
+            bool overflow;
+            if (!acc_parse_int(e->lit.s, e->lit.len, &v, &overflow)) {
+                acc_error(ck->cx, loc_of(e->lit), "invalid integer literal "
+                          "'%.*s'", (int)e->lit.len, e->lit.s);
+                d->bad = true;
+                v = 0;
+            } else if (overflow || (!e->neg && v > INT32_MAX) ||
+                       (e->neg && v > (uint64_t)INT32_MAX + 1)) {
+                acc_error(ck->cx, e->lit_at, "integer literal %s%.*s is out "
+                          "of range for an enum value (i32: -2147483648.."
+                          "2147483647)", e->neg ? "-" : "", (int)e->lit.len,
+                          e->lit.s);
+                d->bad = true;
+                v = 0;
+            }
+            next = e->neg ? -(int64_t)v : (int64_t)v;
+        } else if (next > INT32_MAX) {
+            acc_error(ck->cx, loc_of(e->name), "the implicit value of '%.*s', "
+                      "%lld, is out of range for an enum value (i32)",
+                      (int)e->name.len, e->name.s, (long long)next);
+            d->bad = true;
+        }
+        e->value = next;
+        char key[24];
+        int kn = snprintf(key, sizeof(key), "%lld", (long long)next);
+        char *k = acc_strndup(&ck->cx->arena, key, (size_t)kn);
+        acc_enumerator *prev = acc_map_put(&values, k, (size_t)kn, e);
+        if (prev != e && !d->bad) {
+            acc_error(ck->cx, loc_of(e->name), "enum value '%.*s' repeats the "
+                      "value %lld of '%.*s'", (int)e->name.len, e->name.s,
+                      (long long)next, (int)prev->name.len, prev->name.s);
+            acc_note(ck->cx, loc_of(prev->name), "'%.*s' is %lld here",
+                     (int)prev->name.len, prev->name.s, (long long)next);
+            d->bad = true;
+        }
+        next++;
+    }
+}
+
+static void check_decl(checker *ck, acc_decl *d)
+{
+    if (d->kind == ACC_ENUM) {
+        check_enum(ck, d);
+        return;
+    }
+    if (d->fields == NULL) {
+        acc_error(ck->cx, loc_of(d->name), "struct '%.*s' has no fields",
+                  (int)d->name.len, d->name.s);
+        d->bad = true;
+    }
+    check_fields(ck, d->fields, acc_aprintf(&ck->cx->arena, "struct '%.*s'",
+                 (int)d->name.len, d->name.s), NULL, NULL, NULL);
+}
+
 static void check_actor(checker *ck, acc_actor *a)
 {
-    acc_actor *first = acc_map_get(&ck->actors, a->name.s, a->name.len);
-    if (first != a) {
-        acc_error(ck->cx, loc_of(a->name), "duplicate actor '%.*s'",
-                  (int)a->name.len, a->name.s);
-        acc_note(ck->cx, loc_of(first->name), "'%.*s' was first declared here",
-                 (int)first->name.len, first->name.s);
-        a->bad = true;
-    } else if (!check_name(ck, a->name, "an actor", false)) {
-        a->bad = true;
-    }
-    check_fields(ck, a, NULL, a->state);
+    static const char *const send_params[] = { "cx", "to", NULL };
+    static const char *const spawn_params[] = { "cx", "out", NULL };
+    acc_arena *ar = &ck->cx->arena;
+    int an = (int)a->name.len;
+    check_fields(ck, a->state, acc_aprintf(ar, "the state of actor '%.*s'",
+                 an, a->name.s), NULL, NULL, NULL);
+    if (a->start != NULL)
+        check_fields(ck, a->start->fields, acc_aprintf(ar, "the start hook of "
+                     "actor '%.*s'", an, a->name.s), spawn_params, "start",
+                     "spawn");
 
     acc_map seen;
     acc_map_init(&seen, &ck->cx->arena);
@@ -152,80 +479,312 @@ static void check_actor(checker *ck, acc_actor *a)
         } else if (!check_name(ck, m->name, "a message", true)) {
             m->bad = true;
         }
-        check_fields(ck, a, m, m->fields);
+        check_fields(ck, m->fields, acc_aprintf(ar, "message '%.*s'",
+                     (int)m->name.len, m->name.s), send_params, "message",
+                     "send");
     }
+}
+
+/* ---- structs by value: no cycles, bounded size ----------------------------- */
+
+static const acc_type *base_of(const acc_type *t)
+{
+    while (t->kind == ACC_ARRAY)
+        t = t->elem;
+    return t;
+}
+
+/* Depth-first over by-value struct fields; reports the first cycle. */
+static bool contains_self(checker *ck, acc_decl *d, acc_decl **path, int depth)
+{
+    if (d->visit == 2 || d->kind != ACC_STRUCT)
+        return false;
+    if (d->visit == 1) {
+        acc_buf chain = { NULL, 0, 0, &ck->cx->oom };
+        int at = 0;
+        while (path[at] != d)
+            at++;
+        for (int i = at; i < depth; i++)
+            acc_buf_printf(&chain, "%.*s -> ", (int)path[i]->name.len,
+                           path[i]->name.s);
+        acc_buf_printf(&chain, "%.*s", (int)d->name.len, d->name.s);
+        acc_error(ck->cx, loc_of(d->name), "struct '%.*s' contains itself by "
+                  "value (%s); a sequence (%.*s[]) can refer to it",
+                  (int)d->name.len, d->name.s, chain.data, (int)d->name.len,
+                  d->name.s);
+        acc_buf_free(&chain);
+        d->bad = true;
+        return true;
+    }
+    if (depth >= 256)
+        return false;
+    d->visit = 1;
+    path[depth] = d;
+    bool found = false;
+    for (acc_field *f = d->fields; f != NULL && !found; f = f->next) {
+        const acc_type *t = base_of(&f->type);
+        if (t->kind == ACC_NAMED && t->decl != NULL && t->decl->mod == d->mod)
+            found = contains_self(ck, t->decl, path, depth + 1);
+    }
+    d->visit = found ? 0 : 2;
+    return found;
+}
+
+typedef struct layout {
+    uint64_t size, align;
+} layout;
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b != 0 && a > (MAX_FIXED * 4) / b ? MAX_FIXED * 4 : a * b;
+}
+
+static layout fields_layout(const acc_field *f);
+
+/* The C size and alignment of a type on an LP64 machine (an estimate for
+ * the size limit; saturates above it). */
+static layout type_layout(const acc_type *t)
+{
+    static const uint8_t sizes[] = {
+        [ACC_BOOL] = 1, [ACC_I8] = 1, [ACC_I16] = 2, [ACC_I32] = 4,
+        [ACC_I64] = 8, [ACC_U8] = 1, [ACC_U16] = 2, [ACC_U32] = 4,
+        [ACC_U64] = 8, [ACC_F32] = 4, [ACC_F64] = 8,
+    };
+    layout l = { 1, 1 };
+    switch (t->kind) {
+    case ACC_STRING: case ACC_BYTES: case ACC_SEQ:
+        l.size = 16;
+        l.align = 8;
+        return l;
+    case ACC_ADDR: case ACC_REF:
+        l.size = 32;
+        return l;
+    case ACC_NAMED:
+        if (t->decl == NULL || t->decl->kind == ACC_ENUM || t->decl->bad) {
+            l.size = l.align = 4;
+            return l;
+        }
+        return fields_layout(t->decl->fields);
+    case ACC_ARRAY:
+        l = type_layout(t->elem);
+        l.size = sat_mul(l.size, t->size);
+        return l;
+    default:
+        l.size = l.align = sizes[t->kind];
+        return l;
+    }
+}
+
+static layout fields_layout(const acc_field *f)
+{
+    layout l = { 0, 1 };
+    for (; f != NULL; f = f->next) {
+        layout fl = type_layout(&f->type);
+        l.size = (l.size + fl.align - 1) / fl.align * fl.align + fl.size;
+        if (l.size > MAX_FIXED * 4)
+            l.size = MAX_FIXED * 4;
+        if (fl.align > l.align)
+            l.align = fl.align;
+    }
+    l.size = (l.size + l.align - 1) / l.align * l.align;
+    return l;
+}
+
+static void check_size(checker *ck, const acc_field *fields, acc_name n,
+                       const char *what)
+{
+    layout l = fields_layout(fields);
+    if (l.size > MAX_FIXED)
+        acc_error(ck->cx, loc_of(n), "%s '%.*s' is too large: its fields take "
+                  "%s%llu bytes, more than a message can hold (%llu)", what,
+                  (int)n.len, n.s, l.size >= MAX_FIXED * 4 ? "over " : "",
+                  (unsigned long long)l.size, (unsigned long long)MAX_FIXED);
 }
 
 /* ---- generated names --------------------------------------------------------- */
 
 typedef enum gen_kind {
-    G_GUARD, G_REF, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF, G_TYPE,
-    G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND
+    G_GUARD, G_REF, G_REF_SEQ, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF,
+    G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP,
+    G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND,
+    G_STRUCT, G_STRUCT_SEQ, G_ENUM, G_ENUM_SEQ, G_ENUM_VALUE
 } gen_kind;
 
 typedef struct gen_name {
     const char *name;
     gen_kind kind;
+    const acc_module *mod;
     const acc_actor *actor;
     const acc_message *msg;
+    const acc_decl *decl;
+    const acc_enumerator *value;
 } gen_name;
 
 static const char *describe(checker *ck, const gen_name *g)
 {
     static const char *const what[] = {
-        "the include guard", "the reference type", "the state type",
-        "the tag enum", "the spawn function", "the self-reference function",
-        "the type descriptor", "the tag", "the struct", "the handler",
-        "the send function",
+        "the include guard", "the reference type",
+        "the reference sequence type", "the state type", "the tag enum", "the spawn function",
+        "the self-reference function", "the type descriptor",
+        "the start arguments", "the start hook", "the stop hook",
+        "the tag", "the struct", "the handler", "the send function",
+        "the type", "the sequence type", "the type", "the sequence type",
+        "the constant",
     };
     acc_arena *ar = &ck->cx->arena;
+    const char *s;
     if (g->kind == G_GUARD)
-        return what[g->kind];
-    if (g->msg == NULL)
-        return acc_aprintf(ar, "%s of actor '%.*s'", what[g->kind],
-                           (int)g->actor->name.len, g->actor->name.s);
-    return acc_aprintf(ar, "%s of message '%.*s.%.*s'", what[g->kind],
-                       (int)g->actor->name.len, g->actor->name.s,
-                       (int)g->msg->name.len, g->msg->name.s);
+        s = what[g->kind];
+    else if (g->value != NULL)
+        s = acc_aprintf(ar, "%s of value '%.*s.%.*s'", what[g->kind],
+                        (int)g->decl->name.len, g->decl->name.s,
+                        (int)g->value->name.len, g->value->name.s);
+    else if (g->decl != NULL)
+        s = acc_aprintf(ar, "%s of %s '%.*s'", what[g->kind],
+                        decl_what(g->decl), (int)g->decl->name.len,
+                        g->decl->name.s);
+    else if (g->msg == NULL)
+        s = acc_aprintf(ar, "%s of actor '%.*s'", what[g->kind],
+                        (int)g->actor->name.len, g->actor->name.s);
+    else
+        s = acc_aprintf(ar, "%s of message '%.*s.%.*s'", what[g->kind],
+                        (int)g->actor->name.len, g->actor->name.s,
+                        (int)g->msg->name.len, g->msg->name.s);
+    if (g->mod != ck->mod)
+        s = acc_aprintf(ar, "%s in module '%.*s' (%s)", s,
+                        (int)g->mod->name.len, g->mod->name.s,
+                        g->mod->file.filename);
+    return s;
 }
 
-static acc_loc origin(const checker *ck, const gen_name *g)
+static acc_loc origin(const gen_name *g)
 {
+    if (g->value != NULL)
+        return loc_of(g->value->name);
+    if (g->decl != NULL)
+        return loc_of(g->decl->name);
     if (g->msg != NULL)
         return loc_of(g->msg->name);
     if (g->actor != NULL)
         return loc_of(g->actor->name);
-    return loc_of(ck->mod->name);
+    return loc_of(g->mod->name);
 }
 
+typedef struct namer {
+    checker *ck;
+    acc_map *names;
+    bool report;            /* false: an import's names, already checked */
+    const acc_module *mod;
+} namer;
+
 /* Records one generated name; false (after reporting) if it clashes. */
-static bool add_name(checker *ck, acc_map *names, gen_name *g)
+static bool add_name(namer *nm, gen_name *g)
 {
-    const char *why = acc_c_reserved(g->name, strlen(g->name));
-    if (why != NULL) {
-        acc_error(ck->cx, origin(ck, g), "'%s', %s, is %s", g->name,
-                  describe(ck, g), why);
-        return false;
+    checker *ck = nm->ck;
+    if (nm->report) {
+        const char *why = acc_c_reserved(g->name, strlen(g->name));
+        if (why != NULL) {
+            acc_error(ck->cx, origin(g), "'%s', %s, is %s", g->name,
+                      describe(ck, g), why);
+            return false;
+        }
     }
-    gen_name *first = acc_map_put(names, g->name, strlen(g->name), g);
-    if (first == g)
+    gen_name *first = acc_map_put(nm->names, g->name, strlen(g->name), g);
+    if (first == g || !nm->report)
         return true;
-    acc_error(ck->cx, origin(ck, g), "'%s', %s, collides with %s", g->name,
+    acc_error(ck->cx, origin(g), "'%s', %s, collides with %s", g->name,
               describe(ck, g), describe(ck, first));
-    acc_note(ck->cx, origin(ck, first), "'%s' is first generated here",
-             first->name);
+    if (first->mod == ck->mod)
+        acc_note(ck->cx, origin(first), "'%s' is first generated here",
+                 first->name);
+    else
+        acc_note_in(ck->cx, &first->mod->file, origin(first),
+                    "'%s' is first generated here", first->name);
     return false;
 }
 
-static bool add(checker *ck, acc_map *names, gen_kind kind,
-                const acc_actor *a, const acc_message *m, const char *name)
+static bool add(namer *nm, gen_kind kind, const acc_actor *a,
+                const acc_message *m, const char *name)
 {
-    gen_name *g = acc_alloc(&ck->cx->arena, sizeof(*g));
+    gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
     g->name = name;
     g->kind = kind;
+    g->mod = nm->mod;
     g->actor = a;
     g->msg = m;
-    return add_name(ck, names, g);
+    return add_name(nm, g);
+}
+
+static bool add_decl(namer *nm, gen_kind kind, const acc_decl *d,
+                     const acc_enumerator *v, const char *name)
+{
+    gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
+    g->name = name;
+    g->kind = kind;
+    g->mod = nm->mod;
+    g->decl = d;
+    g->value = v;
+    return add_name(nm, g);
+}
+
+static void module_names(acc_module *mod, void *arg)
+{
+    namer *nm = arg;
+    checker *ck = nm->ck;
+    acc_arena *ar = &ck->cx->arena;
+    if (mod->bad || !mod->has_name)
+        return;
+    nm->mod = mod;
+    nm->report = mod == ck->mod;
+    int mn = (int)mod->name.len;
+    const char *ms = mod->name.s;
+
+    add(nm, G_GUARD, NULL, NULL, acc_gen_guard(ar, mod));
+    for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+        if (d->bad)
+            continue;
+        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)d->name.len,
+                                    d->name.s);
+        bool e = d->kind == ACC_ENUM;
+        if (!(add_decl(nm, e ? G_ENUM : G_STRUCT, d, NULL, p) &&
+              add_decl(nm, e ? G_ENUM_SEQ : G_STRUCT_SEQ, d, NULL,
+                       acc_aprintf(ar, "%s_seq", p))))
+            continue;
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
+            if (!add_decl(nm, G_ENUM_VALUE, d, v, acc_aprintf(ar, "%s_%.*s",
+                          p, (int)v->name.len, v->name.s)))
+                break;
+    }
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        if (a->bad)
+            continue;
+        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)a->name.len,
+                                    a->name.s);
+        /* One report per actor or message is enough. */
+        if (!(add(nm, G_REF, a, NULL, acc_aprintf(ar, "%s_ref", p)) &&
+              add(nm, G_REF_SEQ, a, NULL, acc_aprintf(ar, "%s_ref_seq", p)) &&
+              add(nm, G_STATE, a, NULL, p) &&
+              add(nm, G_TAG_ENUM, a, NULL, acc_aprintf(ar, "%s_tag", p)) &&
+              add(nm, G_SPAWN, a, NULL, acc_aprintf(ar, "%s_spawn", p)) &&
+              add(nm, G_REF_SELF, a, NULL, acc_aprintf(ar, "%s_ref_self", p)) &&
+              add(nm, G_TYPE, a, NULL, acc_aprintf(ar, "%s_type", p)) &&
+              (a->start == NULL ||
+               (add(nm, G_START_ARGS, a, NULL, acc_aprintf(ar, "%s_start_args", p)) &&
+                add(nm, G_ON_START, a, NULL, acc_aprintf(ar, "%s_on_start", p)))) &&
+              (a->stop == NULL ||
+               add(nm, G_ON_STOP, a, NULL, acc_aprintf(ar, "%s_on_stop", p)))))
+            continue;
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            if (m->bad)
+                continue;
+            int n = (int)m->name.len;
+            const char *s = m->name.s;
+            (void)(add(nm, G_MSG_TAG, a, m, acc_aprintf(ar, "%s_TAG_%.*s", p, n, s)) &&
+                   add(nm, G_MSG_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s", p, n, s)) &&
+                   add(nm, G_MSG_HANDLER, a, m, acc_aprintf(ar, "%s_on_%.*s", p, n, s)) &&
+                   add(nm, G_MSG_SEND, a, m, acc_aprintf(ar, "%s_send_%.*s", p, n, s)));
+        }
+    }
 }
 
 static void shadows(checker *ck, const acc_map *names, acc_name n,
@@ -248,59 +807,93 @@ static void check_shadowing(checker *ck, const acc_map *names,
 
 static void check_generated_names(checker *ck)
 {
-    acc_arena *ar = &ck->cx->arena;
-    acc_module *mod = ck->mod;
     acc_map names;
-    acc_map_init(&names, ar);
-
-    add(ck, &names, G_GUARD, NULL, NULL, acc_gen_guard(ar, mod));
-    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        if (a->bad)
-            continue;
-        const char *p = acc_aprintf(ar, "%.*s_%.*s", (int)mod->name.len,
-                                    mod->name.s, (int)a->name.len, a->name.s);
-        /* One report per actor or message is enough. */
-        (void)(add(ck, &names, G_REF, a, NULL, acc_aprintf(ar, "%s_ref", p)) &&
-               add(ck, &names, G_STATE, a, NULL, p) &&
-               add(ck, &names, G_TAG_ENUM, a, NULL, acc_aprintf(ar, "%s_tag", p)) &&
-               add(ck, &names, G_SPAWN, a, NULL, acc_aprintf(ar, "%s_spawn", p)) &&
-               add(ck, &names, G_REF_SELF, a, NULL, acc_aprintf(ar, "%s_ref_self", p)) &&
-               add(ck, &names, G_TYPE, a, NULL, acc_aprintf(ar, "%s_type", p)));
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-            if (m->bad)
-                continue;
-            int n = (int)m->name.len;
-            const char *s = m->name.s;
-            (void)(add(ck, &names, G_MSG_TAG, a, m, acc_aprintf(ar, "%s_TAG_%.*s", p, n, s)) &&
-                   add(ck, &names, G_MSG_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s", p, n, s)) &&
-                   add(ck, &names, G_MSG_HANDLER, a, m, acc_aprintf(ar, "%s_on_%.*s", p, n, s)) &&
-                   add(ck, &names, G_MSG_SEND, a, m, acc_aprintf(ar, "%s_send_%.*s", p, n, s)));
-        }
-    }
+    acc_map_init(&names, &ck->cx->arena);
+    namer nm = { ck, &names, false, NULL };
+    /* The imports' names first: a clash is reported in this file. */
+    acc_each_module(ck->cx, ck->mod, module_names, &nm);
 
     /* Field and message names are struct and union members, and message
      * fields are parameters of the send functions: named like a generated
      * type or function, one would shadow it there (or, in C++, change its
      * meaning inside the struct). */
-    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+    for (const acc_decl *d = ck->mod->decls; d != NULL; d = d->next)
+        check_shadowing(ck, &names, d->fields, NULL);
+    for (const acc_actor *a = ck->mod->actors; a != NULL; a = a->next) {
         check_shadowing(ck, &names, a->state, NULL);
+        if (a->start != NULL)
+            check_shadowing(ck, &names, a->start->fields, NULL);
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
             check_shadowing(ck, &names, m->fields, m);
     }
 }
 
-void acc_check(acc_ctx *cx, acc_module *mod)
+/* ---- warnings ------------------------------------------------------------------ */
+
+static void warn(checker *ck)
+{
+    for (acc_import *im = ck->mod->imports; im != NULL; im = im->next)
+        if (!im->used && im->mod != NULL)
+            acc_warning(ck->cx, im->at, "unused import \"%s\": nothing here "
+                        "names '%.*s.'", im->path, (int)im->mod->name.len,
+                        im->mod->name.s);
+    for (acc_actor *a = ck->mod->actors; a != NULL; a = a->next)
+        if (a->messages != NULL && !a->referenced)
+            acc_warning(ck->cx, loc_of(a->name), "no actor can send to '%.*s': "
+                        "no ref<%.*s> appears in this file or its imports, so "
+                        "only the code that spawns it can reach its handlers",
+                        (int)a->name.len, a->name.s, (int)a->name.len,
+                        a->name.s);
+}
+
+void acc_check(acc_ctx *cx, acc_module *mod, bool main)
 {
     checker ck = { cx, mod, { NULL, 0, 0, NULL } };
     if (!mod->has_name)
         return;
-    acc_map_init(&ck.actors, &cx->arena);
-    for (acc_actor *a = mod->actors; a != NULL; a = a->next)
-        acc_map_put(&ck.actors, a->name.s, a->name.len, a);
-
+    acc_map_init(&mod->scope, &cx->arena);
+    ck.scope = mod->scope;
     check_module(&ck);
-    for (acc_actor *a = mod->actors; a != NULL && !cx->stopped; a = a->next)
-        check_actor(&ck, a);
+    for (acc_decl *d = mod->decls; d != NULL; d = d->next)
+        declare(&ck, d->name, d, NULL);
+    for (acc_actor *a = mod->actors; a != NULL; a = a->next)
+        declare(&ck, a->name, NULL, a);
+    mod->scope = ck.scope;
+    mod->scope_ready = true;
+
+    /* In source order: structs, enums and actors interleave. */
+    acc_decl *nd = mod->decls;
+    acc_actor *na = mod->actors;
+    while ((nd != NULL || na != NULL) && !cx->stopped) {
+        if (nd != NULL && (na == NULL || nd->name.off < na->name.off)) {
+            check_declared(&ck, nd->name, nd, NULL);
+            check_decl(&ck, nd);
+            nd = nd->next;
+        } else {
+            check_declared(&ck, na->name, NULL, na);
+            check_actor(&ck, na);
+            na = na->next;
+        }
+    }
+    if (cx->errors > 0)
+        return;
+
+    acc_decl *path[256];
+    for (acc_decl *d = mod->decls; d != NULL && !cx->stopped; d = d->next)
+        contains_self(&ck, d, path, 0);
+    if (cx->errors > 0)
+        return;
+    for (acc_decl *d = mod->decls; d != NULL; d = d->next)
+        if (d->kind == ACC_STRUCT)
+            check_size(&ck, d->fields, d->name, "struct");
+    for (acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        for (acc_message *m = a->messages; m != NULL; m = m->next)
+            check_size(&ck, m->fields, m->name, "message");
+        if (a->start != NULL)
+            check_size(&ck, a->start->fields, a->start->name, "start hook");
+    }
     if (!mod->bad && !cx->stopped)
         check_generated_names(&ck);
+    if (main && cx->errors == 0)
+        warn(&ck);
 }

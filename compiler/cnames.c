@@ -130,3 +130,38 @@ size_t acc_edit_distance(const char *a, size_t an, const char *b, size_t bn,
     }
     return prev[bn] > cap ? cap + 1 : prev[bn];
 }
+
+bool acc_parse_int(const char *s, size_t len, uint64_t *value, bool *overflow)
+{
+    uint64_t v = 0;
+    unsigned base = 10;
+    size_t i = 0;
+    *overflow = false;
+    if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        i = 2;
+    }
+    if (i >= len)
+        return false;
+    for (; i < len; i++) {
+        unsigned d;
+        char c = s[i];
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (base == 16 && c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (base == 16 && c >= 'A' && c <= 'F')
+            d = (unsigned)(c - 'A' + 10);
+        else
+            return false;
+        if (v > (UINT64_MAX - d) / base)
+            *overflow = true;
+        else
+            v = v * base + d;
+    }
+    /* A decimal literal with a leading zero would read as octal in C. */
+    if (base == 10 && len > 1 && s[0] == '0')
+        return false;
+    *value = v;
+    return true;
+}

@@ -164,6 +164,42 @@ void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...)
     va_end(ap);
 }
 
+void acc_note_in(acc_ctx *cx, const acc_file *f, acc_loc at,
+                 const char *fmt, ...)
+{
+    if (cx->muted)
+        return;
+    const char *filename = cx->filename, *src = cx->src;
+    uint32_t len = cx->len;
+    acc_use_file(cx, f);
+    va_list ap;
+    va_start(ap, fmt);
+    emit(cx, at, "note", fmt, ap);
+    va_end(ap);
+    cx->filename = filename;
+    cx->src = src;
+    cx->len = len;
+}
+
+void acc_warning(acc_ctx *cx, acc_loc at, const char *fmt, ...)
+{
+    if (cx->no_warnings || cx->stopped)
+        return;
+    cx->warnings++;
+    cx->muted = false;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(cx, at, "warning", fmt, ap);
+    va_end(ap);
+}
+
+void acc_use_file(acc_ctx *cx, const acc_file *f)
+{
+    cx->filename = f->filename;
+    cx->src = f->src;
+    cx->len = f->len;
+}
+
 void acc_error_file(acc_ctx *cx, const char *fmt, ...)
 {
     if (!admit_error(cx))

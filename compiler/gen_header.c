@@ -1,17 +1,21 @@
 /*
- * gen_header.c — writes NAME.actor.h: per actor its typed reference, state
- * struct, tag enum, message structs, the handler prototypes the user
- * implements, spawn / send / ref_self, and the type descriptor. Compiles as
- * C11 and as C++.
+ * gen_header.c — writes NAME.actor.h: the includes of the imported
+ * headers; enums; forward declarations of structs, typed references and
+ * sequence types; struct definitions (dependencies first); then per actor
+ * its state struct, tag enum, message structs, start arguments, the
+ * handler and hook prototypes the user implements, spawn / send /
+ * ref_self, and the type descriptor. Compiles as C11 and as C++.
  */
+#include <string.h>
+
 #include "acc.h"
 
 static void put_fields(acc_gen *g, const acc_field *f)
 {
     for (; f != NULL; f = f->next) {
         acc_gen_doc(g, f->doc, 4);
-        acc_gen_line(g, "    %s %.*s;", acc_gen_ctype(g, &f->type),
-                     (int)f->name.len, f->name.s);
+        const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
+        acc_gen_line(g, "    %s;", acc_gen_cdecl(g, &f->type, name, false));
     }
 }
 
@@ -45,7 +49,19 @@ static void put_messages(acc_gen *g, const acc_actor *a, const char *p)
         put_fields(g, m->fields);
         acc_gen_line(g, "} %s_%.*s;", p, n, m->name.s);
     }
+}
 
+static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
+{
+    if (a->start != NULL && a->start->fields != NULL) {
+        acc_buf_putc(g->out, '\n');
+        acc_gen_doc(g, a->start->doc, 0);
+        acc_gen_line(g, "typedef struct %s_start_args {", p);
+        put_fields(g, a->start->fields);
+        acc_gen_line(g, "} %s_start_args;", p);
+    }
+    if (a->messages == NULL && a->start == NULL && a->stop == NULL)
+        return;
     acc_gen_line(g, "\n/* Handlers, written by the user. A non-zero result "
                     "fails the actor. */");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
@@ -53,13 +69,25 @@ static void put_messages(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "int %s_on_%.*s(%s *self, ac_ctx *cx, const %s_%.*s *m);",
                      p, n, m->name.s, p, p, n, m->name.s);
     }
+    if (a->start != NULL && a->start->fields != NULL)
+        acc_gen_line(g, "int %s_on_start(%s *self, ac_ctx *cx, "
+                        "const %s_start_args *args);", p, p, p);
+    else if (a->start != NULL)
+        acc_gen_line(g, "int %s_on_start(%s *self, ac_ctx *cx);", p, p);
+    if (a->stop != NULL)
+        acc_gen_line(g, "void %s_on_stop(%s *self, ac_ctx *cx);", p, p);
 }
 
 static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
 {
-    acc_gen_line(g, "\n/* Spawns an actor of type %.*s (zeroed state) into "
-                    "*out. */", (int)a->name.len, a->name.s);
-    acc_gen_line(g, "int %s_spawn(ac_ctx *cx, %s_ref *out);", p, p);
+    if (a->start != NULL)
+        acc_gen_line(g, "\n/* Spawns an actor of type %.*s into *out, running "
+                        "%s_on_start before\n * it returns (its result is "
+                        "spawn's). */", (int)a->name.len, a->name.s, p);
+    else
+        acc_gen_line(g, "\n/* Spawns an actor of type %.*s (zeroed state) into "
+                        "*out. */", (int)a->name.len, a->name.s);
+    acc_gen_line(g, "%s;", acc_gen_spawn_decl(g, a));
 
     if (a->messages != NULL) {
         acc_gen_line(g, "\n/* Senders: copy the fields into one envelope and "
@@ -76,15 +104,108 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "extern const ac_actor_type %s_type;", p);
 }
 
+static void put_enum(acc_gen *g, const acc_decl *d)
+{
+    const char *n = acc_gen_decl_name(g, d);
+    acc_buf_putc(g->out, '\n');
+    acc_gen_doc(g, d->doc, 0);
+    acc_gen_line(g, "typedef enum %s {", n);
+    for (const acc_enumerator *e = d->values; e != NULL; e = e->next) {
+        acc_gen_doc(g, e->doc, 4);
+        if (e->value == INT32_MIN)
+            acc_gen_line(g, "    %s_%.*s = -2147483647 - 1%s", n,
+                         (int)e->name.len, e->name.s, e->next ? "," : "");
+        else
+            acc_gen_line(g, "    %s_%.*s = %lld%s", n, (int)e->name.len,
+                         e->name.s, (long long)e->value, e->next ? "," : "");
+    }
+    acc_gen_line(g, "} %s;", n);
+}
+
+/* Dependencies first: a struct held by value must be complete. */
+static void put_struct(acc_gen *g, acc_decl *d)
+{
+    if (d->visit == 3)
+        return;
+    d->visit = 3;
+    for (const acc_field *f = d->fields; f != NULL; f = f->next) {
+        const acc_type *t = &f->type;
+        while (t->kind == ACC_ARRAY)
+            t = t->elem;
+        if (t->kind == ACC_NAMED && t->decl->mod == d->mod &&
+            t->decl->kind == ACC_STRUCT)
+            put_struct(g, t->decl);
+    }
+    const char *n = acc_gen_decl_name(g, d);
+    acc_buf_putc(g->out, '\n');
+    acc_gen_doc(g, d->doc, 0);
+    acc_gen_line(g, "struct %s {", n);
+    put_fields(g, d->fields);
+    acc_gen_line(g, "};");
+}
+
+static void put_types(acc_gen *g)
+{
+    const acc_module *mod = g->mod;
+    bool structs = false, enums = false;
+    for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+        structs |= d->kind == ACC_STRUCT;
+        enums |= d->kind == ACC_ENUM;
+    }
+    if (enums) {
+        acc_gen_line(g, "\n/* Enums: on the wire as i32; decoding rejects "
+                        "a value not listed. */");
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
+            if (d->kind == ACC_ENUM)
+                put_enum(g, d);
+    }
+    if (structs) {
+        acc_gen_line(g, "\n/* Structs (defined below). */");
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
+            if (d->kind == ACC_STRUCT) {
+                const char *n = acc_gen_decl_name(g, d);
+                acc_gen_line(g, "typedef struct %s %s;", n, n);
+            }
+    }
+    if (mod->actors != NULL) {
+        acc_gen_line(g, "\n/* Typed references: a message for one actor type "
+                        "cannot be sent to another. */");
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+            const char *p = acc_gen_prefix(g, a);
+            acc_gen_line(g, "typedef struct %s_ref { ac_addr addr; } %s_ref;",
+                         p, p);
+        }
+    }
+    if (mod->decls != NULL || mod->actors != NULL) {
+        acc_gen_line(g, "\n/* Sequences (T[]): views of `len` elements, "
+                        "copied by the send. */");
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+            const char *n = acc_gen_decl_name(g, d);
+            acc_gen_line(g, "typedef struct %s_seq { const %s *data; "
+                            "uint32_t len; } %s_seq;", n, n, n);
+        }
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+            const char *p = acc_gen_prefix(g, a);
+            acc_gen_line(g, "typedef struct %s_ref_seq { const %s_ref *data; "
+                            "uint32_t len; } %s_ref_seq;", p, p, p);
+        }
+    }
+    for (acc_decl *d = mod->decls; d != NULL; d = d->next)
+        if (d->kind == ACC_STRUCT)
+            put_struct(g, d);
+}
+
 void acc_gen_header(acc_gen *g)
 {
     const acc_module *mod = g->mod;
     const char *guard = acc_gen_guard(&g->cx->arena, mod);
 
     acc_gen_banner(g);
-    acc_gen_line(g, "#ifndef %s\n#define %s\n\n#include <actorc.h>\n", guard,
+    acc_gen_line(g, "#ifndef %s\n#define %s\n\n#include <actorc.h>", guard,
                  guard);
-    acc_gen_line(g, "#if AC_ABI_VERSION != 2");
+    for (const acc_import *im = mod->imports; im != NULL; im = im->next)
+        acc_gen_line(g, "#include \"%s.h\"", im->path);
+    acc_gen_line(g, "\n#if AC_ABI_VERSION != 2");
     acc_gen_line(g, "#error \"%s was generated for actorc ABI 2: regenerate it\"",
                  g->header_name);
     acc_gen_line(g, "#endif\n");
@@ -94,13 +215,7 @@ void acc_gen_header(acc_gen *g)
         acc_buf_putc(g->out, '\n');
         acc_gen_doc(g, mod->doc, 0);
     }
-    if (mod->actors != NULL)
-        acc_gen_line(g, "\n/* Typed references: a message for one actor type "
-                        "cannot be sent to another. */");
-    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        const char *p = acc_gen_prefix(g, a);
-        acc_gen_line(g, "typedef struct %s_ref { ac_addr addr; } %s_ref;", p, p);
-    }
+    put_types(g);
 
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         const char *p = acc_gen_prefix(g, a);
@@ -108,6 +223,7 @@ void acc_gen_header(acc_gen *g)
         put_state(g, a, p);
         if (a->messages != NULL)
             put_messages(g, a, p);
+        put_hooks(g, a, p);
         put_functions(g, a, p);
     }
 

@@ -1,11 +1,598 @@
 /*
- * gen_source.c — writes NAME.actor.c: per actor the message union, the
- * dispatch function (one switch on the tag), the message names, the type
- * descriptor, and the spawn / send / ref_self functions. Names made here
- * that are not in the header contain "__", which no user name can produce;
- * locals end in '_', which no user name can either.
+ * gen_source.c — writes NAME.actor.c: the wire-format primitives, per
+ * struct and message its tail, copy, encode and decode helpers, and per
+ * actor the message union, the dispatch function (one switch on the tag),
+ * the hook wrappers, the codecs, the message names, the type descriptor,
+ * and the spawn / send / ref_self functions.
+ *
+ * Names made here that are not in the header contain "__", which no user
+ * name can produce; locals end in '_', which no user name can either.
+ *
+ * The tail of an envelope (docs/WIRE.md): the message struct, then the
+ * variable-length data of its fields in declaration order, depth first —
+ * a string's bytes and a NUL, a bytes value's bytes, a sequence's elements
+ * (aligned for their type) followed by their own variable-length data.
+ * The size pass (tail / dsize) and the fill pass (copy / dec) walk the
+ * same order, so the two agree on every offset.
  */
+#include <string.h>
+
 #include "acc.h"
+
+/* ---- the primitives, the same in every generated file ---------------------- */
+
+static const char primitives[] =
+"#include <string.h>\n"
+"\n"
+"#if defined(__GNUC__) || defined(__clang__)\n"
+"#define ACW__UNUSED __attribute__((unused))\n"
+"#else\n"
+"#define ACW__UNUSED\n"
+"#endif\n"
+"\n"
+"/* Wire output: counts every byte, stores those that fit. */\n"
+"typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;\n"
+"/* Wire input: `bad` once anything was out of bounds or invalid. */\n"
+"typedef struct acw__in { const uint8_t *p; size_t len, pos; bool bad; } acw__in;\n"
+"\n"
+"ACW__UNUSED static size_t acw__align(size_t at, size_t align)\n"
+"{\n"
+"    return (at + align - 1) & ~(align - 1);\n"
+"}\n"
+"\n"
+"/* Reserves `count` elements of `size` bytes at `*at`; past AC_MAX_PAYLOAD\n"
+" * it stays past it (no overflow). */\n"
+"ACW__UNUSED static void acw__grow(size_t *at, size_t align, size_t count,\n"
+"                                  size_t size)\n"
+"{\n"
+"    if (*at > AC_MAX_PAYLOAD)\n"
+"        return;\n"
+"    if (count > AC_MAX_PAYLOAD / size) {\n"
+"        *at = AC_MAX_PAYLOAD + 1;\n"
+"        return;\n"
+"    }\n"
+"    *at = acw__align(*at, align) + count * size;\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__bytes(acw__out *o, const void *src, size_t n)\n"
+"{\n"
+"    if (n > 0 && o->len <= o->cap && n <= o->cap - o->len)\n"
+"        memcpy(o->p + o->len, src, n);\n"
+"    o->len += n;\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__u8(acw__out *o, uint8_t v)\n"
+"{\n"
+"    acw__bytes(o, &v, 1);\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__u16(acw__out *o, uint16_t v)\n"
+"{\n"
+"    uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };\n"
+"    acw__bytes(o, b, 2);\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__u32(acw__out *o, uint32_t v)\n"
+"{\n"
+"    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),\n"
+"                     (uint8_t)(v >> 24) };\n"
+"    acw__bytes(o, b, 4);\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__u64(acw__out *o, uint64_t v)\n"
+"{\n"
+"    acw__u32(o, (uint32_t)v);\n"
+"    acw__u32(o, (uint32_t)(v >> 32));\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__f32(acw__out *o, float v)\n"
+"{\n"
+"    uint32_t u;\n"
+"    memcpy(&u, &v, 4);\n"
+"    acw__u32(o, u);\n"
+"}\n"
+"\n"
+"ACW__UNUSED static void acw__f64(acw__out *o, double v)\n"
+"{\n"
+"    uint64_t u;\n"
+"    memcpy(&u, &v, 8);\n"
+"    acw__u64(o, u);\n"
+"}\n"
+"\n"
+"/* The next n bytes of the input, or NULL (and `bad`) past its end. */\n"
+"ACW__UNUSED static const uint8_t *acw__take(acw__in *in, size_t n)\n"
+"{\n"
+"    static const uint8_t zeros[32] = { 0 };\n"
+"    const uint8_t *p;\n"
+"    if (in->bad || n > in->len - in->pos) {\n"
+"        in->bad = true;\n"
+"        return zeros;\n"
+"    }\n"
+"    if (n == 0)\n"
+"        return zeros;\n"
+"    p = in->p + in->pos;\n"
+"    in->pos += n;\n"
+"    return p;\n"
+"}\n"
+"\n"
+"ACW__UNUSED static uint8_t acw__get_u8(acw__in *in)\n"
+"{\n"
+"    return acw__take(in, 1)[0];\n"
+"}\n"
+"\n"
+"ACW__UNUSED static uint16_t acw__get_u16(acw__in *in)\n"
+"{\n"
+"    const uint8_t *b = acw__take(in, 2);\n"
+"    return (uint16_t)(b[0] | b[1] << 8);\n"
+"}\n"
+"\n"
+"ACW__UNUSED static uint32_t acw__get_u32(acw__in *in)\n"
+"{\n"
+"    const uint8_t *b = acw__take(in, 4);\n"
+"    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |\n"
+"           (uint32_t)b[3] << 24;\n"
+"}\n"
+"\n"
+"ACW__UNUSED static uint64_t acw__get_u64(acw__in *in)\n"
+"{\n"
+"    uint64_t lo = acw__get_u32(in);\n"
+"    return lo | (uint64_t)acw__get_u32(in) << 32;\n"
+"}\n"
+"\n"
+"ACW__UNUSED static float acw__get_f32(acw__in *in)\n"
+"{\n"
+"    uint32_t u = acw__get_u32(in);\n"
+"    float v;\n"
+"    memcpy(&v, &u, 4);\n"
+"    return v;\n"
+"}\n"
+"\n"
+"ACW__UNUSED static double acw__get_f64(acw__in *in)\n"
+"{\n"
+"    uint64_t u = acw__get_u64(in);\n"
+"    double v;\n"
+"    memcpy(&v, &u, 8);\n"
+"    return v;\n"
+"}\n"
+"\n"
+"/* A bool is one byte, 0 or 1. */\n"
+"ACW__UNUSED static void acw__check_bool(acw__in *in)\n"
+"{\n"
+"    if (acw__get_u8(in) > 1)\n"
+"        in->bad = true;\n"
+"}\n"
+"\n"
+"/* A length prefix: at most one element per remaining byte (every element\n"
+" * takes at least one). */\n"
+"ACW__UNUSED static uint32_t acw__get_count(acw__in *in)\n"
+"{\n"
+"    uint32_t n = acw__get_u32(in);\n"
+"    if (n > in->len - in->pos) {\n"
+"        in->bad = true;\n"
+"        return 0;\n"
+"    }\n"
+"    return n;\n"
+"}\n";
+
+/* ---- one value's code ---------------------------------------------------------- */
+
+typedef enum pass { P_TAIL, P_COPY, P_ENC, P_DSIZE, P_DEC } pass;
+
+typedef struct emitter {
+    acc_gen *g;
+    pass p;
+    const char *at;         /* an lvalue of type size_t */
+} emitter;
+
+static const char *ind(int depth)
+{
+    static const char spaces[] = "                                        ";
+    int n = 4 * (depth + 1);
+    return spaces + (int)sizeof(spaces) - 1 - (n < 40 ? n : 40);
+}
+
+static const int wire_bits[] = {
+    [ACC_I8] = 8, [ACC_I16] = 16, [ACC_I32] = 32, [ACC_I64] = 64,
+    [ACC_U8] = 8, [ACC_U16] = 16, [ACC_U32] = 32, [ACC_U64] = 64,
+};
+
+static bool is_signed(acc_kind k)
+{
+    return k >= ACC_I8 && k <= ACC_I64;
+}
+
+static bool is_enum(const acc_type *t)
+{
+    return t->kind == ACC_NAMED && t->decl->kind == ACC_ENUM;
+}
+
+static bool is_struct(const acc_type *t)
+{
+    return t->kind == ACC_NAMED && t->decl->kind == ACC_STRUCT;
+}
+
+/* Emits the code of pass e->p for the value `v` (an lvalue) of type t. */
+static void value(emitter *e, const acc_type *t, const char *v, int depth)
+{
+    acc_gen *g = e->g;
+    acc_arena *ar = &g->cx->arena;
+    const char *in = ind(depth);
+    const char *ct = acc_gen_ctype(g, t);
+    int d = depth;
+
+    if ((e->p == P_TAIL || e->p == P_COPY) && !acc_type_has_var(t))
+        return;
+
+    if (t->kind == ACC_ARRAY) {
+        acc_gen_line(g, "%sfor (uint32_t i%d_ = 0; i%d_ < %u; i%d_++) {", in,
+                     d, d, (unsigned)t->size, d);
+        value(e, t->elem, acc_aprintf(ar, "%s[i%d_]", v, d), depth + 1);
+        acc_gen_line(g, "%s}", in);
+        return;
+    }
+    if (is_struct(t)) {
+        const char *n = acc_gen_decl_name(g, t->decl);
+        switch (e->p) {
+        case P_TAIL: acc_gen_line(g, "%s%s__tail(&%s, &%s);", in, n, v, e->at); break;
+        case P_COPY: acc_gen_line(g, "%s%s__copy(&%s, base, &%s);", in, n, v, e->at); break;
+        case P_ENC: acc_gen_line(g, "%s%s__enc(&%s, o);", in, n, v); break;
+        case P_DSIZE: acc_gen_line(g, "%s%s__dsize(in, &%s);", in, n, e->at); break;
+        case P_DEC: acc_gen_line(g, "%s%s__dec(&%s, in, base, &%s);", in, n, v, e->at); break;
+        }
+        return;
+    }
+    if (is_enum(t)) {
+        const char *n = acc_gen_decl_name(g, t->decl);
+        switch (e->p) {
+        case P_ENC: acc_gen_line(g, "%sacw__u32(o, (uint32_t)(int32_t)%s);", in, v); break;
+        case P_DSIZE:
+            acc_gen_line(g, "%sif (!%s__valid((int32_t)acw__get_u32(in)))", in, n);
+            acc_gen_line(g, "%s    in->bad = true;", in);
+            break;
+        case P_DEC: acc_gen_line(g, "%s%s = (%s)(int32_t)acw__get_u32(in);", in, v, n); break;
+        default: break;
+        }
+        return;
+    }
+
+    switch (t->kind) {
+    case ACC_BOOL:
+        if (e->p == P_ENC)
+            acc_gen_line(g, "%sacw__u8(o, %s ? 1 : 0);", in, v);
+        else if (e->p == P_DSIZE)
+            acc_gen_line(g, "%sacw__check_bool(in);", in);
+        else if (e->p == P_DEC)
+            acc_gen_line(g, "%s%s = acw__get_u8(in) != 0;", in, v);
+        return;
+    case ACC_I8: case ACC_I16: case ACC_I32: case ACC_I64:
+    case ACC_U8: case ACC_U16: case ACC_U32: case ACC_U64: {
+        int bits = wire_bits[t->kind];
+        if (e->p == P_ENC)
+            acc_gen_line(g, "%sacw__u%d(o, (uint%d_t)%s);", in, bits, bits, v);
+        else if (e->p == P_DSIZE)
+            acc_gen_line(g, "%s(void)acw__take(in, %d);", in, bits / 8);
+        else if (e->p == P_DEC && is_signed(t->kind))
+            acc_gen_line(g, "%s%s = (int%d_t)acw__get_u%d(in);", in, v, bits, bits);
+        else if (e->p == P_DEC)
+            acc_gen_line(g, "%s%s = acw__get_u%d(in);", in, v, bits);
+        return;
+    }
+    case ACC_F32: case ACC_F64: {
+        int bits = t->kind == ACC_F32 ? 32 : 64;
+        if (e->p == P_ENC)
+            acc_gen_line(g, "%sacw__f%d(o, %s);", in, bits, v);
+        else if (e->p == P_DSIZE)
+            acc_gen_line(g, "%s(void)acw__take(in, %d);", in, bits / 8);
+        else if (e->p == P_DEC)
+            acc_gen_line(g, "%s%s = acw__get_f%d(in);", in, v, bits);
+        return;
+    }
+    case ACC_ADDR: case ACC_REF: {
+        const char *bytes = t->kind == ACC_REF ? ".addr.bytes" : ".bytes";
+        if (e->p == P_ENC)
+            acc_gen_line(g, "%sacw__bytes(o, %s%s, 32);", in, v, bytes);
+        else if (e->p == P_DSIZE)
+            acc_gen_line(g, "%s(void)acw__take(in, 32);", in);
+        else if (e->p == P_DEC)
+            acc_gen_line(g, "%smemcpy(%s%s, acw__take(in, 32), 32);", in, v, bytes);
+        return;
+    }
+    case ACC_STRING: case ACC_BYTES: {
+        bool str = t->kind == ACC_STRING;
+        const char *ptr = str ? "char" : "uint8_t";
+        const char *extra = str ? " + 1" : "";
+        switch (e->p) {
+        case P_TAIL:
+            acc_gen_line(g, "%sacw__grow(&%s, 1, (size_t)%s.len%s, 1);", in,
+                         e->at, v, extra);
+            break;
+        case P_COPY:
+            acc_gen_line(g, "%s{", in);
+            acc_gen_line(g, "%s    %s *d%d_ = (%s *)(base + %s);", in, ptr, d, ptr, e->at);
+            acc_gen_line(g, "%s    if (%s.len > 0)", in, v);
+            acc_gen_line(g, "%s        memcpy(d%d_, %s.data, %s.len);", in, d, v, v);
+            if (str)
+                acc_gen_line(g, "%s    d%d_[%s.len] = '\\0';", in, d, v);
+            acc_gen_line(g, "%s    %s.data = d%d_;", in, v, d);
+            acc_gen_line(g, "%s    %s += (size_t)%s.len%s;", in, e->at, v, extra);
+            acc_gen_line(g, "%s}", in);
+            break;
+        case P_ENC:
+            acc_gen_line(g, "%sacw__u32(o, %s.len);", in, v);
+            acc_gen_line(g, "%sacw__bytes(o, %s.data, %s.len);", in, v, v);
+            break;
+        case P_DSIZE:
+            acc_gen_line(g, "%s{", in);
+            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_u32(in);", in, d);
+            acc_gen_line(g, "%s    (void)acw__take(in, n%d_);", in, d);
+            acc_gen_line(g, "%s    acw__grow(&%s, 1, (size_t)n%d_%s, 1);", in,
+                         e->at, d, extra);
+            acc_gen_line(g, "%s}", in);
+            break;
+        case P_DEC:
+            acc_gen_line(g, "%s{", in);
+            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_u32(in);", in, d);
+            acc_gen_line(g, "%s    %s *d%d_ = (%s *)(base + %s);", in, ptr, d, ptr, e->at);
+            acc_gen_line(g, "%s    if (n%d_ > 0)", in, d);
+            acc_gen_line(g, "%s        memcpy(d%d_, acw__take(in, n%d_), n%d_);", in, d, d, d);
+            if (str)
+                acc_gen_line(g, "%s    d%d_[n%d_] = '\\0';", in, d, d);
+            acc_gen_line(g, "%s    %s.data = d%d_;", in, v, d);
+            acc_gen_line(g, "%s    %s.len = n%d_;", in, v, d);
+            acc_gen_line(g, "%s    %s += (size_t)n%d_%s;", in, e->at, d, extra);
+            acc_gen_line(g, "%s}", in);
+            break;
+        }
+        return;
+    }
+    case ACC_SEQ: {
+        const char *et = acc_gen_ctype(g, t->elem);
+        const char *elem_v = acc_aprintf(ar, "d%d_[i%d_]", d, d);
+        bool var = acc_type_has_var(t->elem);
+        (void)ct;
+        switch (e->p) {
+        case P_TAIL:
+            acc_gen_line(g, "%sacw__grow(&%s, AC_ALIGNOF(%s), %s.len, sizeof(%s));",
+                         in, e->at, et, v, et);
+            if (var) {
+                acc_gen_line(g, "%sfor (uint32_t i%d_ = 0; i%d_ < %s.len && %s <= "
+                                "AC_MAX_PAYLOAD; i%d_++) {", in, d, d, v, e->at, d);
+                value(e, t->elem, acc_aprintf(ar, "%s.data[i%d_]", v, d), depth + 1);
+                acc_gen_line(g, "%s}", in);
+            }
+            break;
+        case P_COPY:
+            acc_gen_line(g, "%s{", in);
+            acc_gen_line(g, "%s    %s *d%d_;", in, et, d);
+            acc_gen_line(g, "%s    %s = acw__align(%s, AC_ALIGNOF(%s));", in,
+                         e->at, e->at, et);
+            acc_gen_line(g, "%s    d%d_ = (%s *)(void *)(base + %s);", in, d, et, e->at);
+            acc_gen_line(g, "%s    if (%s.len > 0)", in, v);
+            acc_gen_line(g, "%s        memcpy(d%d_, %s.data, %s.len * sizeof(%s));",
+                         in, d, v, v, et);
+            acc_gen_line(g, "%s    %s.data = d%d_;", in, v, d);
+            acc_gen_line(g, "%s    %s += %s.len * sizeof(%s);", in, e->at, v, et);
+            if (var) {
+                acc_gen_line(g, "%s    for (uint32_t i%d_ = 0; i%d_ < %s.len; "
+                                "i%d_++) {", in, d, d, v, d);
+                value(e, t->elem, elem_v, depth + 2);
+                acc_gen_line(g, "%s    }", in);
+            }
+            acc_gen_line(g, "%s}", in);
+            break;
+        case P_ENC:
+            acc_gen_line(g, "%sacw__u32(o, %s.len);", in, v);
+            acc_gen_line(g, "%sfor (uint32_t i%d_ = 0; i%d_ < %s.len; i%d_++) {",
+                         in, d, d, v, d);
+            value(e, t->elem, acc_aprintf(ar, "%s.data[i%d_]", v, d), depth + 1);
+            acc_gen_line(g, "%s}", in);
+            break;
+        case P_DSIZE:
+            acc_gen_line(g, "%s{", in);
+            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_count(in);", in, d);
+            acc_gen_line(g, "%s    acw__grow(&%s, AC_ALIGNOF(%s), n%d_, sizeof(%s));",
+                         in, e->at, et, d, et);
+            acc_gen_line(g, "%s    for (uint32_t i%d_ = 0; i%d_ < n%d_ && !in->bad; "
+                            "i%d_++) {", in, d, d, d, d);
+            value(e, t->elem, NULL, depth + 2);
+            acc_gen_line(g, "%s    }", in);
+            acc_gen_line(g, "%s}", in);
+            break;
+        case P_DEC:
+            acc_gen_line(g, "%s{", in);
+            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_count(in);", in, d);
+            acc_gen_line(g, "%s    %s *d%d_;", in, et, d);
+            acc_gen_line(g, "%s    %s = acw__align(%s, AC_ALIGNOF(%s));", in,
+                         e->at, e->at, et);
+            acc_gen_line(g, "%s    d%d_ = (%s *)(void *)(base + %s);", in, d, et, e->at);
+            acc_gen_line(g, "%s    %s += n%d_ * sizeof(%s);", in, e->at, d, et);
+            acc_gen_line(g, "%s    %s.data = d%d_;", in, v, d);
+            acc_gen_line(g, "%s    %s.len = n%d_;", in, v, d);
+            acc_gen_line(g, "%s    for (uint32_t i%d_ = 0; i%d_ < n%d_; i%d_++) {",
+                         in, d, d, d, d);
+            value(e, t->elem, elem_v, depth + 2);
+            acc_gen_line(g, "%s    }", in);
+            acc_gen_line(g, "%s}", in);
+            break;
+        }
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* ---- helpers per struct and message ------------------------------------------- */
+
+static bool fields_have_var(const acc_field *f)
+{
+    for (; f != NULL; f = f->next)
+        if (acc_type_has_var(&f->type))
+            return true;
+    return false;
+}
+
+/* Messages (msg) need no __tail: their sender computes it from its
+ * parameters. */
+static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
+                          bool msg)
+{
+    const char *end = ";";
+    bool define = false;
+    if (fields_have_var(fields)) {
+        if (!msg)
+            acc_gen_line(g, "static void %s__tail(const %s *v, size_t *at)%s",
+                         n, n, end);
+        acc_gen_line(g, "static void %s__copy(%s *v, unsigned char *base, "
+                        "size_t *at)%s", n, n, end);
+    }
+    if (define)
+        return;
+    acc_gen_line(g, "static void %s__enc(const %s *v, acw__out *o)%s", n, n, end);
+    acc_gen_line(g, "static void %s__dsize(acw__in *in, size_t *at)%s", n, end);
+    acc_gen_line(g, "static void %s__dec(%s *v, acw__in *in, unsigned char "
+                    "*base, size_t *at)%s", n, n, end);
+}
+
+static void helper(acc_gen *g, const char *n, const acc_field *fields,
+                   pass p)
+{
+    static const char *const sig[] = {
+        [P_TAIL] = "static void %s__tail(const %s *v, size_t *at)",
+        [P_COPY] = "static void %s__copy(%s *v, unsigned char *base, size_t *at)",
+        [P_ENC] = "static void %s__enc(const %s *v, acw__out *o)",
+        [P_DSIZE] = "static void %s__dsize(acw__in *in, size_t *at)%.0s",
+        [P_DEC] = ("static void %s__dec(%s *v, acw__in *in, unsigned char *base, "
+                   "size_t *at)"),
+    };
+    bool var = fields_have_var(fields);
+    if ((p == P_TAIL || p == P_COPY) && !var)
+        return;
+    emitter e = { g, p, "*at" };
+    acc_buf_putc(g->out, '\n');
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    acc_gen_line(g, sig[p], n, n);
+#pragma GCC diagnostic pop
+    acc_gen_line(g, "{");
+    /* Parameters a pass does not use. */
+    if (p == P_DSIZE || p == P_DEC) {
+        bool uses_at = var;
+        if (!uses_at)
+            acc_gen_line(g, "    (void)at;");
+        if (p == P_DEC && !var)
+            acc_gen_line(g, "    (void)base;");
+    }
+    if (p == P_DSIZE || p == P_DEC || p == P_ENC) {
+        bool any = false;
+        for (const acc_field *f = fields; f != NULL; f = f->next)
+            any = true;
+        if (!any) {
+            if (p == P_ENC)
+                acc_gen_line(g, "    (void)v;\n    (void)o;");
+            else if (p == P_DSIZE)
+                acc_gen_line(g, "    (void)in;");
+            else
+                acc_gen_line(g, "    (void)in;\n    v->unused_ = 0;");
+        }
+    }
+    for (const acc_field *f = fields; f != NULL; f = f->next)
+        value(&e, &f->type, acc_aprintf(&g->cx->arena, "v->%.*s",
+              (int)f->name.len, f->name.s), 0);
+    acc_gen_line(g, "}");
+}
+
+static void helpers(acc_gen *g, const char *n, const acc_field *fields,
+                    bool msg)
+{
+    for (pass p = msg ? P_COPY : P_TAIL; p <= P_DEC; p++)
+        helper(g, n, fields, p);
+}
+
+/* The structs and enums the module's messages use, directly or not. */
+typedef struct needs {
+    const acc_decl **list;
+    size_t count, cap;
+    acc_map seen;
+} needs;
+
+static void need_type(acc_gen *g, needs *nd, const acc_type *t);
+
+static void need_fields(acc_gen *g, needs *nd, const acc_field *f)
+{
+    for (; f != NULL; f = f->next)
+        need_type(g, nd, &f->type);
+}
+
+static void need_type(acc_gen *g, needs *nd, const acc_type *t)
+{
+    if (t->kind == ACC_ARRAY || t->kind == ACC_SEQ) {
+        need_type(g, nd, t->elem);
+        return;
+    }
+    if (t->kind != ACC_NAMED)
+        return;
+    const char *n = acc_gen_decl_name(g, t->decl);
+    if (acc_map_get(&nd->seen, n, strlen(n)) != NULL)
+        return;
+    acc_map_put(&nd->seen, n, strlen(n), (void *)t->decl);
+    if (nd->count == nd->cap) {
+        size_t cap = nd->cap ? nd->cap * 2 : 16;
+        const acc_decl **l = acc_alloc(&g->cx->arena, cap * sizeof(*l));
+        if (nd->count > 0)
+            memcpy(l, nd->list, nd->count * sizeof(*l));
+        nd->list = l;
+        nd->cap = cap;
+    }
+    nd->list[nd->count++] = t->decl;
+    if (t->decl->kind == ACC_STRUCT)
+        need_fields(g, nd, t->decl->fields);
+}
+
+static void put_type_helpers(acc_gen *g)
+{
+    needs nd;
+    memset(&nd, 0, sizeof(nd));
+    acc_map_init(&nd.seen, &g->cx->arena);
+    for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next)
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            need_fields(g, &nd, m->fields);
+    if (nd.count == 0)
+        return;
+
+    acc_gen_line(g, "\n/* ---- codecs of the structs and enums in messages "
+                    "------------------------- */\n");
+    for (size_t i = 0; i < nd.count; i++) {
+        const acc_decl *d = nd.list[i];
+        const char *n = acc_gen_decl_name(g, d);
+        if (d->kind == ACC_ENUM) {
+            acc_gen_line(g, "static bool %s__valid(int32_t v)\n{", n);
+            acc_gen_line(g, "    switch (v) {");
+            for (const acc_enumerator *e = d->values; e != NULL; e = e->next)
+                if (e->value == INT32_MIN)
+                    acc_gen_line(g, "    case -2147483647 - 1:");
+                else
+                    acc_gen_line(g, "    case %lld:", (long long)e->value);
+            acc_gen_line(g, "        return true;\n    }\n    return false;\n}\n");
+        }
+    }
+    for (size_t i = 0; i < nd.count; i++)
+        if (nd.list[i]->kind == ACC_STRUCT)
+            helper_protos(g, acc_gen_decl_name(g, nd.list[i]),
+                          nd.list[i]->fields, false);
+
+    for (size_t i = 0; i < nd.count; i++)
+        if (nd.list[i]->kind == ACC_STRUCT)
+            helpers(g, acc_gen_decl_name(g, nd.list[i]), nd.list[i]->fields,
+                    false);
+}
+
+/* ---- per actor --------------------------------------------------------------------- */
+
+static const char *msg_name(acc_gen *g, const char *p, const acc_message *m)
+{
+    return acc_aprintf(&g->cx->arena, "%s_%.*s", p, (int)m->name.len, m->name.s);
+}
 
 static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
 {
@@ -47,6 +634,93 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "};");
 }
 
+static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
+{
+    if (a->start != NULL) {
+        acc_gen_line(g, "\nstatic int %s__start(void *state, ac_ctx *cx, "
+                        "const void *args)\n{", p);
+        if (a->start->fields != NULL)
+            acc_gen_line(g, "    return %s_on_start((%s *)state, cx,\n"
+                            "                       (const %s_start_args *)args);",
+                         p, p, p);
+        else
+            acc_gen_line(g, "    (void)args;\n    return %s_on_start((%s *)state, "
+                            "cx);", p, p);
+        acc_gen_line(g, "}");
+    }
+    if (a->stop != NULL) {
+        acc_gen_line(g, "\nstatic void %s__stop(void *state, ac_ctx *cx)\n{", p);
+        acc_gen_line(g, "    %s_on_stop((%s *)state, cx);\n}", p, p);
+    }
+}
+
+static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
+{
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        helper_protos(g, msg_name(g, p, m), m->fields, true);
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        helpers(g, msg_name(g, p, m), m->fields, true);
+
+    acc_gen_line(g, "\nstatic long %s__encode(const ac_envelope *e, uint8_t *buf, "
+                    "size_t cap)\n{", p);
+    if (a->messages == NULL) {
+        acc_gen_line(g, "    (void)e;\n    (void)buf;\n    (void)cap;\n"
+                        "    return AC_EBADTAG;\n}");
+    } else {
+        acc_gen_line(g, "    const void *m_ = ac_envelope_payload((ac_envelope *)e);");
+        acc_gen_line(g, "    acw__out o_ = { buf, cap, 0 };\n");
+        acc_gen_line(g, "    switch (e->tag) {");
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            const char *n = msg_name(g, p, m);
+            acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+            acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
+            acc_gen_line(g, "        break;");
+        }
+        acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
+        acc_gen_line(g, "    return (long)o_.len;\n}");
+    }
+
+    acc_gen_line(g, "\nstatic int %s__decode(ac_ctx *cx, uint32_t tag, "
+                    "const uint8_t *buf, size_t len,\n"
+                    "                      ac_envelope **out)\n{", p);
+    if (a->messages == NULL) {
+        acc_gen_line(g, "    (void)cx;\n    (void)tag;\n    (void)buf;\n"
+                        "    (void)len;\n    *out = NULL;\n    return AC_EBADTAG;\n}");
+        return;
+    }
+    acc_gen_line(g, "    acw__in in_ = { buf, len, 0, false };");
+    acc_gen_line(g, "    size_t size_, at_;");
+    acc_gen_line(g, "    ac_envelope *e_;");
+    acc_gen_line(g, "    void *m_;\n");
+    acc_gen_line(g, "    *out = NULL;");
+    acc_gen_line(g, "    switch (tag) {");
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        const char *n = msg_name(g, p, m);
+        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "        size_ = sizeof(%s);", n);
+        acc_gen_line(g, "        %s__dsize(&in_, &size_);", n);
+        acc_gen_line(g, "        break;");
+    }
+    acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
+    acc_gen_line(g, "    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD)");
+    acc_gen_line(g, "        return AC_EINVAL;");
+    acc_gen_line(g, "    e_ = ac_envelope_new(cx, tag, size_);");
+    acc_gen_line(g, "    if (e_ == NULL)\n        return AC_ENOMEM;");
+    acc_gen_line(g, "    m_ = ac_envelope_payload(e_);");
+    acc_gen_line(g, "    in_.pos = 0;");
+    acc_gen_line(g, "    switch (tag) {");
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        const char *n = msg_name(g, p, m);
+        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "        at_ = sizeof(%s);", n);
+        acc_gen_line(g, "        %s__dec((%s *)m_, &in_, (unsigned char *)m_, "
+                        "&at_);", n, n);
+        acc_gen_line(g, "        break;");
+    }
+    acc_gen_line(g, "    }");
+    acc_gen_line(g, "    *out = e_;\n    return 0;\n}");
+}
+
 static void put_type(acc_gen *g, const acc_actor *a, const char *p)
 {
     const acc_name *mn = &g->mod->name;
@@ -59,13 +733,31 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     else
         acc_gen_line(g, "    0, /* no state */\n    1,");
     acc_gen_line(g, "    %s__dispatch,", p);
-    acc_gen_line(g, "    NULL, /* on_start */\n    NULL, /* on_stop */");
+    if (a->start != NULL)
+        acc_gen_line(g, "    %s__start,", p);
+    else
+        acc_gen_line(g, "    NULL, /* on_start */");
+    if (a->stop != NULL)
+        acc_gen_line(g, "    %s__stop,", p);
+    else
+        acc_gen_line(g, "    NULL, /* on_stop */");
     acc_gen_line(g, "    %u,", (unsigned)a->message_count);
     if (a->messages != NULL)
         acc_gen_line(g, "    %s__names,", p);
     else
         acc_gen_line(g, "    NULL,");
-    acc_gen_line(g, "    NULL, /* encode */\n    NULL /* decode */\n};");
+    acc_gen_line(g, "    %s__encode,\n    %s__decode\n};", p, p);
+}
+
+/* Assigns field f (a parameter of the same name) to dst->f. */
+static void assign(acc_gen *g, const char *dst, const acc_field *f)
+{
+    int n = (int)f->name.len;
+    if (f->type.kind == ACC_ARRAY)
+        acc_gen_line(g, "    memcpy(%s->%.*s, %.*s, sizeof(%s->%.*s));", dst, n,
+                     f->name.s, n, f->name.s, dst, n, f->name.s);
+    else
+        acc_gen_line(g, "    %s->%.*s = %.*s;", dst, n, f->name.s, n, f->name.s);
 }
 
 static void put_send(acc_gen *g, const acc_actor *a, const acc_message *m,
@@ -73,26 +765,54 @@ static void put_send(acc_gen *g, const acc_actor *a, const acc_message *m,
 {
     int n = (int)m->name.len;
     const char *s = m->name.s;
+    const char *mn = msg_name(g, p, m);
+    bool var = fields_have_var(m->fields);
     acc_buf_putc(g->out, '\n');
     acc_gen_line(g, "%s", acc_gen_send_decl(g, a, m));
     acc_gen_line(g, "{");
-    acc_gen_line(g, "    ac_envelope *env_ = ac_envelope_new(cx, %s_TAG_%.*s, "
-                    "sizeof(%s_%.*s));", p, n, s, p, n, s);
-    acc_gen_line(g, "    %s_%.*s *msg_;\n", p, n, s);
+    acc_gen_line(g, "    size_t size_ = sizeof(%s);", mn);
+    acc_gen_line(g, "    ac_envelope *env_;");
+    acc_gen_line(g, "    %s *msg_;\n", mn);
+    if (var) {
+        emitter e = { g, P_TAIL, "size_" };
+        for (const acc_field *f = m->fields; f != NULL; f = f->next)
+            value(&e, &f->type, acc_strndup(&g->cx->arena, f->name.s,
+                  f->name.len), 0);
+        acc_gen_line(g, "    if (size_ > AC_MAX_PAYLOAD)\n        return AC_EINVAL;");
+    }
+    acc_gen_line(g, "    env_ = ac_envelope_new(cx, %s_TAG_%.*s, size_);", p, n, s);
     acc_gen_line(g, "    if (env_ == NULL)\n        return AC_ENOMEM;");
-    acc_gen_line(g, "    msg_ = (%s_%.*s *)ac_envelope_payload(env_);", p, n, s);
+    acc_gen_line(g, "    msg_ = (%s *)ac_envelope_payload(env_);", mn);
     if (m->fields == NULL)
         acc_gen_line(g, "    msg_->unused_ = 0;");
     for (const acc_field *f = m->fields; f != NULL; f = f->next)
-        acc_gen_line(g, "    msg_->%.*s = %.*s;", (int)f->name.len, f->name.s,
-                     (int)f->name.len, f->name.s);
+        assign(g, "msg_", f);
+    if (var) {
+        acc_gen_line(g, "    size_ = sizeof(%s);", mn);
+        acc_gen_line(g, "    %s__copy(msg_, (unsigned char *)msg_, &size_);", mn);
+    }
     acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);\n}");
 }
 
 static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
 {
-    acc_gen_line(g, "\nint %s_spawn(ac_ctx *cx, %s_ref *out)\n{", p, p);
-    acc_gen_line(g, "    return ac_spawn(cx, &%s_type, NULL, &out->addr);\n}", p);
+    acc_gen_line(g, "\n%s\n{", acc_gen_spawn_decl(g, a));
+    if (a->start != NULL && a->start->fields != NULL) {
+        acc_gen_line(g, "    %s_start_args args_;\n", p);
+        for (const acc_field *f = a->start->fields; f != NULL; f = f->next) {
+            const char *dst = "(&args_)";
+            int n = (int)f->name.len;
+            if (f->type.kind == ACC_ARRAY)
+                acc_gen_line(g, "    memcpy(args_.%.*s, %.*s, sizeof(args_.%.*s));",
+                             n, f->name.s, n, f->name.s, n, f->name.s);
+            else
+                acc_gen_line(g, "    args_.%.*s = %.*s;", n, f->name.s, n, f->name.s);
+            (void)dst;
+        }
+        acc_gen_line(g, "    return ac_spawn(cx, &%s_type, &args_, &out->addr);\n}", p);
+    } else {
+        acc_gen_line(g, "    return ac_spawn(cx, &%s_type, NULL, &out->addr);\n}", p);
+    }
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next)
         put_send(g, a, m, p);
@@ -107,11 +827,15 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
 void acc_gen_source(acc_gen *g)
 {
     acc_gen_banner(g);
-    acc_gen_line(g, "#include \"%s\"", g->header_name);
+    acc_gen_line(g, "#include \"%s\"\n", g->header_name);
+    acc_buf_puts(g->out, primitives);
+    put_type_helpers(g);
     for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next) {
         const char *p = acc_gen_prefix(g, a);
         acc_gen_section(g, "actor", &a->name);
         put_dispatch(g, a, p);
+        put_hooks(g, a, p);
+        put_codecs(g, a, p);
         put_type(g, a, p);
         put_functions(g, a, p);
     }

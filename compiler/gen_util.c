@@ -36,22 +36,84 @@ const char *acc_gen_prefix(acc_gen *g, const acc_actor *a)
                        g->mod->name.s, (int)a->name.len, a->name.s);
 }
 
+const char *acc_gen_decl_name(acc_gen *g, const acc_decl *d)
+{
+    return acc_aprintf(&g->cx->arena, "%.*s_%.*s", (int)d->mod->name.len,
+                       d->mod->name.s, (int)d->name.len, d->name.s);
+}
+
+static const char *ref_name(acc_gen *g, const acc_type *t)
+{
+    const acc_name *mn = t->actor != NULL ? &t->actor->mod->name
+                                          : &g->mod->name;
+    return acc_aprintf(&g->cx->arena, "%.*s_%.*s_ref", (int)mn->len, mn->s,
+                       (int)t->target.len, t->target.s);
+}
+
+static const char *const scalar_c[] = {
+    [ACC_BOOL] = "bool",
+    [ACC_I8] = "int8_t", [ACC_I16] = "int16_t",
+    [ACC_I32] = "int32_t", [ACC_I64] = "int64_t",
+    [ACC_U8] = "uint8_t", [ACC_U16] = "uint16_t",
+    [ACC_U32] = "uint32_t", [ACC_U64] = "uint64_t",
+    [ACC_F32] = "float", [ACC_F64] = "double",
+    [ACC_STRING] = "ac_string", [ACC_BYTES] = "ac_bytes",
+    [ACC_ADDR] = "ac_addr",
+};
+
+static const char *const scalar_idl[] = {
+    [ACC_BOOL] = "bool",
+    [ACC_I8] = "i8", [ACC_I16] = "i16", [ACC_I32] = "i32", [ACC_I64] = "i64",
+    [ACC_U8] = "u8", [ACC_U16] = "u16", [ACC_U32] = "u32", [ACC_U64] = "u64",
+    [ACC_F32] = "f32", [ACC_F64] = "f64",
+    [ACC_STRING] = "string", [ACC_BYTES] = "bytes", [ACC_ADDR] = "addr",
+};
+
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
 {
-    static const char *const scalar[] = {
-        [ACC_BOOL] = "bool",
-        [ACC_I8] = "int8_t", [ACC_I16] = "int16_t",
-        [ACC_I32] = "int32_t", [ACC_I64] = "int64_t",
-        [ACC_U8] = "uint8_t", [ACC_U16] = "uint16_t",
-        [ACC_U32] = "uint32_t", [ACC_U64] = "uint64_t",
-        [ACC_F32] = "float", [ACC_F64] = "double",
-        [ACC_ADDR] = "ac_addr",
-    };
-    if (t->kind == ACC_REF)
-        return acc_aprintf(&g->cx->arena, "%.*s_%.*s_ref",
-                           (int)g->mod->name.len, g->mod->name.s,
-                           (int)t->target.len, t->target.s);
-    return scalar[t->kind];
+    switch (t->kind) {
+    case ACC_REF:
+        return ref_name(g, t);
+    case ACC_NAMED:
+        return acc_gen_decl_name(g, t->decl);
+    case ACC_ARRAY:
+        return acc_gen_ctype(g, t->elem);
+    case ACC_SEQ: {
+        const acc_type *e = t->elem;
+        if (e->kind == ACC_REF || e->kind == ACC_NAMED)
+            return acc_aprintf(&g->cx->arena, "%s_seq", acc_gen_ctype(g, e));
+        return acc_aprintf(&g->cx->arena, "ac_%s_seq", scalar_idl[e->kind]);
+    }
+    default:
+        return scalar_c[t->kind];
+    }
+}
+
+const char *acc_gen_cdecl(acc_gen *g, const acc_type *t, const char *name,
+                          bool param)
+{
+    if (t->kind == ACC_ARRAY)
+        return acc_aprintf(&g->cx->arena, "%s%s %s[%u]", param ? "const " : "",
+                           acc_gen_ctype(g, t), name, (unsigned)t->size);
+    return acc_aprintf(&g->cx->arena, "%s %s", acc_gen_ctype(g, t), name);
+}
+
+bool acc_type_has_var(const acc_type *t)
+{
+    switch (t->kind) {
+    case ACC_STRING: case ACC_BYTES: case ACC_SEQ:
+        return true;
+    case ACC_ARRAY:
+        return acc_type_has_var(t->elem);
+    case ACC_NAMED:
+        if (t->decl != NULL && t->decl->kind == ACC_STRUCT)
+            for (const acc_field *f = t->decl->fields; f != NULL; f = f->next)
+                if (acc_type_has_var(&f->type))
+                    return true;
+        return false;
+    default:
+        return false;
+    }
 }
 
 const char *acc_gen_guard(acc_arena *a, const acc_module *mod)
@@ -183,6 +245,24 @@ void acc_gen_line(acc_gen *g, const char *fmt, ...)
     acc_buf_putc(g->out, '\n');
 }
 
+/* head + ", T name" for each field + ")". */
+static const char *params(acc_gen *g, const char *head, const acc_field *f)
+{
+    size_t len = strlen(head) + 2;
+    for (const acc_field *p = f; p != NULL; p = p->next) {
+        const char *name = acc_strndup(&g->cx->arena, p->name.s, p->name.len);
+        len += strlen(acc_gen_cdecl(g, &p->type, name, true)) + 2;
+    }
+    char *decl = acc_alloc(&g->cx->arena, len), *w = decl;
+    w += sprintf(w, "%s", head);
+    for (; f != NULL; f = f->next) {
+        const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
+        w += sprintf(w, ", %s", acc_gen_cdecl(g, &f->type, name, true));
+    }
+    strcpy(w, ")");
+    return decl;
+}
+
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m)
 {
@@ -190,14 +270,13 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
     const char *head = acc_aprintf(&g->cx->arena,
                                    "int %s_send_%.*s(ac_ctx *cx, %s_ref to",
                                    p, (int)m->name.len, m->name.s, p);
-    size_t len = strlen(head) + 1;
-    for (const acc_field *f = m->fields; f != NULL; f = f->next)
-        len += strlen(acc_gen_ctype(g, &f->type)) + f->name.len + 3;
-    char *decl = acc_alloc(&g->cx->arena, len + 1), *w = decl;
-    w += sprintf(w, "%s", head);
-    for (const acc_field *f = m->fields; f != NULL; f = f->next)
-        w += sprintf(w, ", %s %.*s", acc_gen_ctype(g, &f->type),
-                     (int)f->name.len, f->name.s);
-    strcpy(w, ")");
-    return decl;
+    return params(g, head, m->fields);
+}
+
+const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a)
+{
+    const char *p = acc_gen_prefix(g, a);
+    const char *head = acc_aprintf(&g->cx->arena,
+                                   "int %s_spawn(ac_ctx *cx, %s_ref *out", p, p);
+    return params(g, head, a->start != NULL ? a->start->fields : NULL);
 }

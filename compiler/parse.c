@@ -32,6 +32,13 @@ const char *acc_token_desc(int code)
     switch (code) {
     case 0: return "end of file";
     case TK_MODULE: return "'module'";
+    case TK_IMPORT: return "'import'";
+    case TK_STRUCT: return "'struct'";
+    case TK_ENUM: return "'enum'";
+    case TK_STRLIT: return "string";
+    case TK_STRING: return "'string'";
+    case TK_BYTES: return "'bytes'";
+    case TK_MINUS: return "'-'";
     case TK_ACTOR: return "'actor'";
     case TK_STATE: return "'state'";
     case TK_ON: return "'on'";
@@ -105,8 +112,14 @@ void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
     int shown = any_type ? count - types + 1 : count;
 
     appends(msg, sizeof(msg), shown == 0 ? "unexpected " : "expected ");
+    /* A named type is a type too. */
+    for (int i = 0; any_type && i < count; i++)
+        if (expected[i] == TK_ID)
+            shown--;
     for (int i = 0; i < count; i++) {
         if (any_type && is_type_token(expected[i]) && expected[i] != TK_BOOL)
+            continue;
+        if (any_type && expected[i] == TK_ID)
             continue;
         if (n > 0)
             appends(msg, sizeof(msg), n == shown - 1 ? " or " : ", ");
@@ -118,7 +131,7 @@ void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
     if (shown > 0)
         appends(msg, sizeof(msg), ", found ");
     appends(msg, sizeof(msg), acc_token_desc(found));
-    if (found == TK_ID || found == TK_NUMBER) {
+    if (found == TK_ID || found == TK_NUMBER || found == TK_STRLIT) {
         appends(msg, sizeof(msg), " '");
         append(msg, sizeof(msg), tok->s, tok->len > 64 ? 64 : tok->len);
         appends(msg, sizeof(msg), "'");
@@ -145,6 +158,7 @@ void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
     acc_module *mod = ps->mod;
     a->name = name_of(name);
     a->doc = kw->doc;
+    a->mod = mod;
     if (mod->actors_tail != NULL)
         mod->actors_tail->next = a;
     else
@@ -166,19 +180,46 @@ void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
     a->state = fields;
 }
 
+static bool is_tok(const acc_token *t, const char *s)
+{
+    return strlen(s) == t->len && memcmp(t->s, s, t->len) == 0;
+}
+
 void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
-                     const acc_token *name, acc_field *fields)
+                     const acc_token *name, acc_field *fields, bool parens)
 {
     acc_message *m = acc_alloc(&ps->cx->arena, sizeof(*m));
     m->name = name_of(name);
     m->doc = kw->doc;
     m->fields = fields;
+    m->has_parens = parens;
+    bool start = is_tok(name, "start"), stop = is_tok(name, "stop");
+    if (start || stop) {
+        acc_message **hook = start ? &a->start : &a->stop;
+        acc_loc at = { name->off, name->len };
+        if (*hook != NULL) {
+            acc_error(ps->cx, at, "duplicate %s hook", start ? "start" : "stop");
+            acc_note(ps->cx, (acc_loc){ (*hook)->name.off, (*hook)->name.len },
+                     "the first %s hook is here", start ? "start" : "stop");
+        } else if (stop && fields != NULL) {
+            acc_error(ps->cx, at, "the stop hook takes no fields");
+        } else {
+            *hook = m;
+        }
+        return;
+    }
     m->tag = a->message_count++;
     if (a->messages_tail != NULL)
         a->messages_tail->next = m;
     else
         a->messages = m;
     a->messages_tail = m;
+}
+
+void acc_ast_reply(acc_parser *ps, const acc_token *arrow)
+{
+    acc_error(ps->cx, (acc_loc){ arrow->off, arrow->len },
+              "replies ('-> (...)') are not supported yet");
 }
 
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
@@ -196,15 +237,96 @@ void acc_ast_field(acc_parser *ps, acc_field_list *list,
 }
 
 acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
-                          const acc_token *last, const acc_token *target)
+                          const acc_token *last, const acc_token *qual,
+                          const acc_token *target)
 {
     acc_type_tok t;
     memset(&t, 0, sizeof(t));
     t.type.kind = kind;
     t.type.at.off = first->off;
     t.type.at.len = last->off + last->len - first->off;
+    if (qual != NULL)
+        t.type.qual = name_of(qual);
     if (target != NULL)
         t.type.target = name_of(target);
     t.doc = first->doc;
     return t;
+}
+
+acc_type_tok acc_ast_array(acc_parser *ps, const acc_type_tok *elem,
+                           const acc_token *last, const acc_int_tok *size)
+{
+    acc_type_tok t = *elem;
+    acc_type *e = acc_alloc(&ps->cx->arena, sizeof(*e));
+    *e = elem->type;
+    memset(&t.type, 0, sizeof(t.type));
+    t.type.kind = size != NULL ? ACC_ARRAY : ACC_SEQ;
+    t.type.at.off = e->at.off;
+    t.type.at.len = last->off + last->len - e->at.off;
+    t.type.elem = e;
+    if (size != NULL) {
+        t.type.size_lit = name_of(&size->tok);
+        t.type.size_neg = size->neg;
+        t.type.size_at.off = size->first.off;
+        t.type.size_at.len = size->tok.off + size->tok.len - size->first.off;
+    }
+    return t;
+}
+
+void acc_ast_struct(acc_parser *ps, const acc_token *kw, const acc_token *name,
+                    acc_field *fields)
+{
+    acc_decl *d = acc_alloc(&ps->cx->arena, sizeof(*d));
+    d->kind = ACC_STRUCT;
+    d->name = name_of(name);
+    d->doc = kw->doc;
+    d->fields = fields;
+    d->mod = ps->mod;
+    if (ps->mod->decls_tail != NULL)
+        ps->mod->decls_tail->next = d;
+    else
+        ps->mod->decls = d;
+    ps->mod->decls_tail = d;
+}
+
+void acc_ast_enum(acc_parser *ps, const acc_token *kw, const acc_token *name,
+                  acc_enumerator *values)
+{
+    acc_ast_struct(ps, kw, name, NULL);
+    ps->mod->decls_tail->kind = ACC_ENUM;
+    ps->mod->decls_tail->values = values;
+}
+
+void acc_ast_enumerator(acc_parser *ps, acc_enum_list *list,
+                        const acc_token *name, const acc_int_tok *value)
+{
+    acc_enumerator *e = acc_alloc(&ps->cx->arena, sizeof(*e));
+    e->name = name_of(name);
+    e->doc = name->doc;
+    if (value != NULL) {
+        e->has_value = true;
+        e->neg = value->neg;
+        e->lit = name_of(&value->tok);
+        e->lit_at.off = value->first.off;
+        e->lit_at.len = value->tok.off + value->tok.len - value->first.off;
+    }
+    if (list->tail != NULL)
+        list->tail->next = e;
+    else
+        list->head = e;
+    list->tail = e;
+}
+
+void acc_ast_import(acc_parser *ps, const acc_token *kw, const acc_token *path)
+{
+    acc_import *im = acc_alloc(&ps->cx->arena, sizeof(*im));
+    (void)kw;
+    im->at.off = path->off;
+    im->at.len = path->len;
+    im->path = acc_strndup(&ps->cx->arena, path->s + 1, path->len - 2);
+    if (ps->mod->imports_tail != NULL)
+        ps->mod->imports_tail->next = im;
+    else
+        ps->mod->imports = im;
+    ps->mod->imports_tail = im;
 }

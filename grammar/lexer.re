@@ -160,6 +160,11 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             }
 
             "module" { code = TK_MODULE; break; }
+            "import" { code = TK_IMPORT; break; }
+            "struct" { code = TK_STRUCT; break; }
+            "enum"   { code = TK_ENUM; break; }
+            "string" { code = TK_STRING; break; }
+            "bytes"  { code = TK_BYTES; break; }
             "actor"  { code = TK_ACTOR; break; }
             "state"  { code = TK_STATE; break; }
             "on"     { code = TK_ON; break; }
@@ -184,6 +189,13 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             }
             [0-9][A-Za-z0-9_]* { code = TK_NUMBER; break; }
 
+            ["] [^"\n\x00]* ["] { code = TK_STRLIT; break; }
+            ["] [^"\n\x00]* {
+                acc_error(lx->cx, span(lx, start, cur),
+                          "unterminated string");
+                continue;
+            }
+
             ";"  { code = TK_SEMI; break; }
             ","  { code = TK_COMMA; break; }
             "("  { code = TK_LPAREN; break; }
@@ -198,6 +210,7 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             "."  { code = TK_DOT; break; }
             ":"  { code = TK_COLON; break; }
             "->" { code = TK_ARROW; break; }
+            "-"  { code = TK_MINUS; break; }
 
             * { cur = bad_char(lx, start); continue; }
         */

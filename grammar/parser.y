@@ -2,11 +2,21 @@
  * parser.y — the actorc grammar (lemon). Builds the AST through the acc_ast_*
  * helpers of compiler/parse.c, which also feeds the tokens.
  *
- *   file    ::= "module" ID ";" actor*
+ *   file    ::= "module" ID ";" ( import | struct | enum | actor )*
+ *   import  ::= "import" STRING ";"
+ *   struct  ::= "struct" ID "{" ( type ID ";" )* "}"
+ *   enum    ::= "enum" ID "{" [ value ( "," value )* [ "," ] ] "}"
+ *   value   ::= ID [ "=" [ "-" ] NUMBER ]
  *   actor   ::= "actor" ID "{" ( state | message )* "}"
  *   state   ::= "state" "{" ( type ID ";" )* "}"
- *   message ::= "on" ID "(" [ type ID ( "," type ID )* ] ")" ";"
- *   type    ::= "bool" | "i8" | ... | "f64" | "addr" | "ref" "<" ID ">"
+ *   message ::= "on" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
+ *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
+ *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
+ *             | "ref" "<" qname ">" | qname
+ *   qname   ::= ID [ "." ID ]
+ *
+ * A message with a reply (`-> (...)`) is parsed and rejected: replies are
+ * not supported yet.
  *
  * Error recovery: an `error` alternative at each list level (declarations,
  * actor members, fields) swallows tokens up to the next ';' or up to a token
@@ -44,20 +54,24 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 }
 
 /* Token codes in this order: expected-token lists are shown in it. */
-%token MODULE ACTOR STATE ON.
-%token ID NUMBER.
-%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 REF ADDR.
+%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON.
+%token ID NUMBER STRLIT.
+%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
 %token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
-%token LBRACKET RBRACKET EQ DOT COLON ARROW.
+%token LBRACKET RBRACKET EQ DOT COLON ARROW MINUS.
 
-%fallback ID MODULE ACTOR STATE ON
-             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 REF ADDR.
+%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON
+             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
 
 %type body {acc_actor *}
 %type fields {acc_field_list}
 %type params {acc_field_list}
 %type plist {acc_field_list}
 %type type {acc_type_tok}
+%type base {acc_type_tok}
+%type int {acc_int_tok}
+%type enumerators {acc_enum_list}
+%type elist {acc_enum_list}
 
 file ::= module_decl decls.
 
@@ -72,7 +86,44 @@ module_decl ::= error.
 
 decls ::= .
 decls ::= decls actor.
+decls ::= decls struct.
+decls ::= decls enum.
+decls ::= decls import.
 decls ::= decls error.
+
+import ::= IMPORT(K) STRLIT(P) SEMI. { acc_ast_import(ps, &K, &P); }
+
+struct ::= STRUCT(K) ID(N) LBRACE fields(F) RBRACE. {
+    acc_ast_struct(ps, &K, &N, F.head);
+}
+
+enum ::= ENUM(K) ID(N) LBRACE enumerators(L) RBRACE. {
+    acc_ast_enum(ps, &K, &N, L.head);
+}
+
+enumerators(R) ::= . { R.head = R.tail = NULL; }
+enumerators(R) ::= elist(L). { R = L; }
+enumerators(R) ::= elist(L) COMMA. { R = L; }
+
+elist(R) ::= ID(N). {
+    R.head = R.tail = NULL;
+    acc_ast_enumerator(ps, &R, &N, NULL);
+}
+elist(R) ::= ID(N) EQ int(V). {
+    R.head = R.tail = NULL;
+    acc_ast_enumerator(ps, &R, &N, &V);
+}
+elist(R) ::= elist(L) COMMA ID(N). {
+    R = L;
+    acc_ast_enumerator(ps, &R, &N, NULL);
+}
+elist(R) ::= elist(L) COMMA ID(N) EQ int(V). {
+    R = L;
+    acc_ast_enumerator(ps, &R, &N, &V);
+}
+
+int(R) ::= NUMBER(N). { R.tok = N; R.first = N; R.neg = false; }
+int(R) ::= MINUS(M) NUMBER(N). { R.tok = N; R.first = M; R.neg = true; }
 
 actor ::= ACTOR(K) ID(N) LBRACE body(B) RBRACE. {
     acc_ast_actor(ps, B, &K, &N);
@@ -85,7 +136,15 @@ body(R) ::= body(B) STATE(K) LBRACE fields(F) RBRACE. {
 }
 body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN SEMI. {
     R = B;
-    acc_ast_message(ps, R, &K, &N, P.head);
+    acc_ast_message(ps, R, &K, &N, P.head, true);
+}
+body(R) ::= body(B) ON(K) ID(N) SEMI. {
+    R = B;
+    acc_ast_message(ps, R, &K, &N, NULL, false);
+}
+body(R) ::= body(B) ON ID LPAREN params RPAREN ARROW(A) LPAREN params RPAREN SEMI. {
+    R = B;
+    acc_ast_reply(ps, &A);
 }
 body(R) ::= body(B) error. { R = B; }
 body(R) ::= body(B) error SEMI. { R = B; }
@@ -110,19 +169,36 @@ plist(R) ::= plist(L) COMMA type(T) ID(N). {
     acc_ast_field(ps, &R, &T, &N);
 }
 
-type(R) ::= BOOL(K). { R = acc_ast_type(ACC_BOOL, &K, &K, NULL); }
-type(R) ::= I8(K).   { R = acc_ast_type(ACC_I8, &K, &K, NULL); }
-type(R) ::= I16(K).  { R = acc_ast_type(ACC_I16, &K, &K, NULL); }
-type(R) ::= I32(K).  { R = acc_ast_type(ACC_I32, &K, &K, NULL); }
-type(R) ::= I64(K).  { R = acc_ast_type(ACC_I64, &K, &K, NULL); }
-type(R) ::= U8(K).   { R = acc_ast_type(ACC_U8, &K, &K, NULL); }
-type(R) ::= U16(K).  { R = acc_ast_type(ACC_U16, &K, &K, NULL); }
-type(R) ::= U32(K).  { R = acc_ast_type(ACC_U32, &K, &K, NULL); }
-type(R) ::= U64(K).  { R = acc_ast_type(ACC_U64, &K, &K, NULL); }
-type(R) ::= F32(K).  { R = acc_ast_type(ACC_F32, &K, &K, NULL); }
-type(R) ::= F64(K).  { R = acc_ast_type(ACC_F64, &K, &K, NULL); }
-type(R) ::= ADDR(K). { R = acc_ast_type(ACC_ADDR, &K, &K, NULL); }
-type(R) ::= REF(K) LT ID(N) GT(E). { R = acc_ast_type(ACC_REF, &K, &E, &N); }
+type(R) ::= base(B). { R = B; }
+type(R) ::= type(E) LBRACKET RBRACKET(K). {
+    R = acc_ast_array(ps, &E, &K, NULL);
+}
+type(R) ::= type(E) LBRACKET int(V) RBRACKET(K). {
+    R = acc_ast_array(ps, &E, &K, &V);
+}
+
+base(R) ::= BOOL(K). { R = acc_ast_type(ACC_BOOL, &K, &K, NULL, NULL); }
+base(R) ::= I8(K).   { R = acc_ast_type(ACC_I8, &K, &K, NULL, NULL); }
+base(R) ::= I16(K).  { R = acc_ast_type(ACC_I16, &K, &K, NULL, NULL); }
+base(R) ::= I32(K).  { R = acc_ast_type(ACC_I32, &K, &K, NULL, NULL); }
+base(R) ::= I64(K).  { R = acc_ast_type(ACC_I64, &K, &K, NULL, NULL); }
+base(R) ::= U8(K).   { R = acc_ast_type(ACC_U8, &K, &K, NULL, NULL); }
+base(R) ::= U16(K).  { R = acc_ast_type(ACC_U16, &K, &K, NULL, NULL); }
+base(R) ::= U32(K).  { R = acc_ast_type(ACC_U32, &K, &K, NULL, NULL); }
+base(R) ::= U64(K).  { R = acc_ast_type(ACC_U64, &K, &K, NULL, NULL); }
+base(R) ::= F32(K).  { R = acc_ast_type(ACC_F32, &K, &K, NULL, NULL); }
+base(R) ::= F64(K).  { R = acc_ast_type(ACC_F64, &K, &K, NULL, NULL); }
+base(R) ::= STRING(K). { R = acc_ast_type(ACC_STRING, &K, &K, NULL, NULL); }
+base(R) ::= BYTES(K). { R = acc_ast_type(ACC_BYTES, &K, &K, NULL, NULL); }
+base(R) ::= ADDR(K). { R = acc_ast_type(ACC_ADDR, &K, &K, NULL, NULL); }
+base(R) ::= REF(K) LT ID(N) GT(E). {
+    R = acc_ast_type(ACC_REF, &K, &E, NULL, &N);
+}
+base(R) ::= REF(K) LT ID(Q) DOT ID(N) GT(E). {
+    R = acc_ast_type(ACC_REF, &K, &E, &Q, &N);
+}
+base(R) ::= ID(N). { R = acc_ast_type(ACC_NAMED, &N, &N, NULL, &N); }
+base(R) ::= ID(Q) DOT ID(N). { R = acc_ast_type(ACC_NAMED, &Q, &N, &Q, &N); }
 
 %code {
 /* The parser and a copy of its state stack as it was before the current
@@ -192,7 +268,8 @@ static void report_syntax_error(acc_parser *ps, yyParser *p, int major,
     bool id_ok = accepts(lp, TK_ID);
     for (int t = 1; t < YYNTOKEN; t++) {
         /* A keyword that would be taken as a name is not listed apart. */
-        if (id_ok && acc_lemonFallback(t) == TK_ID)
+        if (id_ok && acc_lemonFallback(t) == TK_ID &&
+            !(t >= TK_BOOL && t <= TK_ADDR))
             continue;
         if (accepts(lp, t))
             expected[n++] = t;

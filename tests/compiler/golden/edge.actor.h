@@ -19,6 +19,11 @@ typedef struct edge_Odd_ref { ac_addr addr; } edge_Odd_ref;
 typedef struct edge_Empty_ref { ac_addr addr; } edge_Empty_ref;
 typedef struct edge_Nothing_ref { ac_addr addr; } edge_Nothing_ref;
 
+/* Sequences (T[]): views of `len` elements, copied by the send. */
+typedef struct edge_Odd_ref_seq { const edge_Odd_ref *data; uint32_t len; } edge_Odd_ref_seq;
+typedef struct edge_Empty_ref_seq { const edge_Empty_ref *data; uint32_t len; } edge_Empty_ref_seq;
+typedef struct edge_Nothing_ref_seq { const edge_Nothing_ref *data; uint32_t len; } edge_Nothing_ref_seq;
+
 /* ---- actor Odd ---------------------------------------------------------- */
 
 /**

@@ -18,6 +18,10 @@ extern "C" {
 typedef struct pingpong_Pinger_ref { ac_addr addr; } pingpong_Pinger_ref;
 typedef struct pingpong_Ponger_ref { ac_addr addr; } pingpong_Ponger_ref;
 
+/* Sequences (T[]): views of `len` elements, copied by the send. */
+typedef struct pingpong_Pinger_ref_seq { const pingpong_Pinger_ref *data; uint32_t len; } pingpong_Pinger_ref_seq;
+typedef struct pingpong_Ponger_ref_seq { const pingpong_Ponger_ref *data; uint32_t len; } pingpong_Ponger_ref_seq;
+
 /* ---- actor Pinger ------------------------------------------------------- */
 
 /** Starts the game and counts the round trips. */

@@ -16,6 +16,10 @@ extern "C" {
 typedef struct types_Holder_ref { ac_addr addr; } types_Holder_ref;
 typedef struct types_Other_ref { ac_addr addr; } types_Other_ref;
 
+/* Sequences (T[]): views of `len` elements, copied by the send. */
+typedef struct types_Holder_ref_seq { const types_Holder_ref *data; uint32_t len; } types_Holder_ref_seq;
+typedef struct types_Other_ref_seq { const types_Other_ref *data; uint32_t len; } types_Other_ref_seq;
+
 /* ---- actor Holder ------------------------------------------------------- */
 
 typedef struct types_Holder {
