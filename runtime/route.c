@@ -259,10 +259,26 @@ void ac__route_remove(ac__route *r, ac__actor *a)
         if (cur == EMPTY)
             break;  /* not present: removed already */
         if (cur != TOMBSTONE && actor_of(cur) == a) {
-            /* Release: orders the removal before the grace period the
-             * caller starts next (qsbr.c). */
-            atomic_store_explicit(&arr->slots[i], TOMBSTONE, memory_order_release);
             sh->live--;
+            size_t next = (i + 1) & arr->mask;
+            if (atomic_load_explicit(&arr->slots[next], memory_order_relaxed) != EMPTY) {
+                /* Release: orders the removal before the grace period
+                 * the caller starts next (qsbr.c). */
+                atomic_store_explicit(&arr->slots[i], TOMBSTONE, memory_order_release);
+                break;
+            }
+            /* The slot ends a run: no probe goes past it, so it can be
+             * empty, and so can the tombstones just before it. A reader
+             * probing here concludes "absent" one slot earlier, which is
+             * the same answer. Without this, a table with many deaths
+             * (skynet) fills with tombstones that every probe walks. */
+            for (;;) {
+                atomic_store_explicit(&arr->slots[i], EMPTY, memory_order_release);
+                sh->used--;
+                i = (i - 1) & arr->mask;
+                if (atomic_load_explicit(&arr->slots[i], memory_order_relaxed) != TOMBSTONE)
+                    break;
+            }
             break;
         }
     }
