@@ -14,7 +14,7 @@
 
 static const char *const inputs[] = {
     "sample.actor", "golden/pingpong.actor", "golden/types.actor",
-    "golden/edge.actor",
+    "golden/edge.actor", "wirelib.actor", "wire.actor",
 };
 
 /* Generates every input into `dir`; returns the names of the sources. */
