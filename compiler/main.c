@@ -33,6 +33,7 @@ typedef struct cli {
     const char *dep_targets[MAX_LIST];  /* -MT */
     size_t dep_target_count;
     bool dep_phony;                 /* -MP */
+    bool no_warnings;               /* -w */
 } cli;
 
 static void usage(FILE *f)
@@ -51,6 +52,7 @@ static void usage(FILE *f)
         "  -MF FILE     write the depfile to FILE (implies -MD)\n"
         "  -MT TARGET   use TARGET as the depfile's target (repeatable)\n"
         "  -MP          add a phony target for each dependency but the input\n"
+        "  -w           suppress warnings\n"
         "  --version    print the version and exit\n"
         "  -h, --help   print this help and exit\n"
         "\n"
@@ -118,6 +120,8 @@ static int parse_args(cli *c, int argc, char **argv)
             c->depfile = true;
         } else if (strcmp(a, "-MP") == 0) {
             c->dep_phony = true;
+        } else if (strcmp(a, "-w") == 0) {
+            c->no_warnings = true;
         } else if (strncmp(a, "-MF", 3) == 0) {
             if ((v = value(argc, argv, &i, "-MF")) == NULL)
                 return usage_error("option '%s' needs a file name", a);
@@ -241,7 +245,8 @@ static void put_make_name(FILE *f, const char *s)
     }
 }
 
-static bool write_depfile(const cli *c, const char *input, const char *hpath,
+static bool write_depfile(const cli *c, const char *input,
+                          const acc_result *r, const char *hpath,
                           const char *cpath, const char *default_dep)
 {
     const char *path = c->dep_path ? c->dep_path : default_dep;
@@ -267,10 +272,18 @@ static bool write_depfile(const cli *c, const char *input, const char *hpath,
         fputc(' ', f);
         put_make_name(f, input);
     }
+    for (size_t i = 0; i < r->dep_count; i++) {
+        fputs(" \\\n ", f);
+        put_make_name(f, r->deps[i]);
+    }
     fputc('\n', f);
-    /* -MP: a phony target per dependency other than the input; there are
-     * none until imports arrive. */
-    (void)c->dep_phony;
+    /* -MP: a phony target per imported file, so that deleting one does not
+     * break the build. */
+    for (size_t i = 0; c->dep_phony && i < r->dep_count; i++) {
+        fputc('\n', f);
+        put_make_name(f, r->deps[i]);
+        fputs(":\n", f);
+    }
     bool ok = fclose(f) == 0 && text != NULL;
     ok = ok && write_file(path, text, len);
     free(text);
@@ -306,7 +319,7 @@ static bool emit(const cli *c, const char *input, const acc_result *r)
                  write_file(s, r->source, r->source_len);
         if (ok && c->depfile) {
             base[strlen(base) - 1] = 'd';       /* NAME.actor.h -> .d */
-            ok = write_depfile(c, input, h, s, base);
+            ok = write_depfile(c, input, r, h, s, base);
         }
     }
     free(h);
@@ -327,6 +340,7 @@ int main(int argc, char **argv)
     acc_options_init(&opt);
     opt.include_dirs = c.includes;
     opt.include_dir_count = c.include_count;
+    opt.no_warnings = c.no_warnings;
 
     int errors = 0;
     rc = 0;
