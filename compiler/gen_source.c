@@ -33,7 +33,14 @@ static const char primitives[] =
 "/* Wire output: counts every byte, stores those that fit. */\n"
 "typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;\n"
 "/* Wire input: `bad` once anything was out of bounds or invalid. */\n"
-"typedef struct acw__in { const uint8_t *p; size_t len, pos; bool bad; } acw__in;\n"
+"typedef struct acw__in {\n"
+"    const uint8_t *p;\n"
+"    size_t len, pos;\n"
+"    bool bad;\n"
+"    unsigned depth;     /* structs inside structs: at most ACW__MAX_DEPTH */\n"
+"} acw__in;\n"
+"\n"
+"#define ACW__MAX_DEPTH 64\n"
 "\n"
 "ACW__UNUSED static size_t acw__align(size_t at, size_t align)\n"
 "{\n"
@@ -455,7 +462,7 @@ static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
 }
 
 static void helper(acc_gen *g, const char *n, const acc_field *fields,
-                   pass p)
+                   pass p, bool msg)
 {
     static const char *const sig[] = {
         [P_TAIL] = "static void %s__tail(const %s *v, size_t *at)",
@@ -496,9 +503,18 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
                 acc_gen_line(g, "    (void)in;\n    v->unused_ = 0;");
         }
     }
+    /* A struct can hold a sequence of itself: bound the recursion that
+     * hostile input could drive. */
+    bool guard = p == P_DSIZE && !msg && fields != NULL;
+    if (guard) {
+        acc_gen_line(g, "    if (++in->depth > ACW__MAX_DEPTH) {");
+        acc_gen_line(g, "        in->bad = true;\n        return;\n    }");
+    }
     for (const acc_field *f = fields; f != NULL; f = f->next)
         value(&e, &f->type, acc_aprintf(&g->cx->arena, "v->%.*s",
               (int)f->name.len, f->name.s), 0);
+    if (guard)
+        acc_gen_line(g, "    in->depth--;");
     acc_gen_line(g, "}");
 }
 
@@ -506,7 +522,7 @@ static void helpers(acc_gen *g, const char *n, const acc_field *fields,
                     bool msg)
 {
     for (pass p = msg ? P_COPY : P_TAIL; p <= P_DEC; p++)
-        helper(g, n, fields, p);
+        helper(g, n, fields, p, msg);
 }
 
 /* The structs and enums the module's messages use, directly or not. */
@@ -688,7 +704,7 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
                         "    (void)len;\n    *out = NULL;\n    return AC_EBADTAG;\n}");
         return;
     }
-    acc_gen_line(g, "    acw__in in_ = { buf, len, 0, false };");
+    acc_gen_line(g, "    acw__in in_ = { buf, len, 0, false, 0 };");
     acc_gen_line(g, "    size_t size_, at_;");
     acc_gen_line(g, "    ac_envelope *e_;");
     acc_gen_line(g, "    void *m_;\n");

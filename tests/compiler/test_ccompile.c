@@ -14,7 +14,8 @@
 
 static const char *const inputs[] = {
     "sample.actor", "golden/pingpong.actor", "golden/types.actor",
-    "golden/edge.actor", "wirelib.actor", "wire.actor",
+    "golden/edge.actor", "wirelib.actor", "wire.actor", "golden/units.actor",
+    "golden/full.actor",
 };
 
 /* Generates every input into `dir`; returns the names of the sources. */

@@ -22,6 +22,23 @@ static const char *const cases[] = {
     "collision_actors", "field_shadows_name", "field_is_parameter",
     "module_ac", "unterminated_comment", "bad_character", "invalid_utf8",
     "too_many_errors",
+    "unknown_type",
+    "duplicate_type",
+    "type_names",
+    "cross_module_collision",
+    "self_containing",
+    "array_size",
+    "enum_range",
+    "enum_repeat",
+    "reply",
+    "import_errors",
+    "import_cycle",
+    "empty_types",
+    "hooks",
+    "hook_fields",
+    "too_large",
+    "same_module",
+    "unterminated_string",
 };
 
 static void check_diag(const char *name)
@@ -86,6 +103,23 @@ DIAG(unterminated_comment)
 DIAG(bad_character)
 DIAG(invalid_utf8)
 DIAG(too_many_errors)
+DIAG(unknown_type)
+DIAG(duplicate_type)
+DIAG(type_names)
+DIAG(cross_module_collision)
+DIAG(self_containing)
+DIAG(array_size)
+DIAG(enum_range)
+DIAG(enum_repeat)
+DIAG(reply)
+DIAG(import_errors)
+DIAG(import_cycle)
+DIAG(empty_types)
+DIAG(hooks)
+DIAG(hook_fields)
+DIAG(too_large)
+DIAG(same_module)
+DIAG(unterminated_string)
 
 Test(diag, every_input_has_a_test)
 {

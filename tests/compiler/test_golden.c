@@ -17,7 +17,9 @@
 #include "actorc_compiler.h"
 #include "helpers.h"
 
-static const char *const goldens[] = { "pingpong", "types", "edge" };
+static const char *const goldens[] = {
+    "pingpong", "types", "edge", "units", "full",
+};
 
 /* Compares `got` with the file at `path` (or rewrites the file). */
 static void expect_same(const char *path, const char *got, size_t got_len)
@@ -74,6 +76,8 @@ static void check_golden(const char *name)
 GOLDEN(pingpong)
 GOLDEN(types)
 GOLDEN(edge)
+GOLDEN(units)
+GOLDEN(full)
 
 Test(golden, every_input_has_a_test)
 {

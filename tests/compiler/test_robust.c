@@ -17,6 +17,8 @@ static const char *const inputs[] = {
     "sample.actor", "golden/pingpong.actor", "golden/types.actor",
     "golden/edge.actor", "diag/syntax_recovery.actor", "diag/collision.actor",
     "diag/bad_character.actor", "diag/too_many_errors.actor",
+    "golden/full.actor", "wire.actor", "diag/array_size.actor",
+    "diag/enum_range.actor", "diag/unknown_type.actor", "diag/hooks.actor",
 };
 #define NINPUTS (sizeof(inputs) / sizeof(inputs[0]))
 

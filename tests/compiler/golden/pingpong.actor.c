@@ -12,7 +12,14 @@
 /* Wire output: counts every byte, stores those that fit. */
 typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;
 /* Wire input: `bad` once anything was out of bounds or invalid. */
-typedef struct acw__in { const uint8_t *p; size_t len, pos; bool bad; } acw__in;
+typedef struct acw__in {
+    const uint8_t *p;
+    size_t len, pos;
+    bool bad;
+    unsigned depth;     /* structs inside structs: at most ACW__MAX_DEPTH */
+} acw__in;
+
+#define ACW__MAX_DEPTH 64
 
 ACW__UNUSED static size_t acw__align(size_t at, size_t align)
 {
@@ -257,7 +264,7 @@ static long pingpong_Pinger__encode(const ac_envelope *e, uint8_t *buf, size_t c
 static int pingpong_Pinger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false };
+    acw__in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;
@@ -428,7 +435,7 @@ static long pingpong_Ponger__encode(const ac_envelope *e, uint8_t *buf, size_t c
 static int pingpong_Ponger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false };
+    acw__in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;

@@ -12,7 +12,14 @@
 /* Wire output: counts every byte, stores those that fit. */
 typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;
 /* Wire input: `bad` once anything was out of bounds or invalid. */
-typedef struct acw__in { const uint8_t *p; size_t len, pos; bool bad; } acw__in;
+typedef struct acw__in {
+    const uint8_t *p;
+    size_t len, pos;
+    bool bad;
+    unsigned depth;     /* structs inside structs: at most ACW__MAX_DEPTH */
+} acw__in;
+
+#define ACW__MAX_DEPTH 64
 
 ACW__UNUSED static size_t acw__align(size_t at, size_t align)
 {
@@ -256,7 +263,7 @@ static long types_Holder__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 static int types_Holder__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false };
+    acw__in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;
@@ -413,7 +420,7 @@ static long types_Other__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 static int types_Other__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false };
+    acw__in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;
