@@ -164,3 +164,42 @@ Test(imports, typed_refs_reject_the_wrong_actor)
     cmd_free(&r);
     free(root);
 }
+
+/* actorc.mk: three lines build a program from two .actor files, and
+ * touching the imported one regenerates the importer. */
+Test(imports, actorc_mk)
+{
+    if (!have_program("make") || !have_program("cc"))
+        cr_skip_test("make or cc is not installed");
+    char *root = realpath(".", NULL);
+    put("lib.actor", "module lib;\nstruct Money { i64 cents; }\n");
+    put("bank.actor", "module bank;\nimport \"lib.actor\";\n"
+                      "actor Account { on deposit(lib.Money m, ref<Account> a); }\n");
+    put("main.c", "#include \"bank.actor.h\"\n"
+                  "int bank_Account_on_deposit(bank_Account *self, ac_ctx *cx,\n"
+                  "    const bank_Account_deposit *m)\n"
+                  "{ (void)self; (void)cx; (void)m; return 0; }\n"
+                  "int main(void) { return 0; }\n");
+    char *mk = str_printf("ACTORC_SOURCES := bank.actor lib.actor\n"
+                          "include %s/actorc.mk\n"
+                          "app: main.o $(ACTORC_OBJS)\n"
+                          "\t@echo objects: $^\n"
+                          "main.o: | $(ACTORC_HEADERS)\n", root);
+    put("Makefile", mk);
+    /* Objects only: linking would need this build's sanitizer flags. */
+    char *v = str_printf("ACTORC='%s' ACTORC_RUNTIME_CFLAGS=-I'%s/runtime'",
+                         bin, root);
+    cmd_result r;
+    cr_assert(cmd_run(&r, dir, NULL, "make -j2 %s app", v));
+    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_expect_neq(strstr(r.out, "objects: main.o build/actorc/bank.actor.o "
+                                "build/actorc/lib.actor.o"), NULL, "%s", r.out);
+    cmd_free(&r);
+    cr_assert(cmd_run(&r, dir, NULL, "sleep 1; touch lib.actor; make %s app", v));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(strstr(r.out, "-o build/actorc bank.actor"), NULL, "%s", r.out);
+    cmd_free(&r);
+    free(v);
+    free(mk);
+    free(root);
+}

@@ -1,0 +1,25 @@
+# The compiler's fuzz target (libFuzzer, clang only):
+#   make fuzz                     builds build/fuzz/fuzz_compile
+#   make fuzz-run FUZZ_TIME=300   runs it from tests/fuzz/corpus and the seeds
+# What it finds is minimized into tests/fuzz/corpus/, which `make test`
+# replays through the compiler library (tests/compiler/test_corpus.c).
+
+FUZZ_DIR := build/fuzz
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 60
+FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=all -D_GNU_SOURCE
+FUZZ_SRC := $(filter-out compiler/main.c,$(wildcard compiler/*.c)) \
+            $(GRAMMAR_OUT)/lexer.c $(GRAMMAR_OUT)/parser.c tests/fuzz/fuzz_compile.c
+
+.PHONY: fuzz fuzz-run
+fuzz: $(FUZZ_DIR)/fuzz_compile
+
+$(FUZZ_DIR)/fuzz_compile: $(FUZZ_SRC) $(GRAMMAR_OUT)/parser.h $(wildcard compiler/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Icompiler -I$(GRAMMAR_OUT) $(filter %.c,$^) -o $@
+
+fuzz-run: $(FUZZ_DIR)/fuzz_compile
+	@mkdir -p $(FUZZ_DIR)/corpus
+	$(FUZZ_DIR)/fuzz_compile -max_total_time=$(FUZZ_TIME) -max_len=2048 \
+	    -dict=tests/fuzz/actor.dict $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/seeds
