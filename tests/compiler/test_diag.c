@@ -38,10 +38,10 @@ static const char *const cases[] = {
     "hook_fields",
     "too_large",
     "same_module",
-    "unterminated_string",
+    "unterminated_string", "warn_unused_import", "warn_unreachable",
 };
 
-static void check_diag(const char *name)
+static void check_diag_status(const char *name, int status)
 {
     require_repo_root();
     char *bin = actorc_path();
@@ -61,12 +61,15 @@ static void check_diag(const char *name)
                          "--- want\n%s--- got\n%s", name, want, r.err);
         free(want);
     }
-    cr_expect_eq(r.status, 1, "diag/%s: exit status %d", name, r.status);
+    cr_expect_eq(r.status, status, "diag/%s: exit status %d", name, r.status);
     cr_expect_str_eq(r.out, "");
 
-    /* An input with errors produces no output. */
+    /* An input with errors produces no output; warnings do not stop it. */
     char *h = str_printf("%s/%s.actor.h", out, name);
-    cr_expect(!file_exists(h), "%s was written despite errors", h);
+    if (status != 0)
+        cr_expect(!file_exists(h), "%s was written despite errors", h);
+    else
+        cr_expect(file_exists(h), "%s was not written", h);
 
     cmd_free(&r);
     remove_tree(out);
@@ -77,8 +80,16 @@ static void check_diag(const char *name)
     free(bin);
 }
 
+static void check_diag(const char *name)
+{
+    check_diag_status(name, 1);
+}
+
 #define DIAG(name) \
     Test(diag, name) { check_diag(#name); }
+/* Warnings only: the compilation succeeds. */
+#define WARN(name) \
+    Test(diag, name) { check_diag_status(#name, 0); }
 
 DIAG(syntax_recovery)
 DIAG(syntax_eof)
@@ -120,6 +131,8 @@ DIAG(hook_fields)
 DIAG(too_large)
 DIAG(same_module)
 DIAG(unterminated_string)
+WARN(warn_unused_import)
+WARN(warn_unreachable)
 
 Test(diag, every_input_has_a_test)
 {
