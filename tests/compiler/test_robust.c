@@ -87,6 +87,9 @@ Test(robust, random_mutations)
         "module", "actor", "state", "on", "ref<", ">", "addr", "u64", "{",
         "}", "(", ")", ";", ",", "///", "//", "/*", "*/", "\n", "\0", "\xff",
         "_", "__", "A", "spawn", "int", "->", " ", "\xc3\xa9",
+        "struct", "enum", "import \"x.actor\";", "string", "bytes", "[",
+        "]", "[]", "[4]", "[0]", "[-1]", "= 5", "=", "-", ".", "m.", "\"",
+        "start", "stop", "0x7fffffff", "99999999999999999999",
     };
     require_repo_root();
     for (int round = 0; round < 3000; round++) {
