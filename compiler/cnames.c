@@ -33,9 +33,11 @@ static const char *const cxx_keywords[] = {
 };
 
 /* Names of <stddef.h>, <stdint.h>, <stdbool.h> (which actorc.h includes)
- * that the patterns below do not cover. */
+ * that the patterns below do not cover, and the <string.h> functions the
+ * generated code calls (a parameter of that name would hide them). */
 static const char *const std_names[] = {
     "NULL", "offsetof", "size_t", "ptrdiff_t", "max_align_t",
+    "memcpy", "memset",
 };
 
 static bool in_list(const char *const *list, size_t n, const char *s,
