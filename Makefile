@@ -68,10 +68,13 @@ clean:
 	rm -rf build
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/actorc
+	install -m 644 actorc.mk $(DESTDIR)$(PREFIX)/share/actorc/actorc.mk
 	install -m 755 $(BUILD)/actorc $(DESTDIR)$(PREFIX)/bin/actorc
 	install -m 644 $(BUILD)/libactorc.a $(DESTDIR)$(PREFIX)/lib/libactorc.a
-	install -m 755 $(BUILD)/libactorc.so $(DESTDIR)$(PREFIX)/lib/libactorc.so
+	install -m 755 $(BUILD)/libactorc.so $(DESTDIR)$(PREFIX)/lib/libactorc.so.0
+	ln -sf libactorc.so.0 $(DESTDIR)$(PREFIX)/lib/libactorc.so
 	install -m 644 runtime/actorc.h $(DESTDIR)$(PREFIX)/include/actorc.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(AC_VERSION)|' runtime/actorc.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/actorc.pc

@@ -35,7 +35,9 @@ $$($(1)_GEN_DIR)/%.actor.c $$($(1)_GEN_DIR)/%.actor.h &: tests/$(1)/%.actor $(BU
 	@mkdir -p $$(@D)
 	$(BUILD)/actorc -o $$($(1)_GEN_DIR) $$<
 
-$$($(1)_GEN_DIR)/%.actor.o: $$($(1)_GEN_DIR)/%.actor.c
+# Order-only on every header of the suite: a generated file includes the
+# headers of the files it imports.
+$$($(1)_GEN_DIR)/%.actor.o: $$($(1)_GEN_DIR)/%.actor.c | $$($(1)_GEN_C:%.c=%.h)
 	$(CC) $(CPPFLAGS) -I$$($(1)_GEN_DIR) $(BASE_CFLAGS) $(WARN) -Wpedantic $(CFLAGS) -c $$< -o $$@
 
 $$($(1)_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -I$$($(1)_GEN_DIR) -Itests/$(1) $(COMPILER_CPPFLAGS) $(TEST_CRITERION_CFLAGS) \
