@@ -283,7 +283,6 @@ struct ac__worker {
     uint32_t tick;
     uint64_t rng;
     bool searching;
-    unsigned index;
     alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
     struct ac__worker *next_sleeper;
     pthread_t thread;
@@ -330,7 +329,6 @@ struct ac_runtime {
     _Atomic bool closing;           /* no more sends from outside actors */
     _Atomic bool stopping;          /* no more spawns */
     bool shut_down;
-    bool started;
 };
 
 /* ---- cross-file internals ---------------------------------------------------- */

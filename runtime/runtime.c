@@ -148,7 +148,6 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     for (unsigned i = 0; i < rt->nslots; i++) {
         ac__worker *w = &rt->workers[i];
         ac__ctx_init(&w->cx, rt, w);
-        w->index = i;
         randombytes_buf(&w->rng, sizeof w->rng);
         w->rng |= 1;  /* xorshift must not start at zero */
         atomic_init(&w->park_state, AC__RUNNING);
