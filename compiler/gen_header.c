@@ -205,8 +205,8 @@ void acc_gen_header(acc_gen *g)
                  guard);
     for (const acc_import *im = mod->imports; im != NULL; im = im->next)
         acc_gen_line(g, "#include \"%s.h\"", im->path);
-    acc_gen_line(g, "\n#if AC_ABI_VERSION != 2");
-    acc_gen_line(g, "#error \"%s was generated for actorc ABI 2: regenerate it\"",
+    acc_gen_line(g, "\n#if AC_ABI_VERSION != 3");
+    acc_gen_line(g, "#error \"%s was generated for actorc ABI 3: regenerate it\"",
                  g->header_name);
     acc_gen_line(g, "#endif\n");
     acc_gen_line(g, "#ifdef __cplusplus\nextern \"C\" {\n#endif");

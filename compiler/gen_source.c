@@ -19,167 +19,11 @@
 
 #include "acc.h"
 
-/* ---- the primitives, the same in every generated file ---------------------- */
+/* ---- what every generated file needs: the wire primitives are libactorc's
+ * ac_wire_* functions (runtime/wire.c), not copies in each file ----------- */
 
 static const char primitives[] =
-"#include <string.h>\n"
-"\n"
-"#if defined(__GNUC__) || defined(__clang__)\n"
-"#define ACW__UNUSED __attribute__((unused))\n"
-"#else\n"
-"#define ACW__UNUSED\n"
-"#endif\n"
-"\n"
-"/* Wire output: counts every byte, stores those that fit. */\n"
-"typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;\n"
-"/* Wire input: `bad` once anything was out of bounds or invalid. */\n"
-"typedef struct acw__in {\n"
-"    const uint8_t *p;\n"
-"    size_t len, pos;\n"
-"    bool bad;\n"
-"    unsigned depth;     /* structs inside structs: at most ACW__MAX_DEPTH */\n"
-"} acw__in;\n"
-"\n"
-"#define ACW__MAX_DEPTH 64\n"
-"\n"
-"ACW__UNUSED static size_t acw__align(size_t at, size_t align)\n"
-"{\n"
-"    return (at + align - 1) & ~(align - 1);\n"
-"}\n"
-"\n"
-"/* Reserves `count` elements of `size` bytes at `*at`; past AC_MAX_PAYLOAD\n"
-" * it stays past it (no overflow). */\n"
-"ACW__UNUSED static void acw__grow(size_t *at, size_t align, size_t count,\n"
-"                                  size_t size)\n"
-"{\n"
-"    if (*at > AC_MAX_PAYLOAD)\n"
-"        return;\n"
-"    if (count > AC_MAX_PAYLOAD / size) {\n"
-"        *at = AC_MAX_PAYLOAD + 1;\n"
-"        return;\n"
-"    }\n"
-"    *at = acw__align(*at, align) + count * size;\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__bytes(acw__out *o, const void *src, size_t n)\n"
-"{\n"
-"    if (n > 0 && o->len <= o->cap && n <= o->cap - o->len)\n"
-"        memcpy(o->p + o->len, src, n);\n"
-"    o->len += n;\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__u8(acw__out *o, uint8_t v)\n"
-"{\n"
-"    acw__bytes(o, &v, 1);\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__u16(acw__out *o, uint16_t v)\n"
-"{\n"
-"    uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };\n"
-"    acw__bytes(o, b, 2);\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__u32(acw__out *o, uint32_t v)\n"
-"{\n"
-"    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),\n"
-"                     (uint8_t)(v >> 24) };\n"
-"    acw__bytes(o, b, 4);\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__u64(acw__out *o, uint64_t v)\n"
-"{\n"
-"    acw__u32(o, (uint32_t)v);\n"
-"    acw__u32(o, (uint32_t)(v >> 32));\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__f32(acw__out *o, float v)\n"
-"{\n"
-"    uint32_t u;\n"
-"    memcpy(&u, &v, 4);\n"
-"    acw__u32(o, u);\n"
-"}\n"
-"\n"
-"ACW__UNUSED static void acw__f64(acw__out *o, double v)\n"
-"{\n"
-"    uint64_t u;\n"
-"    memcpy(&u, &v, 8);\n"
-"    acw__u64(o, u);\n"
-"}\n"
-"\n"
-"/* The next n bytes of the input, or NULL (and `bad`) past its end. */\n"
-"ACW__UNUSED static const uint8_t *acw__take(acw__in *in, size_t n)\n"
-"{\n"
-"    static const uint8_t zeros[32] = { 0 };\n"
-"    const uint8_t *p;\n"
-"    if (in->bad || n > in->len - in->pos) {\n"
-"        in->bad = true;\n"
-"        return zeros;\n"
-"    }\n"
-"    if (n == 0)\n"
-"        return zeros;\n"
-"    p = in->p + in->pos;\n"
-"    in->pos += n;\n"
-"    return p;\n"
-"}\n"
-"\n"
-"ACW__UNUSED static uint8_t acw__get_u8(acw__in *in)\n"
-"{\n"
-"    return acw__take(in, 1)[0];\n"
-"}\n"
-"\n"
-"ACW__UNUSED static uint16_t acw__get_u16(acw__in *in)\n"
-"{\n"
-"    const uint8_t *b = acw__take(in, 2);\n"
-"    return (uint16_t)(b[0] | b[1] << 8);\n"
-"}\n"
-"\n"
-"ACW__UNUSED static uint32_t acw__get_u32(acw__in *in)\n"
-"{\n"
-"    const uint8_t *b = acw__take(in, 4);\n"
-"    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |\n"
-"           (uint32_t)b[3] << 24;\n"
-"}\n"
-"\n"
-"ACW__UNUSED static uint64_t acw__get_u64(acw__in *in)\n"
-"{\n"
-"    uint64_t lo = acw__get_u32(in);\n"
-"    return lo | (uint64_t)acw__get_u32(in) << 32;\n"
-"}\n"
-"\n"
-"ACW__UNUSED static float acw__get_f32(acw__in *in)\n"
-"{\n"
-"    uint32_t u = acw__get_u32(in);\n"
-"    float v;\n"
-"    memcpy(&v, &u, 4);\n"
-"    return v;\n"
-"}\n"
-"\n"
-"ACW__UNUSED static double acw__get_f64(acw__in *in)\n"
-"{\n"
-"    uint64_t u = acw__get_u64(in);\n"
-"    double v;\n"
-"    memcpy(&v, &u, 8);\n"
-"    return v;\n"
-"}\n"
-"\n"
-"/* A bool is one byte, 0 or 1. */\n"
-"ACW__UNUSED static void acw__check_bool(acw__in *in)\n"
-"{\n"
-"    if (acw__get_u8(in) > 1)\n"
-"        in->bad = true;\n"
-"}\n"
-"\n"
-"/* A length prefix: at most one element per remaining byte (every element\n"
-" * takes at least one). */\n"
-"ACW__UNUSED static uint32_t acw__get_count(acw__in *in)\n"
-"{\n"
-"    uint32_t n = acw__get_u32(in);\n"
-"    if (n > in->len - in->pos) {\n"
-"        in->bad = true;\n"
-"        return 0;\n"
-"    }\n"
-"    return n;\n"
-"}\n";
+"#include <string.h>\n";
 
 /* ---- one value's code ---------------------------------------------------------- */
 
@@ -251,12 +95,12 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
     if (is_enum(t)) {
         const char *n = acc_gen_decl_name(g, t->decl);
         switch (e->p) {
-        case P_ENC: acc_gen_line(g, "%sacw__u32(o, (uint32_t)(int32_t)%s);", in, v); break;
+        case P_ENC: acc_gen_line(g, "%sac_wire_u32(o, (uint32_t)(int32_t)%s);", in, v); break;
         case P_DSIZE:
-            acc_gen_line(g, "%sif (!%s__valid((int32_t)acw__get_u32(in)))", in, n);
+            acc_gen_line(g, "%sif (!%s__valid((int32_t)ac_wire_get_u32(in)))", in, n);
             acc_gen_line(g, "%s    in->bad = true;", in);
             break;
-        case P_DEC: acc_gen_line(g, "%s%s = (%s)(int32_t)acw__get_u32(in);", in, v, n); break;
+        case P_DEC: acc_gen_line(g, "%s%s = (%s)(int32_t)ac_wire_get_u32(in);", in, v, n); break;
         default: break;
         }
         return;
@@ -265,43 +109,43 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
     switch (t->kind) {
     case ACC_BOOL:
         if (e->p == P_ENC)
-            acc_gen_line(g, "%sacw__u8(o, %s ? 1 : 0);", in, v);
+            acc_gen_line(g, "%sac_wire_u8(o, %s ? 1 : 0);", in, v);
         else if (e->p == P_DSIZE)
-            acc_gen_line(g, "%sacw__check_bool(in);", in);
+            acc_gen_line(g, "%sac_wire_check_bool(in);", in);
         else if (e->p == P_DEC)
-            acc_gen_line(g, "%s%s = acw__get_u8(in) != 0;", in, v);
+            acc_gen_line(g, "%s%s = ac_wire_get_u8(in) != 0;", in, v);
         return;
     case ACC_I8: case ACC_I16: case ACC_I32: case ACC_I64:
     case ACC_U8: case ACC_U16: case ACC_U32: case ACC_U64: {
         int bits = wire_bits[t->kind];
         if (e->p == P_ENC)
-            acc_gen_line(g, "%sacw__u%d(o, (uint%d_t)%s);", in, bits, bits, v);
+            acc_gen_line(g, "%sac_wire_u%d(o, (uint%d_t)%s);", in, bits, bits, v);
         else if (e->p == P_DSIZE)
-            acc_gen_line(g, "%s(void)acw__take(in, %d);", in, bits / 8);
+            acc_gen_line(g, "%s(void)ac_wire_take(in, %d);", in, bits / 8);
         else if (e->p == P_DEC && is_signed(t->kind))
-            acc_gen_line(g, "%s%s = (int%d_t)acw__get_u%d(in);", in, v, bits, bits);
+            acc_gen_line(g, "%s%s = (int%d_t)ac_wire_get_u%d(in);", in, v, bits, bits);
         else if (e->p == P_DEC)
-            acc_gen_line(g, "%s%s = acw__get_u%d(in);", in, v, bits);
+            acc_gen_line(g, "%s%s = ac_wire_get_u%d(in);", in, v, bits);
         return;
     }
     case ACC_F32: case ACC_F64: {
         int bits = t->kind == ACC_F32 ? 32 : 64;
         if (e->p == P_ENC)
-            acc_gen_line(g, "%sacw__f%d(o, %s);", in, bits, v);
+            acc_gen_line(g, "%sac_wire_f%d(o, %s);", in, bits, v);
         else if (e->p == P_DSIZE)
-            acc_gen_line(g, "%s(void)acw__take(in, %d);", in, bits / 8);
+            acc_gen_line(g, "%s(void)ac_wire_take(in, %d);", in, bits / 8);
         else if (e->p == P_DEC)
-            acc_gen_line(g, "%s%s = acw__get_f%d(in);", in, v, bits);
+            acc_gen_line(g, "%s%s = ac_wire_get_f%d(in);", in, v, bits);
         return;
     }
     case ACC_ADDR: case ACC_REF: {
         const char *bytes = t->kind == ACC_REF ? ".addr.bytes" : ".bytes";
         if (e->p == P_ENC)
-            acc_gen_line(g, "%sacw__bytes(o, %s%s, 32);", in, v, bytes);
+            acc_gen_line(g, "%sac_wire_bytes(o, %s%s, 32);", in, v, bytes);
         else if (e->p == P_DSIZE)
-            acc_gen_line(g, "%s(void)acw__take(in, 32);", in);
+            acc_gen_line(g, "%s(void)ac_wire_take(in, 32);", in);
         else if (e->p == P_DEC)
-            acc_gen_line(g, "%smemcpy(%s%s, acw__take(in, 32), 32);", in, v, bytes);
+            acc_gen_line(g, "%smemcpy(%s%s, ac_wire_take(in, 32), 32);", in, v, bytes);
         return;
     }
     case ACC_STRING: case ACC_BYTES: {
@@ -310,7 +154,7 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
         const char *extra = str ? " + 1" : "";
         switch (e->p) {
         case P_TAIL:
-            acc_gen_line(g, "%sacw__grow(&%s, 1, (size_t)%s.len%s, 1);", in,
+            acc_gen_line(g, "%sac_wire_grow(&%s, 1, (size_t)%s.len%s, 1);", in,
                          e->at, v, extra);
             break;
         case P_COPY:
@@ -325,23 +169,23 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
             acc_gen_line(g, "%s}", in);
             break;
         case P_ENC:
-            acc_gen_line(g, "%sacw__u32(o, %s.len);", in, v);
-            acc_gen_line(g, "%sacw__bytes(o, %s.data, %s.len);", in, v, v);
+            acc_gen_line(g, "%sac_wire_u32(o, %s.len);", in, v);
+            acc_gen_line(g, "%sac_wire_bytes(o, %s.data, %s.len);", in, v, v);
             break;
         case P_DSIZE:
             acc_gen_line(g, "%s{", in);
-            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_u32(in);", in, d);
-            acc_gen_line(g, "%s    (void)acw__take(in, n%d_);", in, d);
-            acc_gen_line(g, "%s    acw__grow(&%s, 1, (size_t)n%d_%s, 1);", in,
+            acc_gen_line(g, "%s    uint32_t n%d_ = ac_wire_get_u32(in);", in, d);
+            acc_gen_line(g, "%s    (void)ac_wire_take(in, n%d_);", in, d);
+            acc_gen_line(g, "%s    ac_wire_grow(&%s, 1, (size_t)n%d_%s, 1);", in,
                          e->at, d, extra);
             acc_gen_line(g, "%s}", in);
             break;
         case P_DEC:
             acc_gen_line(g, "%s{", in);
-            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_u32(in);", in, d);
+            acc_gen_line(g, "%s    uint32_t n%d_ = ac_wire_get_u32(in);", in, d);
             acc_gen_line(g, "%s    %s *d%d_ = (%s *)(base + %s);", in, ptr, d, ptr, e->at);
             acc_gen_line(g, "%s    if (n%d_ > 0)", in, d);
-            acc_gen_line(g, "%s        memcpy(d%d_, acw__take(in, n%d_), n%d_);", in, d, d, d);
+            acc_gen_line(g, "%s        memcpy(d%d_, ac_wire_take(in, n%d_), n%d_);", in, d, d, d);
             if (str)
                 acc_gen_line(g, "%s    d%d_[n%d_] = '\\0';", in, d, d);
             acc_gen_line(g, "%s    %s.data = d%d_;", in, v, d);
@@ -359,7 +203,7 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
         (void)ct;
         switch (e->p) {
         case P_TAIL:
-            acc_gen_line(g, "%sacw__grow(&%s, AC_ALIGNOF(%s), %s.len, sizeof(%s));",
+            acc_gen_line(g, "%sac_wire_grow(&%s, AC_ALIGNOF(%s), %s.len, sizeof(%s));",
                          in, e->at, et, v, et);
             if (var) {
                 acc_gen_line(g, "%sfor (uint32_t i%d_ = 0; i%d_ < %s.len && %s <= "
@@ -371,7 +215,7 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
         case P_COPY:
             acc_gen_line(g, "%s{", in);
             acc_gen_line(g, "%s    %s *d%d_;", in, et, d);
-            acc_gen_line(g, "%s    %s = acw__align(%s, AC_ALIGNOF(%s));", in,
+            acc_gen_line(g, "%s    %s = ac_wire_align(%s, AC_ALIGNOF(%s));", in,
                          e->at, e->at, et);
             acc_gen_line(g, "%s    d%d_ = (%s *)(void *)(base + %s);", in, d, et, e->at);
             acc_gen_line(g, "%s    if (%s.len > 0)", in, v);
@@ -388,7 +232,7 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
             acc_gen_line(g, "%s}", in);
             break;
         case P_ENC:
-            acc_gen_line(g, "%sacw__u32(o, %s.len);", in, v);
+            acc_gen_line(g, "%sac_wire_u32(o, %s.len);", in, v);
             acc_gen_line(g, "%sfor (uint32_t i%d_ = 0; i%d_ < %s.len; i%d_++) {",
                          in, d, d, v, d);
             value(e, t->elem, acc_aprintf(ar, "%s.data[i%d_]", v, d), depth + 1);
@@ -396,8 +240,8 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
             break;
         case P_DSIZE:
             acc_gen_line(g, "%s{", in);
-            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_count(in);", in, d);
-            acc_gen_line(g, "%s    acw__grow(&%s, AC_ALIGNOF(%s), n%d_, sizeof(%s));",
+            acc_gen_line(g, "%s    uint32_t n%d_ = ac_wire_get_count(in);", in, d);
+            acc_gen_line(g, "%s    ac_wire_grow(&%s, AC_ALIGNOF(%s), n%d_, sizeof(%s));",
                          in, e->at, et, d, et);
             acc_gen_line(g, "%s    for (uint32_t i%d_ = 0; i%d_ < n%d_ && !in->bad; "
                             "i%d_++) {", in, d, d, d, d);
@@ -407,9 +251,9 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
             break;
         case P_DEC:
             acc_gen_line(g, "%s{", in);
-            acc_gen_line(g, "%s    uint32_t n%d_ = acw__get_count(in);", in, d);
+            acc_gen_line(g, "%s    uint32_t n%d_ = ac_wire_get_count(in);", in, d);
             acc_gen_line(g, "%s    %s *d%d_;", in, et, d);
-            acc_gen_line(g, "%s    %s = acw__align(%s, AC_ALIGNOF(%s));", in,
+            acc_gen_line(g, "%s    %s = ac_wire_align(%s, AC_ALIGNOF(%s));", in,
                          e->at, e->at, et);
             acc_gen_line(g, "%s    d%d_ = (%s *)(void *)(base + %s);", in, d, et, e->at);
             acc_gen_line(g, "%s    %s += n%d_ * sizeof(%s);", in, e->at, d, et);
@@ -455,9 +299,9 @@ static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
     }
     if (define)
         return;
-    acc_gen_line(g, "static void %s__enc(const %s *v, acw__out *o)%s", n, n, end);
-    acc_gen_line(g, "static void %s__dsize(acw__in *in, size_t *at)%s", n, end);
-    acc_gen_line(g, "static void %s__dec(%s *v, acw__in *in, unsigned char "
+    acc_gen_line(g, "static void %s__enc(const %s *v, ac_wire_out *o)%s", n, n, end);
+    acc_gen_line(g, "static void %s__dsize(ac_wire_in *in, size_t *at)%s", n, end);
+    acc_gen_line(g, "static void %s__dec(%s *v, ac_wire_in *in, unsigned char "
                     "*base, size_t *at)%s", n, n, end);
 }
 
@@ -467,9 +311,9 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
     static const char *const sig[] = {
         [P_TAIL] = "static void %s__tail(const %s *v, size_t *at)",
         [P_COPY] = "static void %s__copy(%s *v, unsigned char *base, size_t *at)",
-        [P_ENC] = "static void %s__enc(const %s *v, acw__out *o)",
-        [P_DSIZE] = "static void %s__dsize(acw__in *in, size_t *at)%.0s",
-        [P_DEC] = ("static void %s__dec(%s *v, acw__in *in, unsigned char *base, "
+        [P_ENC] = "static void %s__enc(const %s *v, ac_wire_out *o)",
+        [P_DSIZE] = "static void %s__dsize(ac_wire_in *in, size_t *at)%.0s",
+        [P_DEC] = ("static void %s__dec(%s *v, ac_wire_in *in, unsigned char *base, "
                    "size_t *at)"),
     };
     bool var = fields_have_var(fields);
@@ -507,7 +351,7 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
      * hostile input could drive. */
     bool guard = p == P_DSIZE && !msg && fields != NULL;
     if (guard) {
-        acc_gen_line(g, "    if (++in->depth > ACW__MAX_DEPTH) {");
+        acc_gen_line(g, "    if (++in->depth > AC_WIRE_MAX_DEPTH) {");
         acc_gen_line(g, "        in->bad = true;\n        return;\n    }");
     }
     for (const acc_field *f = fields; f != NULL; f = f->next)
@@ -684,7 +528,7 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
                         "    return AC_EBADTAG;\n}");
     } else {
         acc_gen_line(g, "    const void *m_ = ac_envelope_payload((ac_envelope *)e);");
-        acc_gen_line(g, "    acw__out o_ = { buf, cap, 0 };\n");
+        acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
         acc_gen_line(g, "    switch (e->tag) {");
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             const char *n = msg_name(g, p, m);
@@ -704,7 +548,7 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
                         "    (void)len;\n    *out = NULL;\n    return AC_EBADTAG;\n}");
         return;
     }
-    acc_gen_line(g, "    acw__in in_ = { buf, len, 0, false, 0 };");
+    acc_gen_line(g, "    ac_wire_in in_ = { buf, len, 0, false, 0 };");
     acc_gen_line(g, "    size_t size_, at_;");
     acc_gen_line(g, "    ac_envelope *e_;");
     acc_gen_line(g, "    void *m_;\n");

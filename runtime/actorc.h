@@ -31,7 +31,7 @@ extern "C" {
 /* Generated code records the ABI it was made for and refuses to compile
  * against another one. Bump on any change to ac_envelope, ac_actor_type or
  * the signatures generated code calls. */
-#define AC_ABI_VERSION 2
+#define AC_ABI_VERSION 3
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -203,6 +203,52 @@ typedef long (*ac_encode_fn)(const ac_envelope *e, uint8_t *buf, size_t cap);
  * bytes give AC_EINVAL, never a read out of bounds. */
 typedef int (*ac_decode_fn)(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
                             size_t len, ac_envelope **out);
+
+/* ---- wire primitives (called by generated codecs; docs/WIRE.md) ------------
+ *
+ * Little-endian scalars, counted output and bounds-checked input, shared by
+ * the codecs of every generated file. An output counts every byte and stores
+ * those that fit, so one pass both sizes and writes. An input turns `bad` at
+ * the first read past its end or invalid value, and from then on every read
+ * returns zeros: a codec checks `bad` once at the end. */
+
+typedef struct ac_wire_out {
+    uint8_t *p;
+    size_t cap, len;
+} ac_wire_out;
+
+typedef struct ac_wire_in {
+    const uint8_t *p;
+    size_t len, pos;
+    bool bad;
+    unsigned depth;  /* structs inside structs: at most AC_WIRE_MAX_DEPTH */
+} ac_wire_in;
+
+#define AC_WIRE_MAX_DEPTH 64
+
+size_t ac_wire_align(size_t at, size_t align);
+/* Reserves `count` elements of `size` bytes at `*at` (aligned to `align`);
+ * past AC_MAX_PAYLOAD it stays past it, without overflowing. */
+void ac_wire_grow(size_t *at, size_t align, size_t count, size_t size);
+void ac_wire_bytes(ac_wire_out *o, const void *src, size_t n);
+void ac_wire_u8(ac_wire_out *o, uint8_t v);
+void ac_wire_u16(ac_wire_out *o, uint16_t v);
+void ac_wire_u32(ac_wire_out *o, uint32_t v);
+void ac_wire_u64(ac_wire_out *o, uint64_t v);
+void ac_wire_f32(ac_wire_out *o, float v);
+void ac_wire_f64(ac_wire_out *o, double v);
+/* The next n bytes of the input, or zeros (and `bad`) past its end. */
+const uint8_t *ac_wire_take(ac_wire_in *in, size_t n);
+uint8_t ac_wire_get_u8(ac_wire_in *in);
+uint16_t ac_wire_get_u16(ac_wire_in *in);
+uint32_t ac_wire_get_u32(ac_wire_in *in);
+uint64_t ac_wire_get_u64(ac_wire_in *in);
+float ac_wire_get_f32(ac_wire_in *in);
+double ac_wire_get_f64(ac_wire_in *in);
+/* A bool is one byte, 0 or 1. */
+void ac_wire_check_bool(ac_wire_in *in);
+/* A length prefix: at most one element per remaining byte. */
+uint32_t ac_wire_get_count(ac_wire_in *in);
 
 /* ---- actor types (filled in by generated code) ---------------------------- */
 

@@ -3,163 +3,6 @@
 
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ACW__UNUSED __attribute__((unused))
-#else
-#define ACW__UNUSED
-#endif
-
-/* Wire output: counts every byte, stores those that fit. */
-typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;
-/* Wire input: `bad` once anything was out of bounds or invalid. */
-typedef struct acw__in {
-    const uint8_t *p;
-    size_t len, pos;
-    bool bad;
-    unsigned depth;     /* structs inside structs: at most ACW__MAX_DEPTH */
-} acw__in;
-
-#define ACW__MAX_DEPTH 64
-
-ACW__UNUSED static size_t acw__align(size_t at, size_t align)
-{
-    return (at + align - 1) & ~(align - 1);
-}
-
-/* Reserves `count` elements of `size` bytes at `*at`; past AC_MAX_PAYLOAD
- * it stays past it (no overflow). */
-ACW__UNUSED static void acw__grow(size_t *at, size_t align, size_t count,
-                                  size_t size)
-{
-    if (*at > AC_MAX_PAYLOAD)
-        return;
-    if (count > AC_MAX_PAYLOAD / size) {
-        *at = AC_MAX_PAYLOAD + 1;
-        return;
-    }
-    *at = acw__align(*at, align) + count * size;
-}
-
-ACW__UNUSED static void acw__bytes(acw__out *o, const void *src, size_t n)
-{
-    if (n > 0 && o->len <= o->cap && n <= o->cap - o->len)
-        memcpy(o->p + o->len, src, n);
-    o->len += n;
-}
-
-ACW__UNUSED static void acw__u8(acw__out *o, uint8_t v)
-{
-    acw__bytes(o, &v, 1);
-}
-
-ACW__UNUSED static void acw__u16(acw__out *o, uint16_t v)
-{
-    uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-    acw__bytes(o, b, 2);
-}
-
-ACW__UNUSED static void acw__u32(acw__out *o, uint32_t v)
-{
-    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-                     (uint8_t)(v >> 24) };
-    acw__bytes(o, b, 4);
-}
-
-ACW__UNUSED static void acw__u64(acw__out *o, uint64_t v)
-{
-    acw__u32(o, (uint32_t)v);
-    acw__u32(o, (uint32_t)(v >> 32));
-}
-
-ACW__UNUSED static void acw__f32(acw__out *o, float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    acw__u32(o, u);
-}
-
-ACW__UNUSED static void acw__f64(acw__out *o, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    acw__u64(o, u);
-}
-
-/* The next n bytes of the input, or NULL (and `bad`) past its end. */
-ACW__UNUSED static const uint8_t *acw__take(acw__in *in, size_t n)
-{
-    static const uint8_t zeros[32] = { 0 };
-    const uint8_t *p;
-    if (in->bad || n > in->len - in->pos) {
-        in->bad = true;
-        return zeros;
-    }
-    if (n == 0)
-        return zeros;
-    p = in->p + in->pos;
-    in->pos += n;
-    return p;
-}
-
-ACW__UNUSED static uint8_t acw__get_u8(acw__in *in)
-{
-    return acw__take(in, 1)[0];
-}
-
-ACW__UNUSED static uint16_t acw__get_u16(acw__in *in)
-{
-    const uint8_t *b = acw__take(in, 2);
-    return (uint16_t)(b[0] | b[1] << 8);
-}
-
-ACW__UNUSED static uint32_t acw__get_u32(acw__in *in)
-{
-    const uint8_t *b = acw__take(in, 4);
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-           (uint32_t)b[3] << 24;
-}
-
-ACW__UNUSED static uint64_t acw__get_u64(acw__in *in)
-{
-    uint64_t lo = acw__get_u32(in);
-    return lo | (uint64_t)acw__get_u32(in) << 32;
-}
-
-ACW__UNUSED static float acw__get_f32(acw__in *in)
-{
-    uint32_t u = acw__get_u32(in);
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
-
-ACW__UNUSED static double acw__get_f64(acw__in *in)
-{
-    uint64_t u = acw__get_u64(in);
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-
-/* A bool is one byte, 0 or 1. */
-ACW__UNUSED static void acw__check_bool(acw__in *in)
-{
-    if (acw__get_u8(in) > 1)
-        in->bad = true;
-}
-
-/* A length prefix: at most one element per remaining byte (every element
- * takes at least one). */
-ACW__UNUSED static uint32_t acw__get_count(acw__in *in)
-{
-    uint32_t n = acw__get_u32(in);
-    if (n > in->len - in->pos) {
-        in->bad = true;
-        return 0;
-    }
-    return n;
-}
-
 /* ---- codecs of the structs and enums in messages ------------------------- */
 
 static bool full_Mode__valid(int32_t v)
@@ -186,28 +29,28 @@ static bool units_Place__valid(int32_t v)
 
 static void full_Item__tail(const full_Item *v, size_t *at);
 static void full_Item__copy(full_Item *v, unsigned char *base, size_t *at);
-static void full_Item__enc(const full_Item *v, acw__out *o);
-static void full_Item__dsize(acw__in *in, size_t *at);
-static void full_Item__dec(full_Item *v, acw__in *in, unsigned char *base,
+static void full_Item__enc(const full_Item *v, ac_wire_out *o);
+static void full_Item__dsize(ac_wire_in *in, size_t *at);
+static void full_Item__dec(full_Item *v, ac_wire_in *in, unsigned char *base,
                            size_t *at);
-static void units_Pos__enc(const units_Pos *v, acw__out *o);
-static void units_Pos__dsize(acw__in *in, size_t *at);
-static void units_Pos__dec(units_Pos *v, acw__in *in, unsigned char *base,
+static void units_Pos__enc(const units_Pos *v, ac_wire_out *o);
+static void units_Pos__dsize(ac_wire_in *in, size_t *at);
+static void units_Pos__dec(units_Pos *v, ac_wire_in *in, unsigned char *base,
                            size_t *at);
 static void full_Tree__tail(const full_Tree *v, size_t *at);
 static void full_Tree__copy(full_Tree *v, unsigned char *base, size_t *at);
-static void full_Tree__enc(const full_Tree *v, acw__out *o);
-static void full_Tree__dsize(acw__in *in, size_t *at);
-static void full_Tree__dec(full_Tree *v, acw__in *in, unsigned char *base,
+static void full_Tree__enc(const full_Tree *v, ac_wire_out *o);
+static void full_Tree__dsize(ac_wire_in *in, size_t *at);
+static void full_Tree__dec(full_Tree *v, ac_wire_in *in, unsigned char *base,
                            size_t *at);
 
 static void full_Item__tail(const full_Item *v, size_t *at)
 {
-    acw__grow(&*at, 1, (size_t)v->name.len + 1, 1);
-    acw__grow(&*at, 1, (size_t)v->payload.len, 1);
-    acw__grow(&*at, AC_ALIGNOF(uint16_t), v->tags.len, sizeof(uint16_t));
-    acw__grow(&*at, AC_ALIGNOF(units_Place), v->places.len,
-              sizeof(units_Place));
+    ac_wire_grow(&*at, 1, (size_t)v->name.len + 1, 1);
+    ac_wire_grow(&*at, 1, (size_t)v->payload.len, 1);
+    ac_wire_grow(&*at, AC_ALIGNOF(uint16_t), v->tags.len, sizeof(uint16_t));
+    ac_wire_grow(&*at, AC_ALIGNOF(units_Place), v->places.len,
+                 sizeof(units_Place));
 }
 
 static void full_Item__copy(full_Item *v, unsigned char *base, size_t *at)
@@ -229,7 +72,7 @@ static void full_Item__copy(full_Item *v, unsigned char *base, size_t *at)
     }
     {
         uint16_t *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(uint16_t));
+        *at = ac_wire_align(*at, AC_ALIGNOF(uint16_t));
         d0_ = (uint16_t *)(void *)(base + *at);
         if (v->tags.len > 0)
             memcpy(d0_, v->tags.data, v->tags.len * sizeof(uint16_t));
@@ -238,7 +81,7 @@ static void full_Item__copy(full_Item *v, unsigned char *base, size_t *at)
     }
     {
         units_Place *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(units_Place));
+        *at = ac_wire_align(*at, AC_ALIGNOF(units_Place));
         d0_ = (units_Place *)(void *)(base + *at);
         if (v->places.len > 0)
             memcpy(d0_, v->places.data, v->places.len * sizeof(units_Place));
@@ -247,151 +90,152 @@ static void full_Item__copy(full_Item *v, unsigned char *base, size_t *at)
     }
 }
 
-static void full_Item__enc(const full_Item *v, acw__out *o)
+static void full_Item__enc(const full_Item *v, ac_wire_out *o)
 {
-    acw__u32(o, v->name.len);
-    acw__bytes(o, v->name.data, v->name.len);
-    acw__u32(o, v->payload.len);
-    acw__bytes(o, v->payload.data, v->payload.len);
+    ac_wire_u32(o, v->name.len);
+    ac_wire_bytes(o, v->name.data, v->name.len);
+    ac_wire_u32(o, v->payload.len);
+    ac_wire_bytes(o, v->payload.data, v->payload.len);
     for (uint32_t i0_ = 0; i0_ < 4; i0_++) {
-        acw__u32(o, (uint32_t)v->quad[i0_]);
+        ac_wire_u32(o, (uint32_t)v->quad[i0_]);
     }
-    acw__u32(o, v->tags.len);
+    ac_wire_u32(o, v->tags.len);
     for (uint32_t i0_ = 0; i0_ < v->tags.len; i0_++) {
-        acw__u16(o, (uint16_t)v->tags.data[i0_]);
+        ac_wire_u16(o, (uint16_t)v->tags.data[i0_]);
     }
-    acw__u32(o, (uint32_t)(int32_t)v->mode);
+    ac_wire_u32(o, (uint32_t)(int32_t)v->mode);
     units_Pos__enc(&v->pos, o);
-    acw__u32(o, v->places.len);
+    ac_wire_u32(o, v->places.len);
     for (uint32_t i0_ = 0; i0_ < v->places.len; i0_++) {
-        acw__u32(o, (uint32_t)(int32_t)v->places.data[i0_]);
+        ac_wire_u32(o, (uint32_t)(int32_t)v->places.data[i0_]);
     }
 }
 
-static void full_Item__dsize(acw__in *in, size_t *at)
+static void full_Item__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > ACW__MAX_DEPTH) {
+    if (++in->depth > AC_WIRE_MAX_DEPTH) {
         in->bad = true;
         return;
     }
     {
-        uint32_t n0_ = acw__get_u32(in);
-        (void)acw__take(in, n0_);
-        acw__grow(&*at, 1, (size_t)n0_ + 1, 1);
+        uint32_t n0_ = ac_wire_get_u32(in);
+        (void)ac_wire_take(in, n0_);
+        ac_wire_grow(&*at, 1, (size_t)n0_ + 1, 1);
     }
     {
-        uint32_t n0_ = acw__get_u32(in);
-        (void)acw__take(in, n0_);
-        acw__grow(&*at, 1, (size_t)n0_, 1);
+        uint32_t n0_ = ac_wire_get_u32(in);
+        (void)ac_wire_take(in, n0_);
+        ac_wire_grow(&*at, 1, (size_t)n0_, 1);
     }
     for (uint32_t i0_ = 0; i0_ < 4; i0_++) {
-        (void)acw__take(in, 4);
+        (void)ac_wire_take(in, 4);
     }
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(uint16_t), n0_, sizeof(uint16_t));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(uint16_t), n0_, sizeof(uint16_t));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
-            (void)acw__take(in, 2);
+            (void)ac_wire_take(in, 2);
         }
     }
-    if (!full_Mode__valid((int32_t)acw__get_u32(in)))
+    if (!full_Mode__valid((int32_t)ac_wire_get_u32(in)))
         in->bad = true;
     units_Pos__dsize(in, &*at);
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(units_Place), n0_, sizeof(units_Place));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(units_Place), n0_, sizeof(units_Place));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
-            if (!units_Place__valid((int32_t)acw__get_u32(in)))
+            if (!units_Place__valid((int32_t)ac_wire_get_u32(in)))
                 in->bad = true;
         }
     }
     in->depth--;
 }
 
-static void full_Item__dec(full_Item *v, acw__in *in, unsigned char *base,
+static void full_Item__dec(full_Item *v, ac_wire_in *in, unsigned char *base,
                            size_t *at)
 {
     {
-        uint32_t n0_ = acw__get_u32(in);
+        uint32_t n0_ = ac_wire_get_u32(in);
         char *d0_ = (char *)(base + *at);
         if (n0_ > 0)
-            memcpy(d0_, acw__take(in, n0_), n0_);
+            memcpy(d0_, ac_wire_take(in, n0_), n0_);
         d0_[n0_] = '\0';
         v->name.data = d0_;
         v->name.len = n0_;
         *at += (size_t)n0_ + 1;
     }
     {
-        uint32_t n0_ = acw__get_u32(in);
+        uint32_t n0_ = ac_wire_get_u32(in);
         uint8_t *d0_ = (uint8_t *)(base + *at);
         if (n0_ > 0)
-            memcpy(d0_, acw__take(in, n0_), n0_);
+            memcpy(d0_, ac_wire_take(in, n0_), n0_);
         v->payload.data = d0_;
         v->payload.len = n0_;
         *at += (size_t)n0_;
     }
     for (uint32_t i0_ = 0; i0_ < 4; i0_++) {
-        v->quad[i0_] = acw__get_u32(in);
+        v->quad[i0_] = ac_wire_get_u32(in);
     }
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         uint16_t *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(uint16_t));
+        *at = ac_wire_align(*at, AC_ALIGNOF(uint16_t));
         d0_ = (uint16_t *)(void *)(base + *at);
         *at += n0_ * sizeof(uint16_t);
         v->tags.data = d0_;
         v->tags.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
-            d0_[i0_] = acw__get_u16(in);
+            d0_[i0_] = ac_wire_get_u16(in);
         }
     }
-    v->mode = (full_Mode)(int32_t)acw__get_u32(in);
+    v->mode = (full_Mode)(int32_t)ac_wire_get_u32(in);
     units_Pos__dec(&v->pos, in, base, &*at);
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         units_Place *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(units_Place));
+        *at = ac_wire_align(*at, AC_ALIGNOF(units_Place));
         d0_ = (units_Place *)(void *)(base + *at);
         *at += n0_ * sizeof(units_Place);
         v->places.data = d0_;
         v->places.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
-            d0_[i0_] = (units_Place)(int32_t)acw__get_u32(in);
+            d0_[i0_] = (units_Place)(int32_t)ac_wire_get_u32(in);
         }
     }
 }
 
-static void units_Pos__enc(const units_Pos *v, acw__out *o)
+static void units_Pos__enc(const units_Pos *v, ac_wire_out *o)
 {
-    acw__u32(o, (uint32_t)v->x);
-    acw__u32(o, (uint32_t)v->y);
+    ac_wire_u32(o, (uint32_t)v->x);
+    ac_wire_u32(o, (uint32_t)v->y);
 }
 
-static void units_Pos__dsize(acw__in *in, size_t *at)
+static void units_Pos__dsize(ac_wire_in *in, size_t *at)
 {
     (void)at;
-    if (++in->depth > ACW__MAX_DEPTH) {
+    if (++in->depth > AC_WIRE_MAX_DEPTH) {
         in->bad = true;
         return;
     }
-    (void)acw__take(in, 4);
-    (void)acw__take(in, 4);
+    (void)ac_wire_take(in, 4);
+    (void)ac_wire_take(in, 4);
     in->depth--;
 }
 
-static void units_Pos__dec(units_Pos *v, acw__in *in, unsigned char *base,
+static void units_Pos__dec(units_Pos *v, ac_wire_in *in, unsigned char *base,
                            size_t *at)
 {
     (void)at;
     (void)base;
-    v->x = (int32_t)acw__get_u32(in);
-    v->y = (int32_t)acw__get_u32(in);
+    v->x = (int32_t)ac_wire_get_u32(in);
+    v->y = (int32_t)ac_wire_get_u32(in);
 }
 
 static void full_Tree__tail(const full_Tree *v, size_t *at)
 {
     full_Item__tail(&v->item, &*at);
-    acw__grow(&*at, AC_ALIGNOF(full_Tree), v->children.len, sizeof(full_Tree));
+    ac_wire_grow(&*at, AC_ALIGNOF(full_Tree), v->children.len,
+                 sizeof(full_Tree));
     for (uint32_t i0_ = 0; i0_ < v->children.len && *at <= AC_MAX_PAYLOAD; i0_++) {
         full_Tree__tail(&v->children.data[i0_], &*at);
     }
@@ -402,7 +246,7 @@ static void full_Tree__copy(full_Tree *v, unsigned char *base, size_t *at)
     full_Item__copy(&v->item, base, &*at);
     {
         full_Tree *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(full_Tree));
+        *at = ac_wire_align(*at, AC_ALIGNOF(full_Tree));
         d0_ = (full_Tree *)(void *)(base + *at);
         if (v->children.len > 0)
             memcpy(d0_, v->children.data, v->children.len * sizeof(full_Tree));
@@ -414,25 +258,25 @@ static void full_Tree__copy(full_Tree *v, unsigned char *base, size_t *at)
     }
 }
 
-static void full_Tree__enc(const full_Tree *v, acw__out *o)
+static void full_Tree__enc(const full_Tree *v, ac_wire_out *o)
 {
     full_Item__enc(&v->item, o);
-    acw__u32(o, v->children.len);
+    ac_wire_u32(o, v->children.len);
     for (uint32_t i0_ = 0; i0_ < v->children.len; i0_++) {
         full_Tree__enc(&v->children.data[i0_], o);
     }
 }
 
-static void full_Tree__dsize(acw__in *in, size_t *at)
+static void full_Tree__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > ACW__MAX_DEPTH) {
+    if (++in->depth > AC_WIRE_MAX_DEPTH) {
         in->bad = true;
         return;
     }
     full_Item__dsize(in, &*at);
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(full_Tree), n0_, sizeof(full_Tree));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(full_Tree), n0_, sizeof(full_Tree));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
             full_Tree__dsize(in, &*at);
         }
@@ -440,14 +284,14 @@ static void full_Tree__dsize(acw__in *in, size_t *at)
     in->depth--;
 }
 
-static void full_Tree__dec(full_Tree *v, acw__in *in, unsigned char *base,
+static void full_Tree__dec(full_Tree *v, ac_wire_in *in, unsigned char *base,
                            size_t *at)
 {
     full_Item__dec(&v->item, in, base, &*at);
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         full_Tree *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(full_Tree));
+        *at = ac_wire_align(*at, AC_ALIGNOF(full_Tree));
         d0_ = (full_Tree *)(void *)(base + *at);
         *at += n0_ * sizeof(full_Tree);
         v->children.data = d0_;
@@ -505,25 +349,25 @@ static void full_Store__stop(void *state, ac_ctx *cx)
 }
 static void full_Store_put__copy(full_Store_put *v, unsigned char *base,
                                  size_t *at);
-static void full_Store_put__enc(const full_Store_put *v, acw__out *o);
-static void full_Store_put__dsize(acw__in *in, size_t *at);
-static void full_Store_put__dec(full_Store_put *v, acw__in *in,
+static void full_Store_put__enc(const full_Store_put *v, ac_wire_out *o);
+static void full_Store_put__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_put__dec(full_Store_put *v, ac_wire_in *in,
                                 unsigned char *base, size_t *at);
 static void full_Store_tree__copy(full_Store_tree *v, unsigned char *base,
                                   size_t *at);
-static void full_Store_tree__enc(const full_Store_tree *v, acw__out *o);
-static void full_Store_tree__dsize(acw__in *in, size_t *at);
-static void full_Store_tree__dec(full_Store_tree *v, acw__in *in,
+static void full_Store_tree__enc(const full_Store_tree *v, ac_wire_out *o);
+static void full_Store_tree__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_tree__dec(full_Store_tree *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
 static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
                                   size_t *at);
-static void full_Store_many__enc(const full_Store_many *v, acw__out *o);
-static void full_Store_many__dsize(acw__in *in, size_t *at);
-static void full_Store_many__dec(full_Store_many *v, acw__in *in,
+static void full_Store_many__enc(const full_Store_many *v, ac_wire_out *o);
+static void full_Store_many__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_many__dec(full_Store_many *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
-static void full_Store_ping__enc(const full_Store_ping *v, acw__out *o);
-static void full_Store_ping__dsize(acw__in *in, size_t *at);
-static void full_Store_ping__dec(full_Store_ping *v, acw__in *in,
+static void full_Store_ping__enc(const full_Store_ping *v, ac_wire_out *o);
+static void full_Store_ping__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_ping__dec(full_Store_ping *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
 
 static void full_Store_put__copy(full_Store_put *v, unsigned char *base,
@@ -532,23 +376,23 @@ static void full_Store_put__copy(full_Store_put *v, unsigned char *base,
     full_Item__copy(&v->item, base, &*at);
 }
 
-static void full_Store_put__enc(const full_Store_put *v, acw__out *o)
+static void full_Store_put__enc(const full_Store_put *v, ac_wire_out *o)
 {
     full_Item__enc(&v->item, o);
-    acw__bytes(o, v->meter.addr.bytes, 32);
+    ac_wire_bytes(o, v->meter.addr.bytes, 32);
 }
 
-static void full_Store_put__dsize(acw__in *in, size_t *at)
+static void full_Store_put__dsize(ac_wire_in *in, size_t *at)
 {
     full_Item__dsize(in, &*at);
-    (void)acw__take(in, 32);
+    (void)ac_wire_take(in, 32);
 }
 
-static void full_Store_put__dec(full_Store_put *v, acw__in *in,
+static void full_Store_put__dec(full_Store_put *v, ac_wire_in *in,
                                 unsigned char *base, size_t *at)
 {
     full_Item__dec(&v->item, in, base, &*at);
-    memcpy(v->meter.addr.bytes, acw__take(in, 32), 32);
+    memcpy(v->meter.addr.bytes, ac_wire_take(in, 32), 32);
 }
 
 static void full_Store_tree__copy(full_Store_tree *v, unsigned char *base,
@@ -557,17 +401,17 @@ static void full_Store_tree__copy(full_Store_tree *v, unsigned char *base,
     full_Tree__copy(&v->t, base, &*at);
 }
 
-static void full_Store_tree__enc(const full_Store_tree *v, acw__out *o)
+static void full_Store_tree__enc(const full_Store_tree *v, ac_wire_out *o)
 {
     full_Tree__enc(&v->t, o);
 }
 
-static void full_Store_tree__dsize(acw__in *in, size_t *at)
+static void full_Store_tree__dsize(ac_wire_in *in, size_t *at)
 {
     full_Tree__dsize(in, &*at);
 }
 
-static void full_Store_tree__dec(full_Store_tree *v, acw__in *in,
+static void full_Store_tree__dec(full_Store_tree *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at)
 {
     full_Tree__dec(&v->t, in, base, &*at);
@@ -578,7 +422,7 @@ static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
 {
     {
         ac_string *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(ac_string));
+        *at = ac_wire_align(*at, AC_ALIGNOF(ac_string));
         d0_ = (ac_string *)(void *)(base + *at);
         if (v->names.len > 0)
             memcpy(d0_, v->names.data, v->names.len * sizeof(ac_string));
@@ -597,7 +441,7 @@ static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
     }
     {
         ac_bytes *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(ac_bytes));
+        *at = ac_wire_align(*at, AC_ALIGNOF(ac_bytes));
         d0_ = (ac_bytes *)(void *)(base + *at);
         if (v->blobs.len > 0)
             memcpy(d0_, v->blobs.data, v->blobs.len * sizeof(ac_bytes));
@@ -615,7 +459,7 @@ static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
     }
     {
         full_Store_ref *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(full_Store_ref));
+        *at = ac_wire_align(*at, AC_ALIGNOF(full_Store_ref));
         d0_ = (full_Store_ref *)(void *)(base + *at);
         if (v->peers.len > 0)
             memcpy(d0_, v->peers.data, v->peers.len * sizeof(full_Store_ref));
@@ -624,7 +468,7 @@ static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
     }
     {
         ac_addr *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(ac_addr));
+        *at = ac_wire_align(*at, AC_ALIGNOF(ac_addr));
         d0_ = (ac_addr *)(void *)(base + *at);
         if (v->raw.len > 0)
             memcpy(d0_, v->raw.data, v->raw.len * sizeof(ac_addr));
@@ -636,7 +480,7 @@ static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
     }
     {
         bool *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(bool));
+        *at = ac_wire_align(*at, AC_ALIGNOF(bool));
         d0_ = (bool *)(void *)(base + *at);
         if (v->bits.len > 0)
             memcpy(d0_, v->bits.data, v->bits.len * sizeof(bool));
@@ -645,103 +489,103 @@ static void full_Store_many__copy(full_Store_many *v, unsigned char *base,
     }
 }
 
-static void full_Store_many__enc(const full_Store_many *v, acw__out *o)
+static void full_Store_many__enc(const full_Store_many *v, ac_wire_out *o)
 {
-    acw__u32(o, v->names.len);
+    ac_wire_u32(o, v->names.len);
     for (uint32_t i0_ = 0; i0_ < v->names.len; i0_++) {
-        acw__u32(o, v->names.data[i0_].len);
-        acw__bytes(o, v->names.data[i0_].data, v->names.data[i0_].len);
+        ac_wire_u32(o, v->names.data[i0_].len);
+        ac_wire_bytes(o, v->names.data[i0_].data, v->names.data[i0_].len);
     }
-    acw__u32(o, v->blobs.len);
+    ac_wire_u32(o, v->blobs.len);
     for (uint32_t i0_ = 0; i0_ < v->blobs.len; i0_++) {
-        acw__u32(o, v->blobs.data[i0_].len);
-        acw__bytes(o, v->blobs.data[i0_].data, v->blobs.data[i0_].len);
+        ac_wire_u32(o, v->blobs.data[i0_].len);
+        ac_wire_bytes(o, v->blobs.data[i0_].data, v->blobs.data[i0_].len);
     }
-    acw__u32(o, v->peers.len);
+    ac_wire_u32(o, v->peers.len);
     for (uint32_t i0_ = 0; i0_ < v->peers.len; i0_++) {
-        acw__bytes(o, v->peers.data[i0_].addr.bytes, 32);
+        ac_wire_bytes(o, v->peers.data[i0_].addr.bytes, 32);
     }
-    acw__u32(o, v->raw.len);
+    ac_wire_u32(o, v->raw.len);
     for (uint32_t i0_ = 0; i0_ < v->raw.len; i0_++) {
-        acw__bytes(o, v->raw.data[i0_].bytes, 32);
+        ac_wire_bytes(o, v->raw.data[i0_].bytes, 32);
     }
     for (uint32_t i0_ = 0; i0_ < 2; i0_++) {
         full_Item__enc(&v->pair[i0_], o);
     }
-    acw__u32(o, v->bits.len);
+    ac_wire_u32(o, v->bits.len);
     for (uint32_t i0_ = 0; i0_ < v->bits.len; i0_++) {
-        acw__u8(o, v->bits.data[i0_] ? 1 : 0);
+        ac_wire_u8(o, v->bits.data[i0_] ? 1 : 0);
     }
 }
 
-static void full_Store_many__dsize(acw__in *in, size_t *at)
+static void full_Store_many__dsize(ac_wire_in *in, size_t *at)
 {
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(ac_string), n0_, sizeof(ac_string));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(ac_string), n0_, sizeof(ac_string));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
             {
-                uint32_t n2_ = acw__get_u32(in);
-                (void)acw__take(in, n2_);
-                acw__grow(&*at, 1, (size_t)n2_ + 1, 1);
+                uint32_t n2_ = ac_wire_get_u32(in);
+                (void)ac_wire_take(in, n2_);
+                ac_wire_grow(&*at, 1, (size_t)n2_ + 1, 1);
             }
         }
     }
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(ac_bytes), n0_, sizeof(ac_bytes));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(ac_bytes), n0_, sizeof(ac_bytes));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
             {
-                uint32_t n2_ = acw__get_u32(in);
-                (void)acw__take(in, n2_);
-                acw__grow(&*at, 1, (size_t)n2_, 1);
+                uint32_t n2_ = ac_wire_get_u32(in);
+                (void)ac_wire_take(in, n2_);
+                ac_wire_grow(&*at, 1, (size_t)n2_, 1);
             }
         }
     }
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(full_Store_ref), n0_,
-                  sizeof(full_Store_ref));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(full_Store_ref), n0_,
+                     sizeof(full_Store_ref));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
-            (void)acw__take(in, 32);
+            (void)ac_wire_take(in, 32);
         }
     }
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(ac_addr), n0_, sizeof(ac_addr));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(ac_addr), n0_, sizeof(ac_addr));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
-            (void)acw__take(in, 32);
+            (void)ac_wire_take(in, 32);
         }
     }
     for (uint32_t i0_ = 0; i0_ < 2; i0_++) {
         full_Item__dsize(in, &*at);
     }
     {
-        uint32_t n0_ = acw__get_count(in);
-        acw__grow(&*at, AC_ALIGNOF(bool), n0_, sizeof(bool));
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(bool), n0_, sizeof(bool));
         for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
-            acw__check_bool(in);
+            ac_wire_check_bool(in);
         }
     }
 }
 
-static void full_Store_many__dec(full_Store_many *v, acw__in *in,
+static void full_Store_many__dec(full_Store_many *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at)
 {
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         ac_string *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(ac_string));
+        *at = ac_wire_align(*at, AC_ALIGNOF(ac_string));
         d0_ = (ac_string *)(void *)(base + *at);
         *at += n0_ * sizeof(ac_string);
         v->names.data = d0_;
         v->names.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
             {
-                uint32_t n2_ = acw__get_u32(in);
+                uint32_t n2_ = ac_wire_get_u32(in);
                 char *d2_ = (char *)(base + *at);
                 if (n2_ > 0)
-                    memcpy(d2_, acw__take(in, n2_), n2_);
+                    memcpy(d2_, ac_wire_take(in, n2_), n2_);
                 d2_[n2_] = '\0';
                 d0_[i0_].data = d2_;
                 d0_[i0_].len = n2_;
@@ -750,19 +594,19 @@ static void full_Store_many__dec(full_Store_many *v, acw__in *in,
         }
     }
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         ac_bytes *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(ac_bytes));
+        *at = ac_wire_align(*at, AC_ALIGNOF(ac_bytes));
         d0_ = (ac_bytes *)(void *)(base + *at);
         *at += n0_ * sizeof(ac_bytes);
         v->blobs.data = d0_;
         v->blobs.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
             {
-                uint32_t n2_ = acw__get_u32(in);
+                uint32_t n2_ = ac_wire_get_u32(in);
                 uint8_t *d2_ = (uint8_t *)(base + *at);
                 if (n2_ > 0)
-                    memcpy(d2_, acw__take(in, n2_), n2_);
+                    memcpy(d2_, ac_wire_take(in, n2_), n2_);
                 d0_[i0_].data = d2_;
                 d0_[i0_].len = n2_;
                 *at += (size_t)n2_;
@@ -770,59 +614,59 @@ static void full_Store_many__dec(full_Store_many *v, acw__in *in,
         }
     }
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         full_Store_ref *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(full_Store_ref));
+        *at = ac_wire_align(*at, AC_ALIGNOF(full_Store_ref));
         d0_ = (full_Store_ref *)(void *)(base + *at);
         *at += n0_ * sizeof(full_Store_ref);
         v->peers.data = d0_;
         v->peers.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
-            memcpy(d0_[i0_].addr.bytes, acw__take(in, 32), 32);
+            memcpy(d0_[i0_].addr.bytes, ac_wire_take(in, 32), 32);
         }
     }
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         ac_addr *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(ac_addr));
+        *at = ac_wire_align(*at, AC_ALIGNOF(ac_addr));
         d0_ = (ac_addr *)(void *)(base + *at);
         *at += n0_ * sizeof(ac_addr);
         v->raw.data = d0_;
         v->raw.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
-            memcpy(d0_[i0_].bytes, acw__take(in, 32), 32);
+            memcpy(d0_[i0_].bytes, ac_wire_take(in, 32), 32);
         }
     }
     for (uint32_t i0_ = 0; i0_ < 2; i0_++) {
         full_Item__dec(&v->pair[i0_], in, base, &*at);
     }
     {
-        uint32_t n0_ = acw__get_count(in);
+        uint32_t n0_ = ac_wire_get_count(in);
         bool *d0_;
-        *at = acw__align(*at, AC_ALIGNOF(bool));
+        *at = ac_wire_align(*at, AC_ALIGNOF(bool));
         d0_ = (bool *)(void *)(base + *at);
         *at += n0_ * sizeof(bool);
         v->bits.data = d0_;
         v->bits.len = n0_;
         for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
-            d0_[i0_] = acw__get_u8(in) != 0;
+            d0_[i0_] = ac_wire_get_u8(in) != 0;
         }
     }
 }
 
-static void full_Store_ping__enc(const full_Store_ping *v, acw__out *o)
+static void full_Store_ping__enc(const full_Store_ping *v, ac_wire_out *o)
 {
     (void)v;
     (void)o;
 }
 
-static void full_Store_ping__dsize(acw__in *in, size_t *at)
+static void full_Store_ping__dsize(ac_wire_in *in, size_t *at)
 {
     (void)at;
     (void)in;
 }
 
-static void full_Store_ping__dec(full_Store_ping *v, acw__in *in,
+static void full_Store_ping__dec(full_Store_ping *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at)
 {
     (void)at;
@@ -834,7 +678,7 @@ static void full_Store_ping__dec(full_Store_ping *v, acw__in *in,
 static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_ = ac_envelope_payload((ac_envelope *)e);
-    acw__out o_ = { buf, cap, 0 };
+    ac_wire_out o_ = { buf, cap, 0 };
 
     switch (e->tag) {
     case full_Store_TAG_put:
@@ -858,7 +702,7 @@ static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false, 0 };
+    ac_wire_in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;
@@ -990,21 +834,21 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
     ac_envelope *env_;
     full_Store_many *msg_;
 
-    acw__grow(&size_, AC_ALIGNOF(ac_string), names.len, sizeof(ac_string));
+    ac_wire_grow(&size_, AC_ALIGNOF(ac_string), names.len, sizeof(ac_string));
     for (uint32_t i0_ = 0; i0_ < names.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
-        acw__grow(&size_, 1, (size_t)names.data[i0_].len + 1, 1);
+        ac_wire_grow(&size_, 1, (size_t)names.data[i0_].len + 1, 1);
     }
-    acw__grow(&size_, AC_ALIGNOF(ac_bytes), blobs.len, sizeof(ac_bytes));
+    ac_wire_grow(&size_, AC_ALIGNOF(ac_bytes), blobs.len, sizeof(ac_bytes));
     for (uint32_t i0_ = 0; i0_ < blobs.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
-        acw__grow(&size_, 1, (size_t)blobs.data[i0_].len, 1);
+        ac_wire_grow(&size_, 1, (size_t)blobs.data[i0_].len, 1);
     }
-    acw__grow(&size_, AC_ALIGNOF(full_Store_ref), peers.len,
-              sizeof(full_Store_ref));
-    acw__grow(&size_, AC_ALIGNOF(ac_addr), raw.len, sizeof(ac_addr));
+    ac_wire_grow(&size_, AC_ALIGNOF(full_Store_ref), peers.len,
+                 sizeof(full_Store_ref));
+    ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), raw.len, sizeof(ac_addr));
     for (uint32_t i0_ = 0; i0_ < 2; i0_++) {
         full_Item__tail(&pair[i0_], &size_);
     }
-    acw__grow(&size_, AC_ALIGNOF(bool), bits.len, sizeof(bool));
+    ac_wire_grow(&size_, AC_ALIGNOF(bool), bits.len, sizeof(bool));
     if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
     env_ = ac_envelope_new(cx, full_Store_TAG_many, size_);
@@ -1074,37 +918,37 @@ static int full_Bare__start(void *state, ac_ctx *cx, const void *args)
     (void)args;
     return full_Bare_on_start((full_Bare *)state, cx);
 }
-static void full_Bare_poke__enc(const full_Bare_poke *v, acw__out *o);
-static void full_Bare_poke__dsize(acw__in *in, size_t *at);
-static void full_Bare_poke__dec(full_Bare_poke *v, acw__in *in,
+static void full_Bare_poke__enc(const full_Bare_poke *v, ac_wire_out *o);
+static void full_Bare_poke__dsize(ac_wire_in *in, size_t *at);
+static void full_Bare_poke__dec(full_Bare_poke *v, ac_wire_in *in,
                                 unsigned char *base, size_t *at);
 
-static void full_Bare_poke__enc(const full_Bare_poke *v, acw__out *o)
+static void full_Bare_poke__enc(const full_Bare_poke *v, ac_wire_out *o)
 {
-    acw__bytes(o, v->b.addr.bytes, 32);
-    acw__bytes(o, v->s.addr.bytes, 32);
+    ac_wire_bytes(o, v->b.addr.bytes, 32);
+    ac_wire_bytes(o, v->s.addr.bytes, 32);
 }
 
-static void full_Bare_poke__dsize(acw__in *in, size_t *at)
+static void full_Bare_poke__dsize(ac_wire_in *in, size_t *at)
 {
     (void)at;
-    (void)acw__take(in, 32);
-    (void)acw__take(in, 32);
+    (void)ac_wire_take(in, 32);
+    (void)ac_wire_take(in, 32);
 }
 
-static void full_Bare_poke__dec(full_Bare_poke *v, acw__in *in,
+static void full_Bare_poke__dec(full_Bare_poke *v, ac_wire_in *in,
                                 unsigned char *base, size_t *at)
 {
     (void)at;
     (void)base;
-    memcpy(v->b.addr.bytes, acw__take(in, 32), 32);
-    memcpy(v->s.addr.bytes, acw__take(in, 32), 32);
+    memcpy(v->b.addr.bytes, ac_wire_take(in, 32), 32);
+    memcpy(v->s.addr.bytes, ac_wire_take(in, 32), 32);
 }
 
 static long full_Bare__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_ = ac_envelope_payload((ac_envelope *)e);
-    acw__out o_ = { buf, cap, 0 };
+    ac_wire_out o_ = { buf, cap, 0 };
 
     switch (e->tag) {
     case full_Bare_TAG_poke:
@@ -1119,7 +963,7 @@ static long full_Bare__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 static int full_Bare__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false, 0 };
+    ac_wire_in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;

@@ -3,163 +3,6 @@
 
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ACW__UNUSED __attribute__((unused))
-#else
-#define ACW__UNUSED
-#endif
-
-/* Wire output: counts every byte, stores those that fit. */
-typedef struct acw__out { uint8_t *p; size_t cap, len; } acw__out;
-/* Wire input: `bad` once anything was out of bounds or invalid. */
-typedef struct acw__in {
-    const uint8_t *p;
-    size_t len, pos;
-    bool bad;
-    unsigned depth;     /* structs inside structs: at most ACW__MAX_DEPTH */
-} acw__in;
-
-#define ACW__MAX_DEPTH 64
-
-ACW__UNUSED static size_t acw__align(size_t at, size_t align)
-{
-    return (at + align - 1) & ~(align - 1);
-}
-
-/* Reserves `count` elements of `size` bytes at `*at`; past AC_MAX_PAYLOAD
- * it stays past it (no overflow). */
-ACW__UNUSED static void acw__grow(size_t *at, size_t align, size_t count,
-                                  size_t size)
-{
-    if (*at > AC_MAX_PAYLOAD)
-        return;
-    if (count > AC_MAX_PAYLOAD / size) {
-        *at = AC_MAX_PAYLOAD + 1;
-        return;
-    }
-    *at = acw__align(*at, align) + count * size;
-}
-
-ACW__UNUSED static void acw__bytes(acw__out *o, const void *src, size_t n)
-{
-    if (n > 0 && o->len <= o->cap && n <= o->cap - o->len)
-        memcpy(o->p + o->len, src, n);
-    o->len += n;
-}
-
-ACW__UNUSED static void acw__u8(acw__out *o, uint8_t v)
-{
-    acw__bytes(o, &v, 1);
-}
-
-ACW__UNUSED static void acw__u16(acw__out *o, uint16_t v)
-{
-    uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-    acw__bytes(o, b, 2);
-}
-
-ACW__UNUSED static void acw__u32(acw__out *o, uint32_t v)
-{
-    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-                     (uint8_t)(v >> 24) };
-    acw__bytes(o, b, 4);
-}
-
-ACW__UNUSED static void acw__u64(acw__out *o, uint64_t v)
-{
-    acw__u32(o, (uint32_t)v);
-    acw__u32(o, (uint32_t)(v >> 32));
-}
-
-ACW__UNUSED static void acw__f32(acw__out *o, float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    acw__u32(o, u);
-}
-
-ACW__UNUSED static void acw__f64(acw__out *o, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    acw__u64(o, u);
-}
-
-/* The next n bytes of the input, or NULL (and `bad`) past its end. */
-ACW__UNUSED static const uint8_t *acw__take(acw__in *in, size_t n)
-{
-    static const uint8_t zeros[32] = { 0 };
-    const uint8_t *p;
-    if (in->bad || n > in->len - in->pos) {
-        in->bad = true;
-        return zeros;
-    }
-    if (n == 0)
-        return zeros;
-    p = in->p + in->pos;
-    in->pos += n;
-    return p;
-}
-
-ACW__UNUSED static uint8_t acw__get_u8(acw__in *in)
-{
-    return acw__take(in, 1)[0];
-}
-
-ACW__UNUSED static uint16_t acw__get_u16(acw__in *in)
-{
-    const uint8_t *b = acw__take(in, 2);
-    return (uint16_t)(b[0] | b[1] << 8);
-}
-
-ACW__UNUSED static uint32_t acw__get_u32(acw__in *in)
-{
-    const uint8_t *b = acw__take(in, 4);
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-           (uint32_t)b[3] << 24;
-}
-
-ACW__UNUSED static uint64_t acw__get_u64(acw__in *in)
-{
-    uint64_t lo = acw__get_u32(in);
-    return lo | (uint64_t)acw__get_u32(in) << 32;
-}
-
-ACW__UNUSED static float acw__get_f32(acw__in *in)
-{
-    uint32_t u = acw__get_u32(in);
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
-
-ACW__UNUSED static double acw__get_f64(acw__in *in)
-{
-    uint64_t u = acw__get_u64(in);
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-
-/* A bool is one byte, 0 or 1. */
-ACW__UNUSED static void acw__check_bool(acw__in *in)
-{
-    if (acw__get_u8(in) > 1)
-        in->bad = true;
-}
-
-/* A length prefix: at most one element per remaining byte (every element
- * takes at least one). */
-ACW__UNUSED static uint32_t acw__get_count(acw__in *in)
-{
-    uint32_t n = acw__get_u32(in);
-    if (n > in->len - in->pos) {
-        in->bad = true;
-        return 0;
-    }
-    return n;
-}
-
 /* ---- actor Holder ------------------------------------------------------- */
 
 union types_Holder__messages {
@@ -182,73 +25,73 @@ static int types_Holder__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 static const char *const types_Holder__names[] = {
     "all"
 };
-static void types_Holder_all__enc(const types_Holder_all *v, acw__out *o);
-static void types_Holder_all__dsize(acw__in *in, size_t *at);
-static void types_Holder_all__dec(types_Holder_all *v, acw__in *in,
+static void types_Holder_all__enc(const types_Holder_all *v, ac_wire_out *o);
+static void types_Holder_all__dsize(ac_wire_in *in, size_t *at);
+static void types_Holder_all__dec(types_Holder_all *v, ac_wire_in *in,
                                   unsigned char *base, size_t *at);
 
-static void types_Holder_all__enc(const types_Holder_all *v, acw__out *o)
+static void types_Holder_all__enc(const types_Holder_all *v, ac_wire_out *o)
 {
-    acw__u8(o, v->b ? 1 : 0);
-    acw__u8(o, (uint8_t)v->i_8);
-    acw__u16(o, (uint16_t)v->i_16);
-    acw__u32(o, (uint32_t)v->i_32);
-    acw__u64(o, (uint64_t)v->i_64);
-    acw__u8(o, (uint8_t)v->u_8);
-    acw__u16(o, (uint16_t)v->u_16);
-    acw__u32(o, (uint32_t)v->u_32);
-    acw__u64(o, (uint64_t)v->u_64);
-    acw__f32(o, v->f_32);
-    acw__f64(o, v->f_64);
-    acw__bytes(o, v->other.addr.bytes, 32);
-    acw__bytes(o, v->holder.addr.bytes, 32);
-    acw__bytes(o, v->any.bytes, 32);
+    ac_wire_u8(o, v->b ? 1 : 0);
+    ac_wire_u8(o, (uint8_t)v->i_8);
+    ac_wire_u16(o, (uint16_t)v->i_16);
+    ac_wire_u32(o, (uint32_t)v->i_32);
+    ac_wire_u64(o, (uint64_t)v->i_64);
+    ac_wire_u8(o, (uint8_t)v->u_8);
+    ac_wire_u16(o, (uint16_t)v->u_16);
+    ac_wire_u32(o, (uint32_t)v->u_32);
+    ac_wire_u64(o, (uint64_t)v->u_64);
+    ac_wire_f32(o, v->f_32);
+    ac_wire_f64(o, v->f_64);
+    ac_wire_bytes(o, v->other.addr.bytes, 32);
+    ac_wire_bytes(o, v->holder.addr.bytes, 32);
+    ac_wire_bytes(o, v->any.bytes, 32);
 }
 
-static void types_Holder_all__dsize(acw__in *in, size_t *at)
+static void types_Holder_all__dsize(ac_wire_in *in, size_t *at)
 {
     (void)at;
-    acw__check_bool(in);
-    (void)acw__take(in, 1);
-    (void)acw__take(in, 2);
-    (void)acw__take(in, 4);
-    (void)acw__take(in, 8);
-    (void)acw__take(in, 1);
-    (void)acw__take(in, 2);
-    (void)acw__take(in, 4);
-    (void)acw__take(in, 8);
-    (void)acw__take(in, 4);
-    (void)acw__take(in, 8);
-    (void)acw__take(in, 32);
-    (void)acw__take(in, 32);
-    (void)acw__take(in, 32);
+    ac_wire_check_bool(in);
+    (void)ac_wire_take(in, 1);
+    (void)ac_wire_take(in, 2);
+    (void)ac_wire_take(in, 4);
+    (void)ac_wire_take(in, 8);
+    (void)ac_wire_take(in, 1);
+    (void)ac_wire_take(in, 2);
+    (void)ac_wire_take(in, 4);
+    (void)ac_wire_take(in, 8);
+    (void)ac_wire_take(in, 4);
+    (void)ac_wire_take(in, 8);
+    (void)ac_wire_take(in, 32);
+    (void)ac_wire_take(in, 32);
+    (void)ac_wire_take(in, 32);
 }
 
-static void types_Holder_all__dec(types_Holder_all *v, acw__in *in,
+static void types_Holder_all__dec(types_Holder_all *v, ac_wire_in *in,
                                   unsigned char *base, size_t *at)
 {
     (void)at;
     (void)base;
-    v->b = acw__get_u8(in) != 0;
-    v->i_8 = (int8_t)acw__get_u8(in);
-    v->i_16 = (int16_t)acw__get_u16(in);
-    v->i_32 = (int32_t)acw__get_u32(in);
-    v->i_64 = (int64_t)acw__get_u64(in);
-    v->u_8 = acw__get_u8(in);
-    v->u_16 = acw__get_u16(in);
-    v->u_32 = acw__get_u32(in);
-    v->u_64 = acw__get_u64(in);
-    v->f_32 = acw__get_f32(in);
-    v->f_64 = acw__get_f64(in);
-    memcpy(v->other.addr.bytes, acw__take(in, 32), 32);
-    memcpy(v->holder.addr.bytes, acw__take(in, 32), 32);
-    memcpy(v->any.bytes, acw__take(in, 32), 32);
+    v->b = ac_wire_get_u8(in) != 0;
+    v->i_8 = (int8_t)ac_wire_get_u8(in);
+    v->i_16 = (int16_t)ac_wire_get_u16(in);
+    v->i_32 = (int32_t)ac_wire_get_u32(in);
+    v->i_64 = (int64_t)ac_wire_get_u64(in);
+    v->u_8 = ac_wire_get_u8(in);
+    v->u_16 = ac_wire_get_u16(in);
+    v->u_32 = ac_wire_get_u32(in);
+    v->u_64 = ac_wire_get_u64(in);
+    v->f_32 = ac_wire_get_f32(in);
+    v->f_64 = ac_wire_get_f64(in);
+    memcpy(v->other.addr.bytes, ac_wire_take(in, 32), 32);
+    memcpy(v->holder.addr.bytes, ac_wire_take(in, 32), 32);
+    memcpy(v->any.bytes, ac_wire_take(in, 32), 32);
 }
 
 static long types_Holder__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_ = ac_envelope_payload((ac_envelope *)e);
-    acw__out o_ = { buf, cap, 0 };
+    ac_wire_out o_ = { buf, cap, 0 };
 
     switch (e->tag) {
     case types_Holder_TAG_all:
@@ -263,7 +106,7 @@ static long types_Holder__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 static int types_Holder__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false, 0 };
+    ac_wire_in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;
@@ -378,34 +221,34 @@ static int types_Other__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 static const char *const types_Other__names[] = {
     "one"
 };
-static void types_Other_one__enc(const types_Other_one *v, acw__out *o);
-static void types_Other_one__dsize(acw__in *in, size_t *at);
-static void types_Other_one__dec(types_Other_one *v, acw__in *in,
+static void types_Other_one__enc(const types_Other_one *v, ac_wire_out *o);
+static void types_Other_one__dsize(ac_wire_in *in, size_t *at);
+static void types_Other_one__dec(types_Other_one *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
 
-static void types_Other_one__enc(const types_Other_one *v, acw__out *o)
+static void types_Other_one__enc(const types_Other_one *v, ac_wire_out *o)
 {
-    acw__u8(o, (uint8_t)v->x);
+    ac_wire_u8(o, (uint8_t)v->x);
 }
 
-static void types_Other_one__dsize(acw__in *in, size_t *at)
+static void types_Other_one__dsize(ac_wire_in *in, size_t *at)
 {
     (void)at;
-    (void)acw__take(in, 1);
+    (void)ac_wire_take(in, 1);
 }
 
-static void types_Other_one__dec(types_Other_one *v, acw__in *in,
+static void types_Other_one__dec(types_Other_one *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at)
 {
     (void)at;
     (void)base;
-    v->x = acw__get_u8(in);
+    v->x = ac_wire_get_u8(in);
 }
 
 static long types_Other__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_ = ac_envelope_payload((ac_envelope *)e);
-    acw__out o_ = { buf, cap, 0 };
+    ac_wire_out o_ = { buf, cap, 0 };
 
     switch (e->tag) {
     case types_Other_TAG_one:
@@ -420,7 +263,7 @@ static long types_Other__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 static int types_Other__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
                       ac_envelope **out)
 {
-    acw__in in_ = { buf, len, 0, false, 0 };
+    ac_wire_in in_ = { buf, len, 0, false, 0 };
     size_t size_, at_;
     ac_envelope *e_;
     void *m_;

@@ -4,8 +4,8 @@
 
 #include <actorc.h>
 
-#if AC_ABI_VERSION != 2
-#error "types.actor.h was generated for actorc ABI 2: regenerate it"
+#if AC_ABI_VERSION != 3
+#error "types.actor.h was generated for actorc ABI 3: regenerate it"
 #endif
 
 #ifdef __cplusplus
