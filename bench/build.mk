@@ -49,11 +49,4 @@ BENCH_ARGS_idle := $(if $(filter small,$(BENCH_SIZE)),1 50,5 200)
 bench-build: $(BENCH_BINS)
 
 bench: all bench-build
-	@set -e; for b in $(BENCH_NAMES); do \
-	    case $$b in \
-	    pingpong) a="$(BENCH_ARGS_pingpong)";; ring) a="$(BENCH_ARGS_ring)";; \
-	    ring_multi) a="$(BENCH_ARGS_ring_multi)";; skynet) a="$(BENCH_ARGS_skynet)";; \
-	    fanin) a="$(BENCH_ARGS_fanin)";; pairs) a="$(BENCH_ARGS_pairs)";; \
-	    spawn_idle) a="$(BENCH_ARGS_spawn_idle)";; route) a="";; idle) a="$(BENCH_ARGS_idle)";; esac; \
-	    $(BUILD)/bench/$$b $$a; \
-	done
+	@set -e; $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b) $(BENCH_ARGS_$(b));)

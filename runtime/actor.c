@@ -192,15 +192,23 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
     return send_env(cx, to, ac__env_of(e), false);
 }
 
+ac__env *ac__stop_envelope(ac_ctx *cx)
+{
+    ac__env *e = ac__pool_alloc(cx, 0);
+    if (e != NULL) {
+        e->tag = AC__TAG_STOP;
+        e->flags = 0;
+    }
+    return e;
+}
+
 int ac_stop(ac_ctx *cx, const ac_addr *to)
 {
     if (cx == NULL || to == NULL)
         return AC_EINVAL;
-    ac__env *e = ac__pool_alloc(cx, 0);
+    ac__env *e = ac__stop_envelope(cx);
     if (e == NULL)
         return AC_ENOMEM;
-    e->tag = AC__TAG_STOP;
-    e->flags = 0;
     return send_env(cx, to, e, true);
 }
 

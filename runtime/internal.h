@@ -388,6 +388,8 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
 bool ac__turn_release(ac__actor *a);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
+/* A system envelope asking its actor to stop (NULL when out of memory). */
+ac__env *ac__stop_envelope(ac_ctx *cx);
 
 /* runtime.c */
 typedef struct ac__tls_state {

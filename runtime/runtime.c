@@ -238,11 +238,9 @@ static void wait_externals_offline(ac_runtime *rt)
 static void stop_one(ac__actor *a, void *arg)
 {
     ac_ctx *cx = arg;
-    ac__env *e = ac__pool_alloc(cx, 0);
+    ac__env *e = ac__stop_envelope(cx);
     if (e == NULL)
-        return;  /* out of memory: the final sweep below still frees it */
-    e->tag = AC__TAG_STOP;
-    e->flags = 0;
+        return;  /* out of memory: this actor outlives the shutdown */
     ac__deliver(cx, a, e);
 }
 
