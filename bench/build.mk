@@ -50,3 +50,9 @@ bench-build: $(BENCH_BINS)
 
 bench: all bench-build
 	@set -e; $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b) $(BENCH_ARGS_$(b));)
+
+# The spin/park sweep (bench/spin_sweep.sh): every AC_SPIN_ROUNDS setting
+# built in its own folder under $(BUILD)/spin, run interleaved.
+.PHONY: bench-spin
+bench-spin: all
+	SPIN_BUILD=$(BUILD)/spin BENCH_SIZE=$(BENCH_SIZE) bench/spin_sweep.sh

@@ -29,10 +29,20 @@
  * from outside cannot be starved by a busy local queue (Go uses 61). */
 #define INJECT_INTERVAL 61
 /* Steal rounds before parking; each round looks at every other worker and
- * then pauses. A futex round trip costs about 17 us here, so a searcher
- * spins for a few microseconds before it gives up the core. */
-#define SPIN_ROUNDS 64
-#define PAUSES_PER_ROUND 32
+ * then pauses PAUSES_PER_ROUND times (a pause is ~14 ns here, so the 64
+ * rounds last ~30 us: about one or two futex round trips, 17-60 us on this
+ * machine, which is what parking would cost). Measured with
+ * bench/spin_sweep.sh (runtime/README.md, Parking): 0 rounds parks millions
+ * of times and makes ring_multi 3x slower; 4 to 256 are alike within noise;
+ * 64 stays. Override with -DAC_SPIN_ROUNDS=n / -DAC_PAUSES_PER_ROUND=n. */
+#ifndef AC_SPIN_ROUNDS
+#define AC_SPIN_ROUNDS 64
+#endif
+#ifndef AC_PAUSES_PER_ROUND
+#define AC_PAUSES_PER_ROUND 32
+#endif
+#define SPIN_ROUNDS AC_SPIN_ROUNDS
+#define PAUSES_PER_ROUND AC_PAUSES_PER_ROUND
 /* Turns between two attempts to finalize retired actors. */
 #define REAP_INTERVAL 16
 
