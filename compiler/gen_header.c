@@ -10,6 +10,10 @@
 
 #include "acc.h"
 
+/* The runtime ABI (AC_ABI_VERSION of actorc.h) the generated code is
+ * written for: the descriptor's layout and the calls it makes. */
+#define ACC_ABI 4
+
 static void put_fields(acc_gen *g, const acc_field *f)
 {
     for (; f != NULL; f = f->next) {
@@ -205,9 +209,9 @@ void acc_gen_header(acc_gen *g)
                  guard);
     for (const acc_import *im = mod->imports; im != NULL; im = im->next)
         acc_gen_line(g, "#include \"%s.h\"", im->path);
-    acc_gen_line(g, "\n#if AC_ABI_VERSION != 3");
-    acc_gen_line(g, "#error \"%s was generated for actorc ABI 3: regenerate it\"",
-                 g->header_name);
+    acc_gen_line(g, "\n#if AC_ABI_VERSION != %d", ACC_ABI);
+    acc_gen_line(g, "#error \"%s was generated for actorc ABI %d: regenerate it\"",
+                 g->header_name, ACC_ABI);
     acc_gen_line(g, "#endif\n");
     acc_gen_line(g, "#ifdef __cplusplus\nextern \"C\" {\n#endif");
 

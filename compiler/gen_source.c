@@ -581,6 +581,51 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    *out = e_;\n    return 0;\n}");
 }
 
+/* The descriptor's copy: the send's builder run on a message that is
+ * already in an envelope. The size pass reads the old views, the struct is
+ * assigned whole (fixed fields and arrays; views still pointing into the
+ * old tail), then the message's __copy moves the variable-length data into
+ * the new tail and points the views there. */
+static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
+{
+    acc_gen_line(g, "\nstatic ac_envelope *%s__copy(ac_ctx *cx, "
+                    "const ac_envelope *e)\n{", p);
+    if (a->messages == NULL) {
+        acc_gen_line(g, "    (void)cx;\n    (void)e;\n    return NULL;\n}");
+        return;
+    }
+    acc_gen_line(g, "    const void *m_ = ac_envelope_payload((ac_envelope *)e);");
+    acc_gen_line(g, "    size_t size_;");
+    acc_gen_line(g, "    ac_envelope *c_;\n");
+    acc_gen_line(g, "    switch (e->tag) {");
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        const char *n = msg_name(g, p, m);
+        bool var = fields_have_var(m->fields);
+        acc_gen_line(g, "    case %s_TAG_%.*s: {", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "        const %s *s_ = (const %s *)m_;", n, n);
+        acc_gen_line(g, "        %s *d_;\n", n);
+        acc_gen_line(g, "        size_ = sizeof(%s);", n);
+        if (var) {
+            emitter e = { g, P_TAIL, "size_" };
+            for (const acc_field *f = m->fields; f != NULL; f = f->next)
+                value(&e, &f->type, acc_aprintf(&g->cx->arena, "s_->%.*s",
+                      (int)f->name.len, f->name.s), 1);
+            acc_gen_line(g, "        if (size_ > AC_MAX_PAYLOAD)\n"
+                            "            return NULL;");
+        }
+        acc_gen_line(g, "        c_ = ac_envelope_new(cx, e->tag, size_);");
+        acc_gen_line(g, "        if (c_ == NULL)\n            return NULL;");
+        acc_gen_line(g, "        d_ = (%s *)ac_envelope_payload(c_);", n);
+        acc_gen_line(g, "        *d_ = *s_;");
+        if (var) {
+            acc_gen_line(g, "        size_ = sizeof(%s);", n);
+            acc_gen_line(g, "        %s__copy(d_, (unsigned char *)d_, &size_);", n);
+        }
+        acc_gen_line(g, "        return c_;\n    }");
+    }
+    acc_gen_line(g, "    }\n    return NULL;\n}");
+}
+
 static void put_type(acc_gen *g, const acc_actor *a, const char *p)
 {
     const acc_name *mn = &g->mod->name;
@@ -606,7 +651,9 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "    %s__names,", p);
     else
         acc_gen_line(g, "    NULL,");
-    acc_gen_line(g, "    %s__encode,\n    %s__decode\n};", p, p);
+    acc_gen_line(g, "    %s__encode,\n    %s__decode,", p, p);
+    acc_gen_line(g, "    %s__copy,", p);
+    acc_gen_line(g, "    0, /* mailbox: unbounded */\n    AC_OVERFLOW_REJECT\n};");
 }
 
 /* Assigns field f (a parameter of the same name) to dst->f. */
@@ -696,6 +743,7 @@ void acc_gen_source(acc_gen *g)
         put_dispatch(g, a, p);
         put_hooks(g, a, p);
         put_codecs(g, a, p);
+        put_copy(g, a, p);
         put_type(g, a, p);
         put_functions(g, a, p);
     }

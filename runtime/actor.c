@@ -31,26 +31,45 @@ void ac__leave(ac_ctx *cx)
     }
 }
 
-static ac__actor *actor_new(ac_ctx *cx, const ac_actor_type *type)
+/* Bytes in front of the control block: a bound's counters, and padding
+ * that puts a strictly aligned state on its boundary (the state sits 80
+ * bytes into the block). Both are fixed by the type and the attributes, so
+ * ac__actor_free finds the allocation's start again. */
+static size_t prefix_size(const ac_actor_type *type, unsigned attrs)
 {
-    size_t size = offsetof(ac__actor, state) + type->state_size;
-    ac__actor *a;
+    size_t pre = (attrs & AC__ATTR_BOUNDED) ? sizeof(ac__bound) : 0;
+    size_t align = type->state_align;
+    if (align > 16) {
+        size_t state_at = pre + offsetof(ac__actor, state);
+        pre += (align - state_at % align) % align;
+    }
+    return pre;
+}
+
+static ac__actor *actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
+{
+    size_t pre = prefix_size(type, attrs);
+    size_t size = pre + offsetof(ac__actor, state) + type->state_size;
+    unsigned char *base;
     uint16_t klass;
     if (type->state_align > 16) {
         /* Pool blocks are 16-byte aligned: stricter states get their own. */
         void *p = NULL;
         if (posix_memalign(&p, type->state_align, size) != 0)
             return NULL;
-        a = p;
+        base = p;
         klass = AC__CLASS_HUGE;
     } else {
-        a = ac__block_alloc(cx, size, &klass);
-        if (a == NULL)
+        base = ac__block_alloc(cx, size, &klass);
+        if (base == NULL)
             return NULL;
     }
-    memset(a, 0, size);
+    memset(base, 0, size);
+    ac__actor *a = (ac__actor *)(void *)(base + pre);
     a->type = type;
     a->klass = klass;
+    a->attrs = (uint8_t)attrs;
+    atomic_init(&a->flags, 0);
     return a;
 }
 
@@ -58,22 +77,46 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
     if (a->tail != ac__stub_of(a))
         ac__pool_free(cx, a->tail);
-    ac__block_free(cx, a, a->klass);
+    unsigned char *base = (unsigned char *)a - prefix_size(a->type, a->attrs);
+    ac__block_free(cx, base, a->klass);
 }
 
-/* The actor stops (code 0) or fails. Its remaining messages are dropped as
- * they are popped; it is freed once its grace period is over. */
-static void die(ac_ctx *cx, ac__actor *a, int code)
+void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
 {
-    a->flags |= AC__ACTOR_DEAD;
-    a->exit_code = code;
-    if (code == 0 && a->type->on_stop)
-        a->type->on_stop(a->state, cx);
-    ac__route_remove(&cx->rt->route, a);
-    if (code == 0)
-        AC__COUNT(cx, stopped, 1);
+    if (reason == AC_EFULL)
+        AC__COUNT(cx, mailbox_drops, 1);
     else
+        AC__COUNT(cx, dead_letters, 1);
+    ac_dead_letter_fn hook = cx->rt->dead_letter_fn;
+    if (hook)
+        hook(cx, to, ac__env_pub(e), reason, cx->rt->dead_letter_arg);
+}
+
+/* The actor stops (reason normal), fails or is killed. Its remaining
+ * messages are dropped as they are popped; it is freed once its grace
+ * period is over. */
+static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
+{
+    /* seq_cst: the death is announced before services_used is read; pairs
+     * with ac__service_target, which sets services_used and then reads the
+     * flag (a Dekker pair: one of the two sees the other). */
+    atomic_fetch_or_explicit(&a->flags, AC__ACTOR_DEAD, memory_order_seq_cst);
+    a->exit_code = code;
+    if (reason == AC_REASON_NORMAL && a->type->on_stop) {
+        ac__actor *caller = cx->current;
+        cx->current = a;
+        a->type->on_stop(a->state, cx);
+        cx->current = caller;
+    }
+    ac__route_remove(&cx->rt->route, a);
+    if (reason == AC_REASON_NORMAL)
+        AC__COUNT(cx, stopped, 1);
+    else if (reason == AC_REASON_FAILED)
         AC__COUNT(cx, failed, 1);
+    else
+        AC__COUNT(cx, killed, 1);
+    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst))
+        ac__services_died(cx, a, reason, code);
     /* Out of memory for its finalize envelope, the actor is never freed:
      * it keeps draining whatever still reaches it, counted as dead
      * letters, rather than risk a sender touching freed memory. */
@@ -89,48 +132,99 @@ static int exit_code_of(const ac__actor *a, int rc)
 
 static void after_handler(ac_ctx *cx, ac__actor *a, int rc)
 {
-    if (rc != 0 || (a->flags & AC__ACTOR_FAIL_REQUESTED))
-        die(cx, a, exit_code_of(a, rc));
-    else if (a->flags & AC__ACTOR_STOP_REQUESTED)
-        die(cx, a, 0);
+    unsigned f = ac__flags(a);
+    if (f & AC__ACTOR_DEAD)
+        return;
+    if (rc != 0 || (f & AC__ACTOR_FAIL_REQUESTED))
+        die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
+    else if (f & AC__ACTOR_STOP_REQUESTED)
+        die(cx, a, AC_REASON_NORMAL, 0);
+    else if (f & AC__ACTOR_KILLED)
+        die(cx, a, AC_REASON_KILLED, 0);
+}
+
+/* A bounded type or option: what the actor's bound will be. */
+static void bound_of(const ac_actor_type *type, const ac_spawn_options *o,
+                     uint32_t *limit, uint32_t *overflow)
+{
+    *limit = type->mailbox_bound;
+    *overflow = type->mailbox_overflow;
+    if (o && o->mailbox_bound) {
+        *limit = o->mailbox_bound;
+        *overflow = o->mailbox_overflow;
+    }
 }
 
 int ac_spawn(ac_ctx *cx, const ac_actor_type *type, const void *args, ac_addr *out)
 {
+    return ac__spawn_actor(cx, type, args, NULL, NULL, out);
+}
+
+int ac_spawn_opts(ac_ctx *cx, const ac_actor_type *type, const void *args,
+                  const ac_spawn_options *opts, ac_addr *out)
+{
+    return ac__spawn_actor(cx, type, args, opts, NULL, out);
+}
+
+int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
+                    const ac_spawn_options *opts, const ac_addr *addr, ac_addr *out)
+{
     if (cx == NULL || type == NULL || out == NULL || type->dispatch == NULL)
         return AC_EINVAL;
     if (type->abi != AC_ABI_VERSION)
+        return AC_EINVAL;
+    uint32_t limit, overflow;
+    bound_of(type, opts, &limit, &overflow);
+    if (overflow > AC_OVERFLOW_DROP_OLDEST)
         return AC_EINVAL;
     ac_runtime *rt = cx->rt;
     /* Relaxed: a spawn racing with the start of shutdown is stopped by it
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
         return AC_ESHUTDOWN;
-    ac__actor *a = actor_new(cx, type);
+    ac__actor *a = actor_new(cx, type, limit ? AC__ATTR_BOUNDED : 0);
     if (a == NULL)
         return AC_ENOMEM;
+    if (limit) {
+        ac__bound *b = ac__bound_of(a);
+        atomic_init(&b->len, 0);
+        atomic_init(&b->shed, 0);
+        b->limit = limit;
+        b->overflow = overflow;
+    }
     /* The spawner owns the actor until its start hook has run: messages
      * sent to it meanwhile queue up without scheduling it. */
     ac__mailbox_init(a, true);
-    ac__addr_next(&cx->addrs, &a->addr);
+    if (addr)
+        a->addr = *addr;
+    else
+        ac__addr_next(&cx->addrs, &a->addr);
 
     ac__enter(cx);
-    int rc = ac__route_insert(&rt->route, a);
+    const char *name = opts ? opts->name : NULL;
+    int rc = name ? ac__names_claim(cx, name, a) : 0;  /* before it is reachable */
+    if (rc == 0 && (rc = ac__route_insert(&rt->route, a)) != 0 && name)
+        ac__names_release(cx, name, a);
     if (rc != 0) {
         ac__leave(cx);
-        ac__block_free(cx, a, a->klass);
+        ac__actor_free(cx, a);
         return rc;
     }
     AC__COUNT(cx, spawned, 1);
-    if (type->on_start) {
-        ac__actor *caller = cx->current;
-        cx->current = a;
+    ac__actor *caller = cx->current;
+    cx->current = a;
+    if (opts && opts->link)
+        rc = ac__link_new(cx, a, opts->link);
+    if (rc == 0 && type->on_start) {
         rc = type->on_start(a->state, cx, args);
-        after_handler(cx, a, rc);
-        if (rc == 0 && (a->flags & AC__ACTOR_FAIL_REQUESTED))
+        if (rc == 0 && (ac__flags(a) & AC__ACTOR_FAIL_REQUESTED))
             rc = exit_code_of(a, 0);
-        cx->current = caller;
     }
+    if (rc != 0 && !(ac__flags(a) & AC__ACTOR_DEAD))
+        die(cx, a, AC_REASON_FAILED, rc);
+    else
+        after_handler(cx, a, 0);
+    cx->current = caller;
     /* Hand the actor to the scheduler: run it if messages arrived during
      * the start hook (or, if it died there, to drop them). */
     if (rc == 0)
@@ -143,9 +237,34 @@ int ac_spawn(ac_ctx *cx, const ac_actor_type *type, const void *args, ac_addr *o
 
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
-    if (ac__mailbox_push(a, e))
-        ac__schedule(cx, a);
+    if (ac__mailbox_push(a, e)) {
+        if (a->attrs & AC__ATTR_INBOX)
+            ac__inbox_wake(cx, a);
+        else
+            ac__schedule(cx, a);
+    }
     return 0;
+}
+
+/* A bounded mailbox admits a message, or refuses it (the caller has freed
+ * nothing yet). Senders count messages in; the actor counts them out as it
+ * handles them (handle), so the count can briefly exceed what is really
+ * queued, never fall short of it. */
+static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    ac__bound *b = ac__bound_of(a);
+    /* Relaxed: a counter, not a publication; the push publishes e. */
+    uint32_t n = atomic_fetch_add_explicit(&b->len, 1, memory_order_relaxed);
+    if (n < b->limit || b->overflow == AC_OVERFLOW_DROP_OLDEST) {
+        if (n >= b->limit)
+            atomic_fetch_add_explicit(&b->shed, 1, memory_order_relaxed);
+        e->flags |= AC__ENV_BOUNDED;
+        return 0;
+    }
+    atomic_fetch_sub_explicit(&b->len, 1, memory_order_relaxed);
+    ac__dead_letter(cx, &a->addr, e, AC_EFULL);
+    ac__pool_free(cx, e);
+    return b->overflow == AC_OVERFLOW_REJECT ? AC_EFULL : 1;
 }
 
 static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system)
@@ -161,10 +280,13 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system)
     } else {
         ac__actor *a = ac__route_lookup(&cx->rt->route, to);
         if (a == NULL) {
-            ac__pool_free(cx, e);
             if (!system)
-                AC__COUNT(cx, dead_letters, 1);
+                ac__dead_letter(cx, to, e, AC_ENOTFOUND);
+            ac__pool_free(cx, e);
             rc = AC_ENOTFOUND;
+        } else if (!system && (a->attrs & AC__ATTR_BOUNDED) &&
+                   (rc = bound_admit(cx, a, e)) != 0) {
+            rc = rc > 0 ? 0 : rc;  /* dropped as the policy says */
         } else {
             if (!system)
                 AC__COUNT(cx, sends, 1);
@@ -185,21 +307,31 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
         ac_envelope_free(cx, e);
         return AC_EINVAL;
     }
-    if (e->tag >= AC__TAG_STOP) {
+    if (e->tag >= AC_TAG_SYSTEM) {
         ac_envelope_free(cx, e);
         return AC_EINVAL;  /* system tags are not for users */
     }
     return send_env(cx, to, ac__env_of(e), false);
 }
 
-ac__env *ac__stop_envelope(ac_ctx *cx)
+int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
 {
-    ac__env *e = ac__pool_alloc(cx, 0);
+    return send_env(cx, to, e, true);
+}
+
+static ac__env *system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
+{
+    ac__env *e = ac__pool_alloc(cx, size);
     if (e != NULL) {
-        e->tag = AC__TAG_STOP;
+        e->tag = tag;
         e->flags = 0;
     }
     return e;
+}
+
+ac__env *ac__stop_envelope(ac_ctx *cx)
+{
+    return system_envelope(cx, AC__TAG_STOP, 0);
 }
 
 int ac_stop(ac_ctx *cx, const ac_addr *to)
@@ -212,11 +344,53 @@ int ac_stop(ac_ctx *cx, const ac_addr *to)
     return send_env(cx, to, e, true);
 }
 
+typedef struct kill_note {
+    int reason, code;
+} kill_note;
+
+int ac__kill(ac_ctx *cx, ac__actor *a, int reason, int code)
+{
+    ac__env *e = system_envelope(cx, AC__TAG_KILL, sizeof(kill_note));
+    if (e == NULL)
+        return AC_ENOMEM;
+    /* The reason travels in the envelope: the flag only makes the actor
+     * drop what is queued in front of it. Of two kills, the first to
+     * arrive decides. */
+    kill_note *k = ac_envelope_payload(ac__env_pub(e));
+    k->reason = reason;
+    k->code = code;
+    ac__set_flags(a, AC__ACTOR_KILLED);
+    return ac__deliver(cx, a, e);
+}
+
+int ac_kill(ac_ctx *cx, const ac_addr *to)
+{
+    if (cx == NULL || to == NULL)
+        return AC_EINVAL;
+    ac__enter(cx);
+    ac__actor *a = ac__route_lookup(&cx->rt->route, to);
+    int rc = a ? ac__kill(cx, a, AC_REASON_KILLED, 0) : AC_ENOTFOUND;
+    ac__leave(cx);
+    return rc;
+}
+
+int ac_trap_exits(ac_ctx *cx, bool on)
+{
+    if (cx == NULL || cx->current == NULL)
+        return AC_ESTATE;
+    if (on)
+        ac__set_flags(cx->current, AC__ACTOR_TRAP_EXITS);
+    else
+        atomic_fetch_and_explicit(&cx->current->flags, (uint8_t)~AC__ACTOR_TRAP_EXITS,
+                                  memory_order_relaxed);
+    return 0;
+}
+
 int ac_stop_self(ac_ctx *cx)
 {
     if (cx == NULL || cx->current == NULL)
         return AC_ESTATE;
-    cx->current->flags |= AC__ACTOR_STOP_REQUESTED;
+    ac__set_flags(cx->current, AC__ACTOR_STOP_REQUESTED);
     return 0;
 }
 
@@ -224,7 +398,7 @@ int ac_fail(ac_ctx *cx, int code)
 {
     if (cx == NULL || cx->current == NULL)
         return AC_ESTATE;
-    cx->current->flags |= AC__ACTOR_FAIL_REQUESTED;
+    ac__set_flags(cx->current, AC__ACTOR_FAIL_REQUESTED);
     cx->current->exit_code = code != 0 ? code : AC_EFAILED;
     return 0;
 }
@@ -239,6 +413,36 @@ ac_runtime *ac_ctx_runtime(const ac_ctx *cx)
     return cx ? cx->rt : NULL;
 }
 
+/* A bounded actor counts a message out; under drop-oldest it drops the
+ * oldest while senders have asked it to. Returns true to drop `e`. */
+static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    ac__bound *b = ac__bound_of(a);
+    atomic_fetch_sub_explicit(&b->len, 1, memory_order_relaxed);
+    uint32_t shed = atomic_load_explicit(&b->shed, memory_order_relaxed);
+    while (shed > 0) {
+        if (atomic_compare_exchange_weak_explicit(&b->shed, &shed, shed - 1,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            ac__dead_letter(cx, &a->addr, e, AC_EFULL);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A system message reaches the actor's dispatch; without a hook for it,
+ * the dispatch says AC_EBADTAG and the message is counted, not fatal. */
+static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    int rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+    if (rc == AC_EBADTAG) {
+        AC__COUNT(cx, unhandled, 1);
+        return 0;
+    }
+    return rc;
+}
+
 /* Handles one envelope. Returns false once the actor has been freed. */
 static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
@@ -246,16 +450,27 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
         ac__actor_free(cx, a);  /* the last envelope it will ever get */
         return false;
     }
-    if (a->flags & AC__ACTOR_DEAD) {
-        if (e->tag != AC__TAG_STOP)
-            AC__COUNT(cx, dead_letters, 1);
+    if ((e->flags & AC__ENV_BOUNDED) && bound_release(cx, a, e))
+        return true;
+    unsigned f = ac__flags(a);
+    if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED)) {
+        /* Killed: what is queued in front of the kill is dropped; the
+         * kill's envelope, which carries the reason, ends the actor. */
+        if (!(f & AC__ACTOR_DEAD) && e->tag == AC__TAG_KILL) {
+            const kill_note *k = ac_envelope_payload(ac__env_pub(e));
+            die(cx, a, k->reason, k->code);
+        }
+        else if (e->tag < AC_TAG_SYSTEM)
+            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
         return true;
     }
-    if (e->tag == AC__TAG_STOP) {
-        die(cx, a, 0);
+    if (e->tag >= AC__TAG_STOP) {
+        if (e->tag == AC__TAG_STOP)
+            die(cx, a, AC_REASON_NORMAL, 0);
         return true;
     }
-    int rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+    int rc = e->tag >= AC_TAG_SYSTEM ? dispatch_system(cx, a, e)
+                                     : a->type->dispatch(a->state, cx, ac__env_pub(e));
     AC__COUNT(cx, messages, 1);
     after_handler(cx, a, rc);
     return true;

@@ -31,7 +31,7 @@ extern "C" {
 /* Generated code records the ABI it was made for and refuses to compile
  * against another one. Bump on any change to ac_envelope, ac_actor_type or
  * the signatures generated code calls. */
-#define AC_ABI_VERSION 3
+#define AC_ABI_VERSION 4
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -45,7 +45,8 @@ enum {
     AC_ETIMEDOUT = -6,  /* a wait ran out of time */
     AC_EBADTAG = -7,    /* a message tag the actor type does not handle */
     AC_EFAILED = -8,    /* a handler failed its actor without a code */
-    AC_ESTATE = -9      /* the call is not valid in the current state */
+    AC_ESTATE = -9,     /* the call is not valid in the current state */
+    AC_EEXIST = -10     /* the name (or other key) is already taken */
 };
 
 /* A static, human-readable description of an AC_E* code. */
@@ -152,6 +153,43 @@ void ac_envelope_free(ac_ctx *cx, ac_envelope *e);
 
 #define AC_MAX_PAYLOAD ((size_t)1 << 24)
 
+/* ---- system messages -------------------------------------------------------
+ *
+ * Tags from AC_TAG_SYSTEM up belong to the runtime; generated tags start at
+ * 0. Actors receive `down` and `exit` messages through their dispatch like
+ * any other (the IDL's `on down;` and `on exit;` hooks); an actor type whose
+ * dispatch returns AC_EBADTAG for one drops it, counted in `unhandled`.
+ * Inboxes receive them from ac_inbox_recv. ac_send refuses these tags. */
+
+#define AC_TAG_SYSTEM 0xFFFFFF00u
+#define AC_TAG_DOWN 0xFFFFFF00u   /* payload: ac_down */
+#define AC_TAG_EXIT 0xFFFFFF01u   /* payload: ac_exit */
+#define AC_TAG_REPLY 0xFFFFFF02u  /* payload: a reply (request/reply) */
+
+/* Why an actor is gone. */
+typedef enum ac_reason {
+    AC_REASON_NORMAL = 0,       /* it stopped (ac_stop, ac_stop_self, shutdown) */
+    AC_REASON_FAILED = 1,       /* it failed; `code` says how */
+    AC_REASON_KILLED = 2,       /* ac_kill, a linked failure, or its supervisor */
+    AC_REASON_NOCONNECTION = 3, /* its node is unreachable */
+    AC_REASON_NOPROC = 4        /* it was already gone when monitored */
+} ac_reason;
+
+/* A monitored actor is gone. */
+typedef struct ac_down {
+    ac_addr who;
+    uint64_t ref;      /* what ac_monitor returned */
+    int32_t reason;    /* ac_reason */
+    int32_t code;      /* AC_REASON_FAILED: the failure code, else 0 */
+} ac_down;
+
+/* A linked actor is gone and this one traps exits. */
+typedef struct ac_exit {
+    ac_addr who;
+    int32_t reason;    /* ac_reason */
+    int32_t code;
+} ac_exit;
+
 /* ---- variable-length values in messages ------------------------------------
  *
  * A message struct holds these views; the bytes they point to live in the
@@ -203,6 +241,12 @@ typedef long (*ac_encode_fn)(const ac_envelope *e, uint8_t *buf, size_t cap);
  * bytes give AC_EINVAL, never a read out of bounds. */
 typedef int (*ac_decode_fn)(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
                             size_t len, ac_envelope **out);
+
+/* A new envelope holding the same message as `e` (its variable-length data
+ * copied into the new tail, its views pointing there); NULL when out of
+ * memory. Generated per actor type; the runtime uses it to send one message
+ * to many (groups, broadcast routers, interval timers). */
+typedef ac_envelope *(*ac_copy_fn)(ac_ctx *cx, const ac_envelope *e);
 
 /* ---- wire primitives (called by generated codecs; docs/WIRE.md) ------------
  *
@@ -277,7 +321,19 @@ typedef struct ac_actor_type {
     const char *const *message_names;  /* indexed by tag */
     ac_encode_fn encode;               /* NULL when not generated */
     ac_decode_fn decode;
+    ac_copy_fn copy;                   /* NULL: messages cannot be copied */
+    uint32_t mailbox_bound;            /* 0: unbounded (the IDL's `mailbox`) */
+    uint32_t mailbox_overflow;         /* ac_overflow, when bounded */
 } ac_actor_type;
+
+/* What a send to a full bounded mailbox does. Every drop is counted
+ * (`mailbox_drops`). */
+typedef enum ac_overflow {
+    AC_OVERFLOW_REJECT = 0,      /* the send fails with AC_EFULL (default) */
+    AC_OVERFLOW_DROP_NEWEST = 1, /* the new message is dropped; the send
+                                    returns 0 */
+    AC_OVERFLOW_DROP_OLDEST = 2  /* the oldest waiting message is dropped */
+} ac_overflow;
 
 /* ---- actors ---------------------------------------------------------------- */
 
@@ -285,6 +341,19 @@ typedef struct ac_actor_type {
  * (with `args`) before its first message. Writes its address to `out`. */
 int ac_spawn(ac_ctx *cx, const ac_actor_type *type, const void *args,
              ac_addr *out);
+
+/* Options for ac_spawn_opts; zero-initialise, then set what you need. */
+typedef struct ac_spawn_options {
+    const char *name;          /* register the actor under this name; the
+                                  spawn fails with AC_EEXIST if it is taken */
+    uint32_t mailbox_bound;    /* 0: the type's bound; else this bound */
+    uint32_t mailbox_overflow; /* ac_overflow, with mailbox_bound */
+    const ac_addr *link;       /* link to this actor before the start hook */
+} ac_spawn_options;
+
+/* ac_spawn with options (`opts` may be NULL). */
+int ac_spawn_opts(ac_ctx *cx, const ac_actor_type *type, const void *args,
+                  const ac_spawn_options *opts, ac_addr *out);
 
 /* Delivers `e` to the actor at `to`. The envelope is consumed in every case:
  * on error it is freed and, for AC_ENOTFOUND, counted as a dead letter. */
@@ -302,6 +371,236 @@ int ac_stop_self(ac_ctx *cx);
  * Only valid in a handler. */
 int ac_fail(ac_ctx *cx, int code);
 
+/* Ends the actor at `to` at once, with reason AC_REASON_KILLED: it handles
+ * no further message (those waiting are dropped and counted) and its stop
+ * hook does not run. */
+int ac_kill(ac_ctx *cx, const ac_addr *to);
+
+/* In a handler: from now on, a linked actor's death reaches the running
+ * actor as an `exit` message instead of ending it (Erlang's trap_exit). */
+int ac_trap_exits(ac_ctx *cx, bool on);
+
+/* ---- monitors and links ----------------------------------------------------- */
+
+/* `watcher` (an actor or an inbox) gets one `down` message (AC_TAG_DOWN,
+ * payload ac_down) when `target` is gone; each call is one more monitor and
+ * one more message. A target already gone gives an immediate `down` with
+ * AC_REASON_NOPROC. AC_ENOTFOUND if the watcher itself is gone. `*ref`
+ * (may be NULL) names the monitor for ac_demonitor and in the message. */
+int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
+               uint64_t *ref);
+
+/* Removes a monitor: no `down` is sent for it afterwards (one already sent
+ * stays in the watcher's mailbox). AC_ENOTFOUND if it has fired or gone. */
+int ac_demonitor(ac_ctx *cx, uint64_t ref);
+
+/* In a handler: links the running actor and `other`, both ways (linking
+ * twice is one link). When either dies abnormally, the other is killed
+ * (AC_REASON_KILLED, with the failure's code), unless it traps exits
+ * (ac_trap_exits): then it gets an `exit` message (AC_TAG_EXIT, payload
+ * ac_exit), for normal deaths too. AC_ENOTFOUND if `other` is gone. */
+int ac_link(ac_ctx *cx, const ac_addr *other);
+int ac_unlink(ac_ctx *cx, const ac_addr *other);
+
+/* ---- names ------------------------------------------------------------------
+ *
+ * A runtime-wide registry of names for live actors (Erlang's register). A
+ * name is 1..AC_NAME_MAX bytes, NUL-terminated; an actor may hold several;
+ * a name is freed when its actor dies (before its monitors hear of it) and
+ * can then be taken again. */
+
+#define AC_NAME_MAX 255
+
+/* Gives `who` the name. AC_EEXIST if the name is taken (its holder keeps
+ * it), AC_ENOTFOUND if `who` is not a live actor, AC_EINVAL for a NULL,
+ * empty or too long name. */
+int ac_register(ac_ctx *cx, const char *name, const ac_addr *who);
+
+/* Frees the name; its actor lives on. AC_ENOTFOUND if nobody holds it. */
+int ac_unregister(ac_ctx *cx, const char *name);
+
+/* The address holding `name`, into *out. AC_ENOTFOUND if none. */
+int ac_whereis(ac_ctx *cx, const char *name, ac_addr *out);
+
+/* ac_send to the actor holding `name`; consumes e. AC_ENOTFOUND (a dead
+ * letter) if nobody holds it. */
+int ac_send_named(ac_ctx *cx, const char *name, ac_envelope *e);
+
+typedef struct ac_name_entry {
+    char name[AC_NAME_MAX + 1];
+    ac_addr addr;
+} ac_name_entry;
+
+/* Copies up to `max` registrations (in no particular order) into `out`
+ * (which may be NULL when max is 0) and returns how many there are in all:
+ * call with max 0 to size the array. */
+size_t ac_registered(ac_ctx *cx, ac_name_entry *out, size_t max);
+
+/* ---- process groups -----------------------------------------------------------
+ *
+ * Named sets of actors (Erlang's pg). A group exists while it has members:
+ * joining creates it, the last member leaving or dying removes it. */
+
+/* Adds `who` to the group; joining twice is one membership. AC_ENOTFOUND
+ * if `who` is not a live actor, AC_EINVAL for a bad group name. */
+int ac_group_join(ac_ctx *cx, const char *group, const ac_addr *who);
+
+/* Removes `who` from the group. AC_ENOTFOUND if it is not a member. */
+int ac_group_leave(ac_ctx *cx, const char *group, const ac_addr *who);
+
+/* Sends the message in `e` to every member and returns how many sends
+ * succeeded (0 for a group with no members). `type` is the members' actor
+ * type: its `copy` makes one envelope per member but the last, so it must
+ * be set when there is more than one member (else AC_EINVAL). Consumes e in
+ * every case; AC_ENOMEM (nothing sent) if a copy fails. */
+int ac_group_publish(ac_ctx *cx, const char *group, const ac_actor_type *type,
+                     ac_envelope *e);
+
+/* Copies up to `max` member addresses into `out` and returns the number of
+ * members (0 when the group does not exist). */
+size_t ac_group_members(ac_ctx *cx, const char *group, ac_addr *out, size_t max);
+
+typedef struct ac_group_entry {
+    char name[AC_NAME_MAX + 1];
+    size_t members;
+} ac_group_entry;
+
+/* Copies up to `max` groups into `out` and returns how many exist. */
+size_t ac_groups(ac_ctx *cx, ac_group_entry *out, size_t max);
+
+/* ---- router pools ------------------------------------------------------------
+ *
+ * A router is an actor that spawns `workers` actors of one type and
+ * forwards every message sent to it to one (or all) of them. Send to its
+ * address as to any actor of the workers' type (generated code: wrap it in
+ * that type's _ref). A worker that dies, for any reason, is replaced by a
+ * fresh one in the same slot. Stopping, killing or failing the router stops
+ * its workers. Forwarding copies the message (the type's `copy` must be
+ * set); messages from one sender reach a given worker in the order sent. */
+
+typedef enum ac_route {
+    AC_ROUTE_ROUND_ROBIN = 0,  /* each worker in turn */
+    AC_ROUTE_RANDOM = 1,       /* a uniformly random worker */
+    AC_ROUTE_BROADCAST = 2,    /* every worker gets a copy */
+    AC_ROUTE_HASH = 3          /* consistent hashing on the message's key */
+} ac_route;
+
+/* AC_ROUTE_HASH: the key of a message (an account id, a user name's hash).
+ * Equal keys go to the same worker slot, for the router's whole life. */
+typedef uint64_t (*ac_route_key_fn)(const ac_envelope *e, void *arg);
+
+#define AC_ROUTER_MAX_WORKERS 4096
+
+typedef struct ac_router_options {
+    const ac_actor_type *type; /* the workers' type; `copy` must be set */
+    const void *args;          /* each worker's start-hook arguments, also
+                                  for replacements: must outlive the router */
+    uint32_t workers;          /* 1..AC_ROUTER_MAX_WORKERS */
+    uint32_t strategy;         /* ac_route */
+    ac_route_key_fn key;       /* AC_ROUTE_HASH only, and then required */
+    void *key_arg;
+} ac_router_options;
+
+/* Spawns the router and its workers (their start hooks run now). A
+ * worker's failing start hook fails the spawn with its code. */
+int ac_router_spawn(ac_ctx *cx, const ac_router_options *opts, ac_addr *out);
+
+/* Copies up to `max` of the router's current workers into `out`; returns
+ * how many it has (a slot whose replacement could not be spawned is
+ * empty and not counted), or AC_ENOTFOUND if `router` is not a live
+ * router. */
+int ac_router_workers(ac_ctx *cx, const ac_addr *router, ac_addr *out, size_t max);
+
+/* ---- inboxes ------------------------------------------------------------------
+ *
+ * An inbox gives a thread that is not an actor (main, a test, a foreign
+ * thread pool) an address of its own: actors send to it like to any actor,
+ * and the thread receives with a timeout. One thread receives from an
+ * inbox; any thread may send to it. Not to be used from a handler (it
+ * would block a worker). */
+
+typedef struct ac_inbox ac_inbox;
+
+#define AC_ANY_TAG 0xFFFFFFFFu  /* ac_inbox_recv: accept every tag */
+#define AC_FOREVER (-1)         /* ac_inbox_recv: no timeout */
+
+int ac_inbox_create(ac_ctx *cx, ac_inbox **out);
+const ac_addr *ac_inbox_addr(const ac_inbox *ib);
+
+/* Waits up to `timeout_ms` (0: don't wait; AC_FOREVER) for the oldest
+ * message with tag `tag` (AC_ANY_TAG: any); messages of other tags stay
+ * queued, in order, for later calls. The envelope is the caller's: free it
+ * with ac_envelope_free. AC_ETIMEDOUT when none came. In deterministic
+ * mode it runs the runtime on the calling thread until a message arrives
+ * or nothing is left to run (then AC_ETIMEDOUT: no time passes there). */
+int ac_inbox_recv(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
+                  ac_envelope **out);
+
+/* Removes the inbox's address (its monitors hear `normal`) and frees it;
+ * messages still queued are dropped and counted as dead letters. */
+void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib);
+
+/* ---- timers -------------------------------------------------------------------
+ *
+ * A timer sends a message after a delay, once or at an interval, measured in
+ * milliseconds on CLOCK_MONOTONIC; never earlier than asked, later by as
+ * much as the system's scheduling adds. In deterministic mode (workers = 0)
+ * the clock is a tick counter, 1 tick = 1 ms, moved by ac_runtime_advance.
+ * A timer started in a handler is owned by the running actor and cancelled
+ * when that actor dies (one started in its stop hook never fires); timers
+ * started outside actors have no owner. A timer's message is sent with
+ * ac_send from the runtime's timer thread: a dead target makes it a counted
+ * dead letter (an interval timer keeps firing: a restarted actor may take
+ * the address again). Pending timers do not keep ac_runtime_run waiting;
+ * shutdown cancels them all first and frees their messages, counted
+ * nowhere. Equal deadlines fire in the order the timers were started. */
+
+/* Never 0, never reused within a runtime. */
+typedef uint64_t ac_timer_id;
+
+/* Sends `e` to `to` once, `ms` milliseconds from now. Consumes `e` in every
+ * case. Writes the timer's id to `id` (may be NULL; 0 on error). Errors:
+ * AC_EINVAL (NULL argument, system tag), AC_ENOMEM, AC_ESHUTDOWN. */
+int ac_timer_after(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac_envelope *e,
+                   ac_timer_id *id);
+
+/* Sends a copy of `e` to `to` every `ms` milliseconds (ms > 0), the first
+ * one `ms` from now, until cancelled, at a fixed rate: deadlines stay at
+ * start + k * ms. Each copy is made with `type->copy` (AC_EINVAL when
+ * NULL); a copy that runs out of memory skips that beat. If the timer
+ * thread falls more than a period behind (a suspended process), the beats
+ * it missed are skipped rather than sent in a burst. Consumes `e`. */
+int ac_timer_every(ac_ctx *cx, const ac_addr *to, uint32_t ms,
+                   const ac_actor_type *type, ac_envelope *e, ac_timer_id *id);
+
+/* Cancels a timer: 0 if it was pending (an interval timer: still running),
+ * AC_ENOTFOUND if it has fired (one-shot) or was cancelled already, by
+ * this call or by its owner's death. Whatever it returns, once it has
+ * returned the timer sends nothing more: a message it sent earlier is
+ * already in the target's mailbox (it may not have been handled yet), and a
+ * send in progress on the timer thread is waited for. Any thread, any
+ * context: the id is what identifies the timer. */
+int ac_timer_cancel(ac_ctx *cx, ac_timer_id id);
+
+/* Deterministic mode only (AC_ESTATE otherwise): moves the clock `ms` ticks
+ * forward and fires every timer that falls due, in deadline order (an
+ * interval timer as many times as it falls due), on the calling thread.
+ * It runs no handler: call ac_runtime_run or ac_runtime_step next. Returns
+ * the number of firings, or a negative error code. */
+int ac_runtime_advance(ac_runtime *rt, uint32_t ms);
+
+/* ---- dead letters ----------------------------------------------------------- */
+
+/* Called for every message that reaches no handler: sends to no actor,
+ * messages dropped by actors that died or by a full mailbox. It runs on the
+ * thread that dropped it, must not block, and gets the envelope only to read
+ * it (it is freed after the hook returns). `reason` is AC_ENOTFOUND or
+ * AC_EFULL. Set it before the first spawn; NULL removes it. */
+typedef void (*ac_dead_letter_fn)(ac_ctx *cx, const ac_addr *to,
+                                  const ac_envelope *e, int reason, void *arg);
+void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn,
+                                     void *arg);
+
 /* ---- statistics ------------------------------------------------------------ */
 
 typedef struct ac_stats {
@@ -315,6 +614,9 @@ typedef struct ac_stats {
     uint64_t steals;         /* runnable actors taken from another worker */
     uint64_t parks;          /* times a worker went to sleep */
     uint64_t pool_misses;    /* envelope allocations that reached malloc */
+    uint64_t mailbox_drops;  /* messages dropped or refused by a full mailbox */
+    uint64_t killed;         /* actors killed (ac_kill, links, supervisors) */
+    uint64_t unhandled;      /* system messages an actor had no hook for */
 } ac_stats;
 
 /* Sums the counters of every worker and context. The figures are read

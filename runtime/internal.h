@@ -98,6 +98,7 @@ static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void
 /* System tags live at the top of the tag space; generated tags start at 0. */
 #define AC__TAG_STOP 0xFFFFFFF0u
 #define AC__TAG_FINALIZE 0xFFFFFFF1u
+#define AC__TAG_KILL 0xFFFFFFF2u     /* wakes a killed actor (ac_kill) */
 
 /* ---- envelope pools (pool.c) ---------------------------------------------- */
 
@@ -129,7 +130,7 @@ typedef struct ac__depot {
  * thread: relaxed atomics, and increments are load+store, not RMW. */
 typedef struct ac__counters {
     _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
-        steals, parks, pool_misses;
+        steals, parks, pool_misses, mailbox_drops, killed, unhandled;
 } ac__counters;
 
 #define AC__COUNT(cx, field, n)                                               \
@@ -149,22 +150,40 @@ typedef struct ac__addr_stream {
 
 /* ---- actors ---------------------------------------------------------------- */
 
+/* Flags change while the actor lives: its owner sets most of them, other
+ * threads set KILLED and read DEAD (services.c), hence atomic. */
 enum {
     AC__ACTOR_DEAD = 1u << 0,           /* stopped or failed; draining */
     AC__ACTOR_STOP_REQUESTED = 1u << 1, /* ac_stop_self in this handler */
-    AC__ACTOR_FAIL_REQUESTED = 1u << 2  /* ac_fail in this handler */
+    AC__ACTOR_FAIL_REQUESTED = 1u << 2, /* ac_fail in this handler */
+    AC__ACTOR_KILLED = 1u << 3,         /* ac_kill: die before the next message */
+    AC__ACTOR_TRAP_EXITS = 1u << 4      /* linked deaths arrive as messages */
+};
+
+/* Attributes are fixed before the actor is published and never change. */
+enum {
+    AC__ATTR_BOUNDED = 1u << 0,         /* an ac__bound precedes the block */
+    AC__ATTR_INBOX = 1u << 1            /* a thread's inbox (inbox.c) */
+};
+
+/* Envelope flags (ac__env.flags). */
+enum {
+    AC__ENV_BOUNDED = 1u << 0           /* counted in its target's bound */
 };
 
 /* An actor's control block, followed by its state in the same block. Every
  * byte counts (an idle actor should cost at most 128 bytes with its table
  * slot): what only a dead actor needs lives in its finalize envelope
- * (qsbr.c), and the mailbox's initial node is just a link. */
+ * (qsbr.c), what only some actors need sits in front of the block
+ * (ac__bound) or in the services' own tables, and the mailbox's initial
+ * node is just a link. */
 typedef struct ac__actor {
     _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
     ac__env *tail;                  /* mailbox: consumer side */
     const ac_actor_type *type;
     struct ac__actor *next_runnable; /* injection queue link */
-    uint16_t flags;                 /* touched only by the actor's owner */
+    _Atomic uint8_t flags;
+    uint8_t attrs;
     uint16_t klass;                 /* pool class of this block */
     int exit_code;
     /* The mailbox's initial node: only its link is ever used (mailbox.c). */
@@ -175,6 +194,34 @@ typedef struct ac__actor {
 
 _Static_assert(offsetof(ac__env, next) == 0, "the stub is an envelope's link");
 _Static_assert(offsetof(ac__actor, state) == 80, "control block size");
+
+/* A bounded mailbox's counters, just in front of its actor's block. */
+typedef struct ac__bound {
+    _Atomic uint32_t len;   /* admitted messages not yet handled or shed */
+    _Atomic uint32_t shed;  /* drop-oldest: how many to drop at the head */
+    uint32_t limit;
+    uint32_t overflow;      /* ac_overflow */
+} ac__bound;
+
+_Static_assert(sizeof(ac__bound) == 16, "keeps the block 16-byte aligned");
+
+static inline ac__bound *ac__bound_of(ac__actor *a)
+{
+    return (ac__bound *)(void *)((unsigned char *)a - sizeof(ac__bound));
+}
+
+static inline unsigned ac__flags(ac__actor *a)
+{
+    /* Relaxed: the owner reads its own writes; a KILLED set by another
+     * thread is also announced by a message (actor.c), which orders it. */
+    return atomic_load_explicit(&a->flags, memory_order_relaxed);
+}
+
+static inline void ac__set_flags(ac__actor *a, unsigned f)
+{
+    /* Relaxed: see ac__flags. DEAD is set with seq_cst in actor.c. */
+    atomic_fetch_or_explicit(&a->flags, (uint8_t)f, memory_order_relaxed);
+}
 
 static inline ac__env *ac__stub_of(ac__actor *a)
 {
@@ -253,6 +300,31 @@ void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
 /* Slots in all the shards' current arrays (for bench/route.c). */
 size_t ac__route_capacity(ac__route *r);
 
+/* amap.c — the services' side tables: intrusive nodes keyed by an address
+ * and a 64-bit discriminator, several nodes per key allowed. Unlocked: each
+ * service holds its own lock around its maps. */
+typedef struct ac__amap_node {
+    struct ac__amap_node *next;
+    uint64_t extra;
+    ac_addr key;
+} ac__amap_node;
+
+typedef struct ac__amap {
+    ac__amap_node **buckets;
+    size_t mask, count;
+} ac__amap;
+
+int ac__amap_init(ac__amap *m);
+void ac__amap_destroy(ac__amap *m);         /* the nodes are the caller's */
+void ac__amap_add(ac__amap *m, ac__amap_node *x);
+ac__amap_node *ac__amap_find(ac__amap *m, const ac_addr *key, uint64_t extra);
+ac__amap_node *ac__amap_find_next(ac__amap_node *x);  /* same key, after x */
+void ac__amap_remove(ac__amap *m, ac__amap_node *x);
+/* Unlinks every node with this key; returns them linked through `next`. */
+ac__amap_node *ac__amap_take(ac__amap *m, const ac_addr *key, uint64_t extra);
+
+#define AC__CONTAINER_OF(p, T, member) ((T *)(void *)((char *)(p) - offsetof(T, member)))
+
 /* ---- contexts and workers --------------------------------------------------- */
 
 typedef struct ac__worker ac__worker;
@@ -327,6 +399,21 @@ struct ac_runtime {
     ac_ctx *externals;
 
     _Atomic bool closing;           /* no more sends from outside actors */
+    /* Set once any service keeps per-actor state (services.c). */
+    alignas(AC__CACHE_LINE) _Atomic bool services_used;
+    ac_dead_letter_fn dead_letter_fn;
+    void *dead_letter_arg;
+
+    pthread_mutex_t monitor_lock;   /* monitor.c */
+    ac__amap mon_by_target, mon_by_watcher, mon_by_ref;
+    uint64_t next_ref;
+    pthread_mutex_t link_lock;      /* link.c */
+    ac__amap links;
+    /* names.c, groups.c, router.c: each its own lock and tables */
+    struct ac__names *names;
+    struct ac__groups *groups;
+    struct ac__routers *routers;
+    _Atomic(struct ac__timers *) timers;  /* timer.c, made on first use */
     _Atomic bool stopping;          /* no more spawns */
     bool shut_down;
 };
@@ -364,6 +451,9 @@ bool ac__qsbr_finalize_orphans(ac_ctx *cx);
 void ac__qsbr_orphan(ac_ctx *cx);
 void ac__qsbr_reclaim_tables(ac_ctx *cx);
 bool ac__qsbr_all_offline_externals(ac_runtime *rt);
+/* Waits until every reader online now has passed a quiescent state. The
+ * caller must be offline (an external thread outside any runtime call). */
+void ac__qsbr_synchronize(ac_ctx *cx);
 
 /* sched.c */
 void ac__schedule(ac_ctx *cx, ac__actor *a);
@@ -390,6 +480,72 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a);
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
 /* A system envelope asking its actor to stop (NULL when out of memory). */
 ac__env *ac__stop_envelope(ac_ctx *cx);
+/* Sends a runtime message (AC_TAG_DOWN, AC_TAG_EXIT, AC_TAG_REPLY, stop):
+ * allowed during shutdown, outside any mailbox bound, and not counted as a
+ * dead letter when nobody is there. Consumes e. */
+int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e);
+/* Counts a message that reached no handler and shows it to the dead-letter
+ * hook; the caller frees it. */
+void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
+/* Ends `a` (not running) from outside: killed (ac_kill) or by a link. */
+int ac__kill(ac_ctx *cx, ac__actor *a, int reason, int code);
+
+/* Spawns an actor; at `addr` when given (a supervisor restarting a child
+ * under the address it had), else at a fresh random one. */
+int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
+                    const ac_spawn_options *opts, const ac_addr *addr, ac_addr *out);
+
+/* inbox.c: a push found an inbox's mailbox empty: wake its thread. */
+void ac__inbox_wake(ac_ctx *cx, ac__actor *a);
+
+
+/* monitor.c and link.c */
+int ac__monitors_init(ac_runtime *rt);
+void ac__monitors_fini(ac_runtime *rt);
+int ac__links_init(ac_runtime *rt);
+void ac__links_fini(ac_runtime *rt);
+void ac__monitors_died(ac_ctx *cx, ac__actor *a, int reason, int code);
+int ac__link_new(ac_ctx *cx, ac__actor *a, const ac_addr *other);
+void ac__links_died(ac_ctx *cx, ac__actor *a, int reason, int code);
+
+/* names.c, groups.c, router.c. The init functions leave a runtime that the
+ * fini functions can tear down even when they fail. */
+int ac__names_init(ac_runtime *rt);
+void ac__names_fini(ac_runtime *rt);
+int ac__groups_init(ac_runtime *rt);
+void ac__groups_fini(ac_runtime *rt);
+int ac__routers_init(ac_runtime *rt);
+void ac__routers_fini(ac_runtime *rt);
+/* Spawn-time registration (ac_spawn_options.name), before the actor is
+ * published: AC_EEXIST if taken, AC_EINVAL for a bad name. Release undoes
+ * a claim whose spawn failed before the actor existed. */
+int ac__names_claim(ac_ctx *cx, const char *name, ac__actor *a);
+void ac__names_release(ac_ctx *cx, const char *name, ac__actor *a);
+void ac__names_died(ac_ctx *cx, ac__actor *a);
+void ac__groups_died(ac_ctx *cx, ac__actor *a);
+void ac__routers_died(ac_ctx *cx, ac__actor *a);
+
+/* timer.c: the runtime's timers (made on first use). A death cancels the
+ * dead actor's timers; shutdown cancels every timer and joins the timer
+ * thread before anything else; destroy frees what is left. */
+typedef struct ac__timers ac__timers;
+void ac__timers_died(ac_ctx *cx, ac__actor *a);
+void ac__timers_shutdown(ac_runtime *rt, ac_ctx *cx);
+void ac__timers_free(ac_runtime *rt);
+
+/* services.c — the per-actor state of names, groups, monitors, links,
+ * timers, asks and supervisors, and its cleanup when the actor dies.
+ *
+ * A service that records something about a live actor calls
+ * ac__service_target under its own lock, online (between ac__enter and
+ * ac__leave): it returns the actor, or NULL when it is gone or dying. The
+ * actor's death sets DEAD, then calls ac__services_died, which takes each
+ * service's lock: so a record is either made before the cleanup runs (and
+ * found by it) or refused. */
+ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr);
+/* The same for an actor the caller already holds (its own self). */
+bool ac__service_alive(ac_ctx *cx, ac__actor *a);
+void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code);
 
 /* runtime.c */
 typedef struct ac__tls_state {

@@ -116,6 +116,14 @@ static uint64_t oldest_reader(ac_runtime *rt, const ac_ctx *self)
     return oldest;
 }
 
+void ac__qsbr_synchronize(ac_ctx *cx)
+{
+    /* acq_rel: as in ac__qsbr_retire; our removals precede the new value. */
+    uint64_t target = atomic_fetch_add_explicit(&cx->rt->gp, 1, memory_order_acq_rel) + 1;
+    while (oldest_reader(cx->rt, cx) < target)
+        sched_yield();  /* readers leave at their next quiescent state */
+}
+
 bool ac__qsbr_all_offline_externals(ac_runtime *rt)
 {
     bool all = true;

@@ -53,7 +53,8 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
-    ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses);
+    ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses); ZERO(mailbox_drops);
+    ZERO(killed); ZERO(unhandled);
 #undef ZERO
 }
 
@@ -84,6 +85,12 @@ static void free_runtime(ac_runtime *rt)
         free(e);
         e = next;
     }
+    ac__routers_fini(rt);
+    ac__groups_fini(rt);
+    ac__names_fini(rt);
+    ac__links_fini(rt);
+    ac__monitors_fini(rt);
+    ac__timers_free(rt);
     ac__route_destroy(&rt->route);
     ac__depot_destroy(&rt->depot);
     pthread_mutex_destroy(&rt->sleep_lock);
@@ -128,6 +135,17 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         free(rt);
         return AC_ENOMEM;
     }
+    /* Services' tables: on failure the runtime is torn down whole below
+     * (their fini functions accept tables that failed to initialise). */
+    int services_rc = ac__monitors_init(rt);
+    if (services_rc == 0)
+        services_rc = ac__links_init(rt);
+    if (services_rc == 0)
+        services_rc = ac__names_init(rt);
+    if (services_rc == 0)
+        services_rc = ac__groups_init(rt);
+    if (services_rc == 0)
+        services_rc = ac__routers_init(rt);
     memset(rt->workers, 0, rt->nslots * sizeof *rt->workers);
     ac__depot_init(&rt->depot);
     pthread_mutex_init(&rt->sleep_lock, NULL);
@@ -143,8 +161,10 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     atomic_init(&rt->has_orphans, false);
     atomic_init(&rt->closing, false);
     atomic_init(&rt->stopping, false);
+    atomic_init(&rt->services_used, false);
+    atomic_init(&rt->timers, NULL);
 
-    int rc = 0;
+    int rc = services_rc;
     for (unsigned i = 0; i < rt->nslots; i++) {
         ac__worker *w = &rt->workers[i];
         ac__ctx_init(&w->cx, rt, w);
@@ -256,6 +276,8 @@ int ac_runtime_shutdown(ac_runtime *rt)
     if (cx == NULL)
         return AC_ENOMEM;
 
+    /* 0. Timers first: none fires, none starts, the pending ones are freed. */
+    ac__timers_shutdown(rt, cx);
     /* 1. No more sends from outside; let calls in progress finish. */
     atomic_store_explicit(&rt->closing, true, memory_order_seq_cst);
     wait_externals_offline(rt);
@@ -280,7 +302,8 @@ static void add_counters(const ac_ctx *cx, ac_stats *out)
 {
 #define ADD(f) out->f += atomic_load_explicit(&cx->stats.f, memory_order_relaxed)
     ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
-    ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses);
+    ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses); ADD(mailbox_drops);
+    ADD(killed); ADD(unhandled);
 #undef ADD
 }
 
@@ -295,9 +318,10 @@ static void print_counters(const char *who, const ac_stats *s)
     fprintf(stderr,
             "actorc stats %-8s messages %" PRIu64 " sends %" PRIu64 " dead_letters %" PRIu64
             " spawned %" PRIu64 " stopped %" PRIu64 " failed %" PRIu64 " steals %" PRIu64
-            " parks %" PRIu64 " pool_misses %" PRIu64 "\n",
+            " parks %" PRIu64 " pool_misses %" PRIu64 " mailbox_drops %" PRIu64
+            " killed %" PRIu64 " unhandled %" PRIu64 "\n",
             who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
-            s->steals, s->parks, s->pool_misses);
+            s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled);
 }
 
 /* AC_STATS=1: every worker's counters, then the total, on stderr. */
@@ -327,6 +351,16 @@ void ac_runtime_destroy(ac_runtime *rt)
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);
     free_runtime(rt);
+}
+
+void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn, void *arg)
+{
+    if (rt == NULL)
+        return;
+    /* Plain stores: documented as set before the first spawn, so workers
+     * read it only after thread creation or a send ordered it. */
+    rt->dead_letter_arg = arg;
+    rt->dead_letter_fn = fn;
 }
 
 void ac_runtime_stats(ac_runtime *rt, ac_stats *out)

@@ -114,6 +114,59 @@ int sample_C_on_nothing(sample_C *self, ac_ctx *cx, const sample_C_nothing *m)
     return 0;
 }
 
+/* V: what its handlers saw, checked where the envelope is still alive. */
+static struct vseen {
+    int texts, empty;
+    bool texts_ok, empty_ok, in_envelope;
+} vseen;
+
+static bool str_is(ac_string s, const char *want)
+{
+    return s.len == strlen(want) && memcmp(s.data, want, s.len) == 0 &&
+           s.data[s.len] == '\0';
+}
+
+/* Whether [p, p + n) lies in the payload of the envelope holding m, which
+ * is at most `cap` bytes long. */
+static bool inside(const void *m, size_t cap, const void *p, size_t n)
+{
+    const unsigned char *b = m, *q = p;
+    return n == 0 || (q >= b && q + n <= b + cap);
+}
+
+#define V_CAP 512
+
+int sample_V_on_texts(sample_V *self, ac_ctx *cx, const sample_V_texts *m)
+{
+    (void)self;
+    (void)cx;
+    vseen.texts++;
+    vseen.texts_ok = str_is(m->s, "copied string") && m->b.len == 3 &&
+                     m->b.data[0] == 1 && m->b.data[2] == 0xff &&
+                     m->nums.len == 3 && m->nums.data[0] == 7 &&
+                     m->nums.data[2] == UINT32_MAX && m->words.len == 2 &&
+                     str_is(m->words.data[0], "alpha") &&
+                     str_is(m->words.data[1], "");
+    vseen.in_envelope =
+        inside(m, V_CAP, m->s.data, m->s.len + 1) &&
+        inside(m, V_CAP, m->b.data, m->b.len) &&
+        inside(m, V_CAP, m->nums.data, m->nums.len * sizeof(uint32_t)) &&
+        inside(m, V_CAP, m->words.data, m->words.len * sizeof(ac_string)) &&
+        inside(m, V_CAP, m->words.data[0].data, 6) &&
+        inside(m, V_CAP, m->words.data[1].data, 1);
+    return 0;
+}
+
+int sample_V_on_empty(sample_V *self, ac_ctx *cx, const sample_V_empty *m)
+{
+    (void)self;
+    (void)cx;
+    vseen.empty++;
+    vseen.empty_ok = str_is(m->s, "") && m->none.len == 0 &&
+                     inside(m, V_CAP, m->s.data, 1);
+    return 0;
+}
+
 /* ---- the generated declarations -------------------------------------------- */
 
 #define IS(expr, T) _Generic((expr), T: 1, default: 0)
@@ -316,4 +369,158 @@ Test(sample, send_to_nobody)
     cr_assert_eq(ac_runtime_run(rt), 0);
     cr_expect_eq(seen.hello, 0);
     ac_runtime_destroy(rt);
+}
+
+/* ---- copies (the descriptor's copy) ------------------------------------------- */
+
+/* The payload size of each message of A, B and C by tag, to poison. */
+static size_t fixed_size(const ac_actor_type *t, uint32_t tag)
+{
+    static const size_t a[] = {
+        sizeof(sample_A_ints), sizeof(sample_A_uints), sizeof(sample_A_floats),
+        sizeof(sample_A_flags), sizeof(sample_A_refs), sizeof(sample_A_poke),
+    };
+    if (t == &sample_A_type)
+        return tag < 6 ? a[tag] : 0;
+    if (t == &sample_B_type)
+        return sizeof(sample_B_hello);
+    return sizeof(sample_C_nothing);
+}
+
+static const ac_actor_type *real_type(void *state, ac_ctx *cx);
+static int copies;
+static ac_addr copy_addrs[4];
+
+/* Copies each message, spoils the original (the runtime frees it after
+ * this returns), and hands the copy to the real dispatch: the handlers'
+ * checks then see only what the copy holds. */
+static int copy_then_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+{
+    const ac_actor_type *t = real_type(state, cx);
+    ac_envelope *c = t->copy(cx, e);
+    cr_assert_not_null(c);
+    cr_assert_neq(c, e);
+    cr_expect_eq(c->tag, e->tag);
+    copies++;
+    if (t == &sample_V_type) {
+        /* Spoil the bytes the original's views point at. */
+        if (e->tag == sample_V_TAG_texts) {
+            sample_V_texts *m = ac_envelope_payload(e);
+            memset((void *)m->s.data, '#', m->s.len);
+            memset((void *)m->b.data, 0x55, m->b.len);
+            memset((void *)m->nums.data, 0x55, m->nums.len * sizeof(uint32_t));
+            memset((void *)m->words.data, 0, m->words.len * sizeof(ac_string));
+        }
+        memset(ac_envelope_payload(e), 0xee, sizeof(sample_V_empty));
+    } else {
+        memset(ac_envelope_payload(e), 0xee, fixed_size(t, e->tag));
+    }
+    int rc = t->dispatch(state, cx, c);
+    ac_envelope_free(cx, c);
+    return rc;
+}
+
+static ac_actor_type copying[4];
+
+static const ac_actor_type *real_type(void *state, ac_ctx *cx)
+{
+    (void)state;
+    /* Which copying type runs: the current actor's, found by address. */
+    static const ac_actor_type *const real[4] = {
+        &sample_A_type, &sample_B_type, &sample_C_type, &sample_V_type,
+    };
+    for (int i = 0; i < 4; i++)
+        if (ac_addr_eq(ac_self(cx), &copy_addrs[i]))
+            return real[i];
+    cr_assert_fail("no copying actor at this address");
+    return NULL;
+}
+
+Test(sample, copy_duplicates_every_message_with_views_into_the_copy)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 0;
+    ac_runtime *rt = NULL;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+
+    const ac_actor_type *real[4] = {
+        &sample_A_type, &sample_B_type, &sample_C_type, &sample_V_type,
+    };
+    for (int i = 0; i < 4; i++) {
+        cr_assert_not_null(real[i]->copy);
+        copying[i] = *real[i];
+        copying[i].dispatch = copy_then_dispatch;
+        cr_assert_eq(ac_spawn(cx, &copying[i], NULL, &copy_addrs[i]), 0);
+    }
+    sample_A_ref a = { copy_addrs[0] };
+    sample_B_ref b = { copy_addrs[1] };
+    sample_C_ref c = { copy_addrs[2] };
+    sample_V_ref v = { copy_addrs[3] };
+    ac_addr raw;
+    for (int i = 0; i < 32; i++)
+        raw.bytes[i] = (uint8_t)(0xa0 + i);
+
+    cr_assert_eq(sample_A_send_ints(cx, a, INT8_MIN, INT16_MAX, INT32_MIN,
+                                    INT64_MIN), 0);
+    cr_assert_eq(sample_A_send_uints(cx, a, UINT8_MAX, 0x1234, UINT32_MAX,
+                                     UINT64_MAX), 0);
+    cr_assert_eq(sample_A_send_floats(cx, a, -FLT_MAX, DBL_MIN), 0);
+    cr_assert_eq(sample_A_send_flags(cx, a, true, false), 0);
+    cr_assert_eq(sample_A_send_refs(cx, a, b, a, raw), 0);
+    cr_assert_eq(sample_A_send_poke(cx, a), 0);
+    cr_assert_eq(sample_B_send_hello(cx, b, 0x0123456789abcdefull), 0);
+    cr_assert_eq(sample_C_send_nothing(cx, c), 0);
+    uint8_t bytes[3] = { 1, 2, 0xff };
+    uint32_t nums[3] = { 7, 8, UINT32_MAX };
+    ac_string words[2] = { ac_string_of("alpha"), ac_string_of("") };
+    ac_bytes bv = { bytes, 3 };
+    ac_u32_seq nv = { nums, 3 };
+    ac_string_seq wv = { words, 2 };
+    cr_assert_eq(sample_V_send_texts(cx, v, ac_string_of("copied string"), bv,
+                                     nv, wv), 0);
+    ac_u8_seq none = { NULL, 0 };
+    cr_assert_eq(sample_V_send_empty(cx, v, ac_string_of(NULL), none), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+
+    cr_expect_eq(copies, 10);
+    cr_assert_eq(seen.count, 6);
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(seen.order[i], i);
+    cr_expect_eq(seen.ints_m.a, INT8_MIN);
+    cr_expect_eq(seen.ints_m.b, INT16_MAX);
+    cr_expect_eq(seen.ints_m.c, INT32_MIN);
+    cr_expect_eq(seen.ints_m.d, INT64_MIN);
+    cr_expect_eq(seen.uints_m.a, UINT8_MAX);
+    cr_expect_eq(seen.uints_m.b, 0x1234);
+    cr_expect_eq(seen.uints_m.c, UINT32_MAX);
+    cr_expect_eq(seen.uints_m.d, UINT64_MAX);
+    cr_expect(seen.floats_m.x == -FLT_MAX);
+    cr_expect(seen.floats_m.y == DBL_MIN);
+    cr_expect(seen.flags_m.yes == true && seen.flags_m.no == false);
+    cr_expect(ac_addr_eq(&seen.refs_m.b.addr, &b.addr));
+    cr_expect(ac_addr_eq(&seen.refs_m.a.addr, &a.addr));
+    cr_expect(ac_addr_eq(&seen.refs_m.raw, &raw));
+    cr_expect_eq(seen.poke, 1);
+    cr_expect_eq(seen.hello_n, 0x0123456789abcdefull);
+    cr_expect_eq(seen.nothing, 1);
+    cr_expect_eq(vseen.texts, 1);
+    cr_expect(vseen.texts_ok, "a field of the copy differs");
+    cr_expect(vseen.in_envelope, "a view of the copy points outside it");
+    cr_expect_eq(vseen.empty, 1);
+    cr_expect(vseen.empty_ok);
+    ac_runtime_destroy(rt);
+}
+
+/* An actor without messages has nothing to copy. */
+Test(sample, copy_of_an_actor_without_messages_is_null)
+{
+    union {
+        max_align_t align;
+        unsigned char bytes[AC_ENVELOPE_HEADER_SIZE + 16];
+    } env;
+    memset(&env, 0, sizeof(env));
+    cr_assert_not_null(sample_Idle_type.copy);
+    cr_expect_null(sample_Idle_type.copy(NULL, (ac_envelope *)env.bytes));
 }

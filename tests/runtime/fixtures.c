@@ -51,7 +51,7 @@ static void counter_stop(void *state, ac_ctx *cx)
 
 const ac_actor_type counter_type = {
     AC_ABI_VERSION, "tests.Counter", sizeof(counter), _Alignof(counter),
-    counter_dispatch, NULL, counter_stop, 3, counter_names, NULL, NULL,
+    counter_dispatch, NULL, counter_stop, 3, counter_names, NULL, NULL, NULL, 0, 0,
 };
 
 int send_item(ac_ctx *cx, const ac_addr *to, uint32_t sender, uint64_t seq)

@@ -98,7 +98,7 @@ static int starter_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 static const char *const starter_names[] = {"hello"};
 static const ac_actor_type starter_type = {
     AC_ABI_VERSION, "tests.Starter", sizeof(starter), _Alignof(starter),
-    starter_dispatch, starter_start, NULL, 1, starter_names, NULL, NULL,
+    starter_dispatch, starter_start, NULL, 1, starter_names, NULL, NULL, NULL, 0, 0,
 };
 
 Test(lifecycle, start_hook_runs_with_its_args_before_the_first_message, .timeout = 30)

@@ -26,7 +26,7 @@ static int relay_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 static const char *const relay_names[] = {"item", "link"};
 static const ac_actor_type relay_type = {
     AC_ABI_VERSION, "tests.Relay", sizeof(relay), _Alignof(relay),
-    relay_dispatch, NULL, NULL, 2, relay_names, NULL, NULL,
+    relay_dispatch, NULL, NULL, 2, relay_names, NULL, NULL, NULL, 0, 0,
 };
 
 static void link_to(ac_ctx *cx, const ac_addr *from, const ac_addr *to)

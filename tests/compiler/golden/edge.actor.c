@@ -230,6 +230,65 @@ static int edge_Odd__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t
     return 0;
 }
 
+static ac_envelope *edge_Odd__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case edge_Odd_TAG_state: {
+        const edge_Odd_state *s_ = (const edge_Odd_state *)m_;
+        edge_Odd_state *d_;
+
+        size_ = sizeof(edge_Odd_state);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (edge_Odd_state *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    case edge_Odd_TAG_on: {
+        const edge_Odd_on *s_ = (const edge_Odd_on *)m_;
+        edge_Odd_on *d_;
+
+        size_ = sizeof(edge_Odd_on);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (edge_Odd_on *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    case edge_Odd_TAG_Mixed_Case9: {
+        const edge_Odd_Mixed_Case9 *s_ = (const edge_Odd_Mixed_Case9 *)m_;
+        edge_Odd_Mixed_Case9 *d_;
+
+        size_ = sizeof(edge_Odd_Mixed_Case9);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (edge_Odd_Mixed_Case9 *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    case edge_Odd_TAG_last: {
+        const edge_Odd_last *s_ = (const edge_Odd_last *)m_;
+        edge_Odd_last *d_;
+
+        size_ = sizeof(edge_Odd_last);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (edge_Odd_last *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type edge_Odd_type = {
     AC_ABI_VERSION,
     "edge.Odd",
@@ -241,7 +300,10 @@ const ac_actor_type edge_Odd_type = {
     4,
     edge_Odd__names,
     edge_Odd__encode,
-    edge_Odd__decode
+    edge_Odd__decode,
+    edge_Odd__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int edge_Odd_spawn(ac_ctx *cx, edge_Odd_ref *out)
@@ -348,6 +410,13 @@ static int edge_Empty__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     return AC_EBADTAG;
 }
 
+static ac_envelope *edge_Empty__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    (void)cx;
+    (void)e;
+    return NULL;
+}
+
 const ac_actor_type edge_Empty_type = {
     AC_ABI_VERSION,
     "edge.Empty",
@@ -359,7 +428,10 @@ const ac_actor_type edge_Empty_type = {
     0,
     NULL,
     edge_Empty__encode,
-    edge_Empty__decode
+    edge_Empty__decode,
+    edge_Empty__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int edge_Empty_spawn(ac_ctx *cx, edge_Empty_ref *out)
@@ -406,6 +478,13 @@ static int edge_Nothing__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, si
     return AC_EBADTAG;
 }
 
+static ac_envelope *edge_Nothing__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    (void)cx;
+    (void)e;
+    return NULL;
+}
+
 const ac_actor_type edge_Nothing_type = {
     AC_ABI_VERSION,
     "edge.Nothing",
@@ -417,7 +496,10 @@ const ac_actor_type edge_Nothing_type = {
     0,
     NULL,
     edge_Nothing__encode,
-    edge_Nothing__decode
+    edge_Nothing__decode,
+    edge_Nothing__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int edge_Nothing_spawn(ac_ctx *cx, edge_Nothing_ref *out)

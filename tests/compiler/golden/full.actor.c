@@ -761,6 +761,97 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     return 0;
 }
 
+static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case full_Store_TAG_put: {
+        const full_Store_put *s_ = (const full_Store_put *)m_;
+        full_Store_put *d_;
+
+        size_ = sizeof(full_Store_put);
+        full_Item__tail(&s_->item, &size_);
+        if (size_ > AC_MAX_PAYLOAD)
+            return NULL;
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_put *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        size_ = sizeof(full_Store_put);
+        full_Store_put__copy(d_, (unsigned char *)d_, &size_);
+        return c_;
+    }
+    case full_Store_TAG_tree: {
+        const full_Store_tree *s_ = (const full_Store_tree *)m_;
+        full_Store_tree *d_;
+
+        size_ = sizeof(full_Store_tree);
+        full_Tree__tail(&s_->t, &size_);
+        if (size_ > AC_MAX_PAYLOAD)
+            return NULL;
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_tree *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        size_ = sizeof(full_Store_tree);
+        full_Store_tree__copy(d_, (unsigned char *)d_, &size_);
+        return c_;
+    }
+    case full_Store_TAG_many: {
+        const full_Store_many *s_ = (const full_Store_many *)m_;
+        full_Store_many *d_;
+
+        size_ = sizeof(full_Store_many);
+        ac_wire_grow(&size_, AC_ALIGNOF(ac_string), s_->names.len,
+                     sizeof(ac_string));
+        for (uint32_t i1_ = 0; i1_ < s_->names.len && size_ <= AC_MAX_PAYLOAD; i1_++) {
+            ac_wire_grow(&size_, 1, (size_t)s_->names.data[i1_].len + 1, 1);
+        }
+        ac_wire_grow(&size_, AC_ALIGNOF(ac_bytes), s_->blobs.len,
+                     sizeof(ac_bytes));
+        for (uint32_t i1_ = 0; i1_ < s_->blobs.len && size_ <= AC_MAX_PAYLOAD; i1_++) {
+            ac_wire_grow(&size_, 1, (size_t)s_->blobs.data[i1_].len, 1);
+        }
+        ac_wire_grow(&size_, AC_ALIGNOF(full_Store_ref), s_->peers.len,
+                     sizeof(full_Store_ref));
+        ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), s_->raw.len,
+                     sizeof(ac_addr));
+        for (uint32_t i1_ = 0; i1_ < 2; i1_++) {
+            full_Item__tail(&s_->pair[i1_], &size_);
+        }
+        ac_wire_grow(&size_, AC_ALIGNOF(bool), s_->bits.len, sizeof(bool));
+        if (size_ > AC_MAX_PAYLOAD)
+            return NULL;
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_many *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        size_ = sizeof(full_Store_many);
+        full_Store_many__copy(d_, (unsigned char *)d_, &size_);
+        return c_;
+    }
+    case full_Store_TAG_ping: {
+        const full_Store_ping *s_ = (const full_Store_ping *)m_;
+        full_Store_ping *d_;
+
+        size_ = sizeof(full_Store_ping);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_ping *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type full_Store_type = {
     AC_ABI_VERSION,
     "full.Store",
@@ -772,7 +863,10 @@ const ac_actor_type full_Store_type = {
     4,
     full_Store__names,
     full_Store__encode,
-    full_Store__decode
+    full_Store__decode,
+    full_Store__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int full_Store_spawn(ac_ctx *cx, full_Store_ref *out, uint32_t seed, ac_string name, const uint8_t key[2])
@@ -995,6 +1089,29 @@ static int full_Bare__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_
     return 0;
 }
 
+static ac_envelope *full_Bare__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case full_Bare_TAG_poke: {
+        const full_Bare_poke *s_ = (const full_Bare_poke *)m_;
+        full_Bare_poke *d_;
+
+        size_ = sizeof(full_Bare_poke);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Bare_poke *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type full_Bare_type = {
     AC_ABI_VERSION,
     "full.Bare",
@@ -1006,7 +1123,10 @@ const ac_actor_type full_Bare_type = {
     1,
     full_Bare__names,
     full_Bare__encode,
-    full_Bare__decode
+    full_Bare__decode,
+    full_Bare__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int full_Bare_spawn(ac_ctx *cx, full_Bare_ref *out)

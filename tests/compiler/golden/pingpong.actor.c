@@ -150,6 +150,41 @@ static int pingpong_Pinger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
     return 0;
 }
 
+static ac_envelope *pingpong_Pinger__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case pingpong_Pinger_TAG_serve: {
+        const pingpong_Pinger_serve *s_ = (const pingpong_Pinger_serve *)m_;
+        pingpong_Pinger_serve *d_;
+
+        size_ = sizeof(pingpong_Pinger_serve);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (pingpong_Pinger_serve *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    case pingpong_Pinger_TAG_pong: {
+        const pingpong_Pinger_pong *s_ = (const pingpong_Pinger_pong *)m_;
+        pingpong_Pinger_pong *d_;
+
+        size_ = sizeof(pingpong_Pinger_pong);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (pingpong_Pinger_pong *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type pingpong_Pinger_type = {
     AC_ABI_VERSION,
     "pingpong.Pinger",
@@ -161,7 +196,10 @@ const ac_actor_type pingpong_Pinger_type = {
     2,
     pingpong_Pinger__names,
     pingpong_Pinger__encode,
-    pingpong_Pinger__decode
+    pingpong_Pinger__decode,
+    pingpong_Pinger__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int pingpong_Pinger_spawn(ac_ctx *cx, pingpong_Pinger_ref *out)
@@ -312,6 +350,29 @@ static int pingpong_Ponger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
     return 0;
 }
 
+static ac_envelope *pingpong_Ponger__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case pingpong_Ponger_TAG_ping: {
+        const pingpong_Ponger_ping *s_ = (const pingpong_Ponger_ping *)m_;
+        pingpong_Ponger_ping *d_;
+
+        size_ = sizeof(pingpong_Ponger_ping);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (pingpong_Ponger_ping *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type pingpong_Ponger_type = {
     AC_ABI_VERSION,
     "pingpong.Ponger",
@@ -323,7 +384,10 @@ const ac_actor_type pingpong_Ponger_type = {
     1,
     pingpong_Ponger__names,
     pingpong_Ponger__encode,
-    pingpong_Ponger__decode
+    pingpong_Ponger__decode,
+    pingpong_Ponger__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int pingpong_Ponger_spawn(ac_ctx *cx, pingpong_Ponger_ref *out)

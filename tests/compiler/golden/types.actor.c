@@ -138,6 +138,29 @@ static int types_Holder__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, si
     return 0;
 }
 
+static ac_envelope *types_Holder__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case types_Holder_TAG_all: {
+        const types_Holder_all *s_ = (const types_Holder_all *)m_;
+        types_Holder_all *d_;
+
+        size_ = sizeof(types_Holder_all);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (types_Holder_all *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type types_Holder_type = {
     AC_ABI_VERSION,
     "types.Holder",
@@ -149,7 +172,10 @@ const ac_actor_type types_Holder_type = {
     1,
     types_Holder__names,
     types_Holder__encode,
-    types_Holder__decode
+    types_Holder__decode,
+    types_Holder__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int types_Holder_spawn(ac_ctx *cx, types_Holder_ref *out)
@@ -295,6 +321,29 @@ static int types_Other__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, siz
     return 0;
 }
 
+static ac_envelope *types_Other__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case types_Other_TAG_one: {
+        const types_Other_one *s_ = (const types_Other_one *)m_;
+        types_Other_one *d_;
+
+        size_ = sizeof(types_Other_one);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (types_Other_one *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type types_Other_type = {
     AC_ABI_VERSION,
     "types.Other",
@@ -306,7 +355,10 @@ const ac_actor_type types_Other_type = {
     1,
     types_Other__names,
     types_Other__encode,
-    types_Other__decode
+    types_Other__decode,
+    types_Other__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int types_Other_spawn(ac_ctx *cx, types_Other_ref *out)

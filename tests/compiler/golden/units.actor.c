@@ -99,6 +99,29 @@ static int units_Meter__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, siz
     return 0;
 }
 
+static ac_envelope *units_Meter__copy(ac_ctx *cx, const ac_envelope *e)
+{
+    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    size_t size_;
+    ac_envelope *c_;
+
+    switch (e->tag) {
+    case units_Meter_TAG_read: {
+        const units_Meter_read *s_ = (const units_Meter_read *)m_;
+        units_Meter_read *d_;
+
+        size_ = sizeof(units_Meter_read);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (units_Meter_read *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
+    }
+    return NULL;
+}
+
 const ac_actor_type units_Meter_type = {
     AC_ABI_VERSION,
     "units.Meter",
@@ -110,7 +133,10 @@ const ac_actor_type units_Meter_type = {
     1,
     units_Meter__names,
     units_Meter__encode,
-    units_Meter__decode
+    units_Meter__decode,
+    units_Meter__copy,
+    0, /* mailbox: unbounded */
+    AC_OVERFLOW_REJECT
 };
 
 int units_Meter_spawn(ac_ctx *cx, units_Meter_ref *out)

@@ -1,0 +1,170 @@
+/*
+ * link.c — links: two actors bound so that the abnormal death of either
+ * ends the other, unless it traps exits and is told with an `exit` message
+ * (Erlang's link/1 and trap_exit; CAF's link_to).
+ *
+ * A link is one record with a node on each end, both on one map keyed by
+ * the end's address, under one lock (links change rarely: at spawn, on
+ * restarts). When an actor dies, taking its nodes off the map tells who
+ * was linked to it; the other ends are unlinked in the same critical
+ * section, so each link fires once even if both ends die together.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct link_rec {
+    ac__amap_node end[2];
+} link_rec;
+
+/* The record of an end; `extra` says which end it is. */
+static link_rec *rec_of(ac__amap_node *x, int *which)
+{
+    *which = (int)x->extra;
+    return *which ? AC__CONTAINER_OF(x, link_rec, end[1])
+                  : AC__CONTAINER_OF(x, link_rec, end[0]);
+}
+
+int ac__links_init(ac_runtime *rt)
+{
+    pthread_mutex_init(&rt->link_lock, NULL);
+    return ac__amap_init(&rt->links);
+}
+
+void ac__links_fini(ac_runtime *rt)
+{
+    ac__amap *m = &rt->links;
+    /* Free each record once: at its end 0. */
+    for (size_t i = 0; m->buckets && i <= m->mask; i++) {
+        for (ac__amap_node *x = m->buckets[i], *next; x != NULL; x = next) {
+            next = x->next;
+            if (x->extra == 0)
+                free(AC__CONTAINER_OF(x, link_rec, end[0]));
+        }
+    }
+    ac__amap_destroy(m);
+    pthread_mutex_destroy(&rt->link_lock);
+}
+
+/* The link between a and b, or NULL. Under the lock. */
+static link_rec *find(ac_runtime *rt, const ac_addr *a, const ac_addr *b)
+{
+    for (int e = 0; e < 2; e++) {
+        for (ac__amap_node *x = ac__amap_find(&rt->links, a, (uint64_t)e); x != NULL;
+             x = ac__amap_find_next(x)) {
+            int which;
+            link_rec *r = rec_of(x, &which);
+            if (ac_addr_eq(&r->end[1 - which].key, b))
+                return r;
+        }
+    }
+    return NULL;
+}
+
+int ac__link_new(ac_ctx *cx, ac__actor *a, const ac_addr *other)
+{
+    ac_runtime *rt = cx->rt;
+    if (ac_addr_eq(&a->addr, other))
+        return AC_EINVAL;
+    link_rec *r = malloc(sizeof *r);
+    if (r == NULL)
+        return AC_ENOMEM;
+    ac__enter(cx);
+    pthread_mutex_lock(&rt->link_lock);
+    int rc = 0;
+    if (!ac__service_alive(cx, a) || ac__service_target(cx, other) == NULL) {
+        rc = AC_ENOTFOUND;
+    } else if (find(rt, &a->addr, other) == NULL) {
+        /* `extra` tells the ends apart (rec_of); both are found by
+         * address, whichever end it is. */
+        r->end[0].key = a->addr;
+        r->end[0].extra = 0;
+        r->end[1].key = *other;
+        r->end[1].extra = 1;
+        ac__amap_add(&rt->links, &r->end[0]);
+        ac__amap_add(&rt->links, &r->end[1]);
+        r = NULL;
+    }
+    pthread_mutex_unlock(&rt->link_lock);
+    ac__leave(cx);
+    free(r);
+    return rc;
+}
+
+int ac_link(ac_ctx *cx, const ac_addr *other)
+{
+    if (cx == NULL || other == NULL)
+        return AC_EINVAL;
+    if (cx->current == NULL)
+        return AC_ESTATE;
+    return ac__link_new(cx, cx->current, other);
+}
+
+int ac_unlink(ac_ctx *cx, const ac_addr *other)
+{
+    if (cx == NULL || other == NULL)
+        return AC_EINVAL;
+    if (cx->current == NULL)
+        return AC_ESTATE;
+    ac_runtime *rt = cx->rt;
+    pthread_mutex_lock(&rt->link_lock);
+    link_rec *r = find(rt, &cx->current->addr, other);
+    if (r) {
+        ac__amap_remove(&rt->links, &r->end[0]);
+        ac__amap_remove(&rt->links, &r->end[1]);
+    }
+    pthread_mutex_unlock(&rt->link_lock);
+    free(r);
+    return r ? 0 : AC_ENOTFOUND;
+}
+
+static void send_exit(ac_ctx *cx, const ac_addr *to, const ac_addr *who, int reason, int code)
+{
+    ac__env *e = ac__pool_alloc(cx, sizeof(ac_exit));
+    if (e == NULL)
+        return;
+    e->tag = AC_TAG_EXIT;
+    e->flags = 0;
+    ac_exit *x = ac_envelope_payload(ac__env_pub(e));
+    x->who = *who;
+    x->reason = reason;
+    x->code = code;
+    (void)ac__send_system(cx, to, e);
+}
+
+/* Tells the other end of a link that `a` died. Online (die() runs in a
+ * turn or inside ac__enter). */
+static void notify(ac_ctx *cx, ac__actor *a, const ac_addr *other, int reason, int code)
+{
+    ac__actor *o = ac__route_lookup(&cx->rt->route, other);
+    if (o == NULL)
+        return;
+    /* Relaxed: the other actor sets the flag on itself; a concurrent
+     * change of mind races with the death either way. */
+    if (ac__flags(o) & AC__ACTOR_TRAP_EXITS)
+        send_exit(cx, other, &a->addr, reason, code);
+    else if (reason != AC_REASON_NORMAL)
+        (void)ac__kill(cx, o, AC_REASON_KILLED, code);
+}
+
+void ac__links_died(ac_ctx *cx, ac__actor *a, int reason, int code)
+{
+    ac_runtime *rt = cx->rt;
+    ac__amap_node *ends[2];
+    pthread_mutex_lock(&rt->link_lock);
+    for (int e = 0; e < 2; e++) {
+        ends[e] = ac__amap_take(&rt->links, &a->addr, (uint64_t)e);
+        for (ac__amap_node *x = ends[e]; x != NULL; x = x->next)
+            ac__amap_remove(&rt->links, &AC__CONTAINER_OF(x, link_rec, end[e])->end[1 - e]);
+    }
+    pthread_mutex_unlock(&rt->link_lock);
+    for (int e = 0; e < 2; e++) {
+        for (ac__amap_node *x = ends[e], *next; x != NULL; x = next) {
+            next = x->next;
+            link_rec *r = AC__CONTAINER_OF(x, link_rec, end[e]);
+            notify(cx, a, &r->end[1 - e].key, reason, code);
+            free(r);
+        }
+    }
+}

@@ -1,0 +1,287 @@
+/*
+ * names.c — the registry of names (ac_register, ac_whereis, ...).
+ *
+ * One mutex guards two indexes of the same entries: by name (table.h), for
+ * registration and lookup, and by holder address (amap), so that an actor's
+ * death frees its names without a scan. Names are not on the send path,
+ * and every critical section is a hash lookup and a few pointer writes, so
+ * a plain mutex costs less than anything cleverer would save.
+ *
+ * Against a registration racing with the holder's death, registration
+ * follows the services protocol (internal.h, services.c): under the lock,
+ * ac__service_target either refuses a dying actor or guarantees that the
+ * death's cleanup (ac__names_died) runs after we unlock and finds the name.
+ */
+#include "internal.h"
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry {
+    ac__tnode by_name;      /* in names->by_name */
+    ac__amap_node by_addr;  /* in names->by_addr, keyed by the holder */
+    ac__actor *actor;       /* the holder: tells a restarted actor at the
+                               same address from the one that died */
+    size_t len;
+    char name[];
+} entry;
+
+struct ac__names {
+    pthread_mutex_t lock;
+    ac__table by_name;
+    ac__amap by_addr;
+};
+
+typedef struct name_key {
+    const char *s;
+    size_t len;
+} name_key;
+
+static bool name_eq(const ac__tnode *n, const void *key)
+{
+    const entry *e = AC__CONTAINER_OF(n, const entry, by_name);
+    const name_key *k = key;
+    return e->len == k->len && memcmp(e->name, k->s, k->len) == 0;
+}
+
+static entry *find(struct ac__names *t, const char *name, size_t len)
+{
+    name_key k = {name, len};
+    ac__tnode *n = ac__table_find(&t->by_name, ac__hash_name(name, len), name_eq, &k);
+    return n ? AC__CONTAINER_OF(n, entry, by_name) : NULL;
+}
+
+static entry *entry_new(const char *name, size_t len)
+{
+    entry *e = malloc(sizeof *e + len + 1);
+    if (e == NULL)
+        return NULL;
+    memcpy(e->name, name, len);
+    e->name[len] = '\0';
+    e->len = len;
+    e->by_name.hash = ac__hash_name(name, len);
+    e->by_addr.extra = 0;
+    return e;
+}
+
+/* Under the lock: records e for actor a. */
+static int add(struct ac__names *t, entry *e, ac__actor *a)
+{
+    int rc = ac__table_insert(&t->by_name, &e->by_name);
+    if (rc != 0)
+        return rc;
+    e->actor = a;
+    e->by_addr.key = a->addr;
+    ac__amap_add(&t->by_addr, &e->by_addr);
+    return 0;
+}
+
+/* Under the lock. */
+static void drop(struct ac__names *t, entry *e)
+{
+    ac__table_remove(&t->by_name, &e->by_name);
+    ac__amap_remove(&t->by_addr, &e->by_addr);
+}
+
+int ac__names_init(ac_runtime *rt)
+{
+    struct ac__names *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return AC_ENOMEM;
+    if (ac__amap_init(&t->by_addr) != 0) {
+        free(t);
+        return AC_ENOMEM;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    rt->names = t;
+    return 0;
+}
+
+static void free_entry(ac__tnode *n, void *arg)
+{
+    (void)arg;
+    free(AC__CONTAINER_OF(n, entry, by_name));
+}
+
+void ac__names_fini(ac_runtime *rt)
+{
+    struct ac__names *t = rt->names;
+    if (t == NULL)
+        return;
+    ac__table_each(&t->by_name, free_entry, NULL);
+    ac__table_fini(&t->by_name);
+    ac__amap_destroy(&t->by_addr);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    rt->names = NULL;
+}
+
+int ac_register(ac_ctx *cx, const char *name, const ac_addr *who)
+{
+    size_t len = ac__name_len(name);
+    if (cx == NULL || who == NULL || len == 0)
+        return AC_EINVAL;
+    struct ac__names *t = cx->rt->names;
+    entry *e = entry_new(name, len);  /* outside the lock */
+    if (e == NULL)
+        return AC_ENOMEM;
+    int rc;
+    ac__enter(cx);  /* ac__service_target reads the routing table */
+    pthread_mutex_lock(&t->lock);
+    ac__actor *a;
+    if (find(t, name, len) != NULL)
+        rc = AC_EEXIST;
+    else if ((a = ac__service_target(cx, who)) == NULL)
+        rc = AC_ENOTFOUND;
+    else
+        rc = add(t, e, a);
+    pthread_mutex_unlock(&t->lock);
+    ac__leave(cx);
+    if (rc != 0)
+        free(e);
+    return rc;
+}
+
+int ac__names_claim(ac_ctx *cx, const char *name, ac__actor *a)
+{
+    size_t len = ac__name_len(name);
+    if (len == 0)
+        return AC_EINVAL;
+    struct ac__names *t = cx->rt->names;
+    entry *e = entry_new(name, len);
+    if (e == NULL)
+        return AC_ENOMEM;
+    int rc;
+    pthread_mutex_lock(&t->lock);
+    if (find(t, name, len) != NULL)
+        rc = AC_EEXIST;
+    else if (!ac__service_alive(cx, a))  /* sets services_used: see top */
+        rc = AC_ENOTFOUND;
+    else
+        rc = add(t, e, a);
+    pthread_mutex_unlock(&t->lock);
+    if (rc != 0)
+        free(e);
+    return rc;
+}
+
+void ac__names_release(ac_ctx *cx, const char *name, ac__actor *a)
+{
+    size_t len = ac__name_len(name);
+    if (len == 0)
+        return;
+    struct ac__names *t = cx->rt->names;
+    pthread_mutex_lock(&t->lock);
+    entry *e = find(t, name, len);
+    if (e != NULL && e->actor == a)  /* only our own claim, not a winner's */
+        drop(t, e);
+    else
+        e = NULL;
+    pthread_mutex_unlock(&t->lock);
+    free(e);
+}
+
+int ac_unregister(ac_ctx *cx, const char *name)
+{
+    size_t len = ac__name_len(name);
+    if (cx == NULL || len == 0)
+        return AC_EINVAL;
+    struct ac__names *t = cx->rt->names;
+    pthread_mutex_lock(&t->lock);
+    entry *e = find(t, name, len);
+    if (e != NULL)
+        drop(t, e);
+    pthread_mutex_unlock(&t->lock);
+    if (e == NULL)
+        return AC_ENOTFOUND;
+    free(e);
+    return 0;
+}
+
+int ac_whereis(ac_ctx *cx, const char *name, ac_addr *out)
+{
+    size_t len = ac__name_len(name);
+    if (cx == NULL || out == NULL || len == 0)
+        return AC_EINVAL;
+    struct ac__names *t = cx->rt->names;
+    pthread_mutex_lock(&t->lock);
+    entry *e = find(t, name, len);
+    if (e != NULL)
+        *out = e->by_addr.key;
+    pthread_mutex_unlock(&t->lock);
+    return e != NULL ? 0 : AC_ENOTFOUND;
+}
+
+int ac_send_named(ac_ctx *cx, const char *name, ac_envelope *e)
+{
+    if (cx == NULL || e == NULL)
+        return AC_EINVAL;
+    ac_addr to;
+    int rc = ac_whereis(cx, name, &to);
+    if (rc == 0)
+        return ac_send(cx, &to, e);
+    if (rc == AC_ENOTFOUND) {
+        /* A send to nobody, like ac_send's: counted, and shown to the
+         * dead-letter hook with the nil address. */
+        ac_addr nil;
+        memset(&nil, 0, sizeof nil);
+        ac__dead_letter(cx, &nil, ac__env_of(e), AC_ENOTFOUND);
+    }
+    ac_envelope_free(cx, e);
+    return rc;
+}
+
+typedef struct listing {
+    ac_name_entry *out;
+    size_t max, n;
+} listing;
+
+static void list_one(ac__tnode *n, void *arg)
+{
+    listing *l = arg;
+    const entry *e = AC__CONTAINER_OF(n, entry, by_name);
+    if (l->n < l->max) {
+        memcpy(l->out[l->n].name, e->name, e->len + 1);
+        l->out[l->n].addr = e->by_addr.key;
+    }
+    l->n++;
+}
+
+size_t ac_registered(ac_ctx *cx, ac_name_entry *out, size_t max)
+{
+    if (cx == NULL || (out == NULL && max != 0))
+        return 0;
+    struct ac__names *t = cx->rt->names;
+    listing l = {out, max, 0};
+    pthread_mutex_lock(&t->lock);
+    ac__table_each(&t->by_name, list_one, &l);
+    pthread_mutex_unlock(&t->lock);
+    return l.n;
+}
+
+void ac__names_died(ac_ctx *cx, ac__actor *a)
+{
+    struct ac__names *t = cx->rt->names;
+    ac__tnode *freed = NULL;  /* unlinked entries, chained by by_name.next */
+    pthread_mutex_lock(&t->lock);
+    /* Names held at this address by this actor, not by a successor that a
+     * supervisor restarted there. */
+    ac__amap_node *x = ac__amap_find(&t->by_addr, &a->addr, 0);
+    while (x != NULL) {
+        ac__amap_node *next = ac__amap_find_next(x);
+        entry *e = AC__CONTAINER_OF(x, entry, by_addr);
+        if (e->actor == a) {
+            drop(t, e);
+            e->by_name.next = freed;
+            freed = &e->by_name;
+        }
+        x = next;
+    }
+    pthread_mutex_unlock(&t->lock);
+    while (freed != NULL) {  /* free() outside the lock */
+        ac__tnode *next = freed->next;
+        free(AC__CONTAINER_OF(freed, entry, by_name));
+        freed = next;
+    }
+}

@@ -1,0 +1,57 @@
+/*
+ * table.h — a small intrusive chained hash table for the services' indexes
+ * (names.c, groups.c): a name to its entry, an address to what it holds.
+ *
+ * Not concurrent: every table belongs to one service and is used under that
+ * service's lock. Nodes are embedded in the caller's records, so a lookup
+ * or a removal allocates nothing, and only growing the bucket array can
+ * fail (then the table keeps its old array: longer chains, still correct).
+ */
+#ifndef AC_TABLE_H
+#define AC_TABLE_H
+
+#include "actorc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ac__tnode {
+    struct ac__tnode *next;
+    uint64_t hash;
+} ac__tnode;
+
+typedef struct ac__table {
+    ac__tnode **buckets;  /* NULL until the first insert */
+    size_t mask;          /* buckets - 1, a power of two minus one */
+    size_t count;
+} ac__table;
+
+/* Does the node match the key the caller is looking for? */
+typedef bool (*ac__tnode_eq)(const ac__tnode *n, const void *key);
+
+/* Links n (its hash already set). AC_ENOMEM only for the first bucket
+ * array; n is not linked then. */
+int ac__table_insert(ac__table *t, ac__tnode *n);
+ac__tnode *ac__table_find(const ac__table *t, uint64_t hash, ac__tnode_eq eq,
+                          const void *key);
+/* Unlinks n, which must be in t. */
+void ac__table_remove(ac__table *t, ac__tnode *n);
+/* Calls fn on every node. fn may free the node it is given (when the
+ * table is being torn down) but must not insert or remove. */
+void ac__table_each(const ac__table *t, void (*fn)(ac__tnode *, void *), void *arg);
+/* Frees the bucket array (not the nodes). */
+void ac__table_fini(ac__table *t);
+
+/* The hash of a name (FNV-1a: names are short and chosen by the program). */
+uint64_t ac__hash_name(const char *s, size_t len);
+
+/* The hash of an address: its first 8 bytes, uniformly random already
+ * (the routing table's identity hash). */
+uint64_t ac__hash_addr(const ac_addr *a);
+
+/* Names and group names: 1..AC_NAME_MAX bytes. Returns the length, or 0
+ * when the name is NULL, empty or too long. */
+size_t ac__name_len(const char *name);
+
+#endif /* AC_TABLE_H */
