@@ -511,6 +511,55 @@ int ac_router_spawn(ac_ctx *cx, const ac_router_options *opts, ac_addr *out);
  * router. */
 int ac_router_workers(ac_ctx *cx, const ac_addr *router, ac_addr *out, size_t max);
 
+/* ---- supervisors ---------------------------------------------------------------
+ *
+ * A supervisor is an actor that starts children from specifications,
+ * watches them, and restarts them as its strategy says (Erlang/OTP's
+ * supervisor). A restarted child keeps its address, so whoever sends to it
+ * need not know; it gets fresh state and its start hook runs again. */
+
+typedef enum ac_strategy {
+    AC_ONE_FOR_ONE = 0,  /* restart the child that died */
+    AC_ONE_FOR_ALL = 1,  /* stop all the others, then restart them all */
+    AC_REST_FOR_ONE = 2  /* stop the ones started after it, restart those */
+} ac_strategy;
+
+typedef enum ac_restart {
+    AC_RESTART_PERMANENT = 0,  /* always restarted */
+    AC_RESTART_TRANSIENT = 1,  /* restarted unless it stopped normally */
+    AC_RESTART_TEMPORARY = 2   /* never restarted */
+} ac_restart;
+
+typedef struct ac_child_spec {
+    const ac_actor_type *type;
+    const void *args;     /* start hook arguments, copied (args_size bytes) */
+    size_t args_size;
+    uint32_t restart;     /* ac_restart */
+    const char *name;     /* registered under this name at every start, or NULL */
+} ac_child_spec;
+
+typedef struct ac_supervisor_spec {
+    uint32_t strategy;        /* ac_strategy */
+    uint32_t max_restarts;    /* restart intensity: more than this many ... */
+    uint32_t within_ms;       /* ... within this many ms fails the supervisor */
+    const ac_child_spec *children;
+    size_t nchildren;         /* at most AC_MAX_CHILDREN */
+} ac_supervisor_spec;
+
+#define AC_MAX_CHILDREN 1024
+
+/* Spawns a supervisor that starts `spec`'s children in order. Writes the
+ * supervisor's address to *out and, if `children` is not NULL, each
+ * child's (lifelong) address to children[i]. If a child fails to start,
+ * the ones started are stopped and its error is returned. */
+int ac_supervisor_start(ac_ctx *cx, const ac_supervisor_spec *spec, ac_addr *out,
+                        ac_addr *children);
+
+/* Stops the supervisor's children one at a time in reverse start order,
+ * each after the previous one is gone, then the supervisor. (ac_stop on a
+ * supervisor asks them all at once, in the same order.) */
+int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup);
+
 /* ---- inboxes ------------------------------------------------------------------
  *
  * An inbox gives a thread that is not an actor (main, a test, a foreign
@@ -546,8 +595,9 @@ void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib);
  * milliseconds on CLOCK_MONOTONIC; never earlier than asked, later by as
  * much as the system's scheduling adds. In deterministic mode (workers = 0)
  * the clock is a tick counter, 1 tick = 1 ms, moved by ac_runtime_advance.
- * A timer started in a handler is owned by the running actor and cancelled
- * when that actor dies (one started in its stop hook never fires); timers
+ * A timer started in a handler (or start hook) is owned by the running
+ * actor and cancelled when that actor dies, with the guarantee of
+ * ac_timer_cancel (one started in its stop hook never fires); timers
  * started outside actors have no owner. A timer's message is sent with
  * ac_send from the runtime's timer thread: a dead target makes it a counted
  * dead letter (an interval timer keeps firing: a restarted actor may take

@@ -499,6 +499,10 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
 void ac__inbox_wake(ac_ctx *cx, ac__actor *a);
 
 
+/* supervisor.c: a supervisor died (any reason): end its children. */
+extern const ac_actor_type ac__supervisor_type;
+void ac__supervisor_died(ac_ctx *cx, ac__actor *a, int reason);
+
 /* monitor.c and link.c */
 int ac__monitors_init(ac_runtime *rt);
 void ac__monitors_fini(ac_runtime *rt);
@@ -530,6 +534,9 @@ void ac__routers_died(ac_ctx *cx, ac__actor *a);
  * thread before anything else; destroy frees what is left. */
 typedef struct ac__timers ac__timers;
 void ac__timers_died(ac_ctx *cx, ac__actor *a);
+/* Milliseconds on the runtime's clock: monotonic, or in deterministic mode
+ * the ticks ac_runtime_advance has counted (supervisors' restart intensity). */
+uint64_t ac__clock_ms(ac_runtime *rt);
 void ac__timers_shutdown(ac_runtime *rt, ac_ctx *cx);
 void ac__timers_free(ac_runtime *rt);
 

@@ -41,7 +41,9 @@ void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code)
     ac__names_died(cx, a);
     ac__groups_died(cx, a);
     ac__routers_died(cx, a);
+    ac__timers_died(cx, a);  /* before anyone hears of it (timer.c) */
     ac__links_died(cx, a, reason, code);
     ac__monitors_died(cx, a, reason, code);
-    ac__timers_died(cx, a);
+    if (a->type == &ac__supervisor_type)
+        ac__supervisor_died(cx, a, reason);
 }

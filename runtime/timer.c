@@ -41,6 +41,7 @@ typedef struct timer {
     uint32_t slot;              /* index in the heap, NOT_QUEUED while firing */
     bool owned;                 /* in the owners table */
     bool cancelled;             /* cancelled while firing: its firer frees it */
+    ac__actor *owner;           /* when owned: its block (see ac__timers_died) */
     ac__env *env;               /* one-shot: the message; interval: its model */
     const ac_actor_type *type;  /* interval: whose copy makes each message */
     ac_addr to;
@@ -401,6 +402,7 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every,
                 t->by_owner.key = owner->addr;
                 t->by_owner.extra = 0;
                 ac__amap_add(&T->owners, &t->by_owner);
+                t->owner = owner;
                 t->owned = true;
                 /* Relaxed: see `owned`. */
                 atomic_fetch_add_explicit(&T->owned, 1, memory_order_relaxed);
@@ -468,6 +470,17 @@ int ac_timer_cancel(ac_ctx *cx, ac_timer_id id)
     return rc;
 }
 
+uint64_t ac__clock_ms(ac_runtime *rt)
+{
+    if (!deterministic(rt))
+        return now_floor_ms();
+    /* Acquire: pairs with the publication of the timers in timers_of. The
+     * tick count is read unlocked: in deterministic mode the thread that
+     * advances it is the one running every handler. */
+    ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
+    return T ? T->now : 0;
+}
+
 int ac_runtime_advance(ac_runtime *rt, uint32_t ms)
 {
     if (rt == NULL)
@@ -513,21 +526,40 @@ void ac__timers_died(ac_ctx *cx, ac__actor *a)
         return;
     pthread_mutex_lock(&T->lock);
     ac__amap_node *n = ac__amap_take(&T->owners, &a->addr, 0);
+    timer *in_flight = NULL;
     while (n != NULL) {
         ac__amap_node *next = n->next;
         timer *t = AC__CONTAINER_OF(n, timer, by_owner);
+        if (t->owner != a) {
+            /* A successor restarted at the same address (a supervisor's
+             * child) started it: not ours to cancel. The dead block is
+             * not freed before this cleanup ends, so blocks tell them
+             * apart where addresses cannot. */
+            ac__amap_add(&T->owners, &t->by_owner);
+            n = next;
+            continue;
+        }
         t->owned = false;  /* take() unlinked it already */
+        /* Relaxed: see `owned`. */
         atomic_fetch_sub_explicit(&T->owned, 1, memory_order_relaxed);
         if (T->firing == t) {
-            /* Its last message is on its way; the firer frees it. Not
-             * waited for: a worker must not block on the timer thread. */
-            t->cancelled = true;
+            t->cancelled = true;  /* its firer frees it */
+            in_flight = t;
         } else {
             heap_remove(T, t);
             destroy(cx, T, t);
         }
         n = next;
     }
+    /* As ac_timer_cancel does, wait for a message being sent, so that once
+     * the death is over its timers send nothing more. The firer blocks on
+     * nothing a worker holds (ac_send takes no lock a dying actor's worker
+     * keeps), so this wait is short; unless the firer is this very thread
+     * (a dead-letter hook that made an actor die). Only the pointer is
+     * compared: the firer frees t. */
+    if (in_flight != NULL && !pthread_equal(T->firer, pthread_self()))
+        while (T->firing == in_flight)
+            pthread_cond_wait(&T->fired, &T->lock);
     pthread_mutex_unlock(&T->lock);
 }
 
