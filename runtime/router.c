@@ -180,14 +180,24 @@ static int forward(ac_ctx *cx, router *r, uint32_t i, const ac_envelope *e)
     return ac_send(cx, &r->slots[i].addr, c);
 }
 
-/* Round robin and random: from `start`, the first worker that takes it. A
- * worker that died a moment ago (its `down` not yet handled) refuses it,
- * counted as a dead letter, and the next one is tried. */
+/* Is the worker of slot i still there? Its `down` may not have reached the
+ * router yet. (A handler runs online: the lookup is safe.) */
+static bool worker_alive(ac_ctx *cx, router *r, uint32_t i)
+{
+    if (!r->slots[i].live)
+        return false;
+    ac__actor *a = ac__route_lookup(&cx->rt->route, &r->slots[i].addr);
+    return a != NULL && !(ac__flags(a) & AC__ACTOR_DEAD);
+}
+
+/* Round robin and random: from `start`, the first worker that takes it.
+ * Workers that died a moment ago are skipped; one dying between the check
+ * and the send refuses the message (a dead letter) and the next is tried. */
 static bool forward_from(ac_ctx *cx, router *r, uint32_t start, const ac_envelope *e)
 {
     for (uint32_t k = 0; k < r->n; k++) {
         uint32_t i = (start + k) % r->n;
-        if (r->slots[i].live && forward(cx, r, i, e) != AC_ENOTFOUND)
+        if (worker_alive(cx, r, i) && forward(cx, r, i, e) != AC_ENOTFOUND)
             return true;
     }
     return false;
