@@ -243,7 +243,7 @@ static void check_one_winner_per_name(ac_ctx *cx)
     for (int i = 0; i < RACE_NAMES; i++) {
         const sv_hit *h = &sv_wins.hits[i];
         wins[h->v]++;
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "race-%u", (unsigned)h->v);
         ac_addr found;
         cr_assert_eq(ac_whereis(cx, name, &found), 0);
@@ -264,7 +264,7 @@ static void race(int workers, uint32_t tag)
     for (int k = 0; k < RACE_NAMES; k++) {
         for (int i = 0; i < RACERS; i++) {
             unsigned n = (unsigned)(k + i) % RACE_NAMES;
-            char name[16];
+            char name[32];
             snprintf(name, sizeof name, "race-%u", n);
             cr_assert_eq(sv_send(cx, &racers[i], tag, n, name), 0);
         }
@@ -290,7 +290,7 @@ Test(names, registration_racing_with_its_actors_death_leaves_no_stale_name)
     ac_ctx *cx = ac_runtime_ctx(rt);
     for (int round = 0; round < 200; round++) {
         ac_addr a = sv_spawn(cx);
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "short-%d", round);
         cr_assert_eq(sv_send(cx, &a, SV_STOP, 0, NULL), 0);
         int rc = ac_register(cx, name, &a);  /* races with the stop */
