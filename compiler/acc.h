@@ -218,6 +218,11 @@ typedef struct acc_actor {
     acc_message *messages, *messages_tail;
     uint32_t message_count;
     acc_message *start, *stop;  /* lifecycle hooks, or NULL */
+    acc_message *down, *exit;   /* system-message hooks, or NULL */
+    /* `mailbox N [policy];`, checked by parse.c */
+    acc_loc mailbox_at;         /* the keyword; len 0: none given */
+    uint32_t mailbox_bound;     /* 0: unbounded */
+    int mailbox_overflow;       /* the value of an ac_overflow */
     bool bad;
     bool referenced;        /* some ref<> names it */
     struct acc_module *mod;
@@ -324,6 +329,8 @@ void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
                    acc_field *fields);
 void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_token *name, acc_field *fields, bool parens);
+void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                     const acc_int_tok *bound, const acc_token *policy);
 void acc_ast_reply(acc_parser *ps, const acc_token *arrow);
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
                    const acc_type_tok *type, const acc_token *name);

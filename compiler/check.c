@@ -605,7 +605,7 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 
 typedef enum gen_kind {
     G_GUARD, G_REF, G_REF_SEQ, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF,
-    G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP,
+    G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP, G_ON_DOWN, G_ON_EXIT,
     G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND,
     G_STRUCT, G_STRUCT_SEQ, G_ENUM, G_ENUM_SEQ, G_ENUM_VALUE
 } gen_kind;
@@ -627,6 +627,7 @@ static const char *describe(checker *ck, const gen_name *g)
         "the reference sequence type", "the state type", "the tag enum", "the spawn function",
         "the self-reference function", "the type descriptor",
         "the start arguments", "the start hook", "the stop hook",
+        "the down hook", "the exit hook",
         "the tag", "the struct", "the handler", "the send function",
         "the type", "the sequence type", "the type", "the sequence type",
         "the constant",
@@ -772,7 +773,11 @@ static void module_names(acc_module *mod, void *arg)
                (add(nm, G_START_ARGS, a, NULL, acc_aprintf(ar, "%s_start_args", p)) &&
                 add(nm, G_ON_START, a, NULL, acc_aprintf(ar, "%s_on_start", p)))) &&
               (a->stop == NULL ||
-               add(nm, G_ON_STOP, a, NULL, acc_aprintf(ar, "%s_on_stop", p)))))
+               add(nm, G_ON_STOP, a, NULL, acc_aprintf(ar, "%s_on_stop", p))) &&
+              (a->down == NULL ||
+               add(nm, G_ON_DOWN, a, NULL, acc_aprintf(ar, "%s_on_down", p))) &&
+              (a->exit == NULL ||
+               add(nm, G_ON_EXIT, a, NULL, acc_aprintf(ar, "%s_on_exit", p)))))
             continue;
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             if (m->bad)

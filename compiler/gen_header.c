@@ -64,7 +64,8 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
         put_fields(g, a->start->fields);
         acc_gen_line(g, "} %s_start_args;", p);
     }
-    if (a->messages == NULL && a->start == NULL && a->stop == NULL)
+    if (a->messages == NULL && a->start == NULL && a->stop == NULL &&
+        a->down == NULL && a->exit == NULL)
         return;
     acc_gen_line(g, "\n/* Handlers, written by the user. A non-zero result "
                     "fails the actor. */");
@@ -80,6 +81,12 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "int %s_on_start(%s *self, ac_ctx *cx);", p, p);
     if (a->stop != NULL)
         acc_gen_line(g, "void %s_on_stop(%s *self, ac_ctx *cx);", p, p);
+    if (a->down != NULL)
+        acc_gen_line(g, "int %s_on_down(%s *self, ac_ctx *cx, const ac_down *m);",
+                     p, p);
+    if (a->exit != NULL)
+        acc_gen_line(g, "int %s_on_exit(%s *self, ac_ctx *cx, const ac_exit *m);",
+                     p, p);
 }
 
 static void put_functions(acc_gen *g, const acc_actor *a, const char *p)

@@ -458,23 +458,30 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
 {
     const char *sig = acc_aprintf(&g->cx->arena, "static int %s__dispatch("
                                   "void *state, ac_ctx *cx, ac_envelope *e)", p);
-    if (a->messages == NULL) {
+    bool sys = a->down != NULL || a->exit != NULL;
+    if (a->messages == NULL && !sys) {
         acc_gen_line(g, "%s", sig);
         acc_gen_line(g, "{\n    (void)state;\n    (void)cx;\n    (void)e;");
         acc_gen_line(g, "    return AC_EBADTAG;\n}");
         return;
     }
 
-    acc_gen_line(g, "union %s__messages {", p);
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
-        acc_gen_line(g, "    %s_%.*s %.*s;", p, (int)m->name.len, m->name.s,
-                     (int)m->name.len, m->name.s);
-    acc_gen_line(g, "};\n");
+    if (a->messages != NULL) {
+        acc_gen_line(g, "union %s__messages {", p);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            acc_gen_line(g, "    %s_%.*s %.*s;", p, (int)m->name.len, m->name.s,
+                         (int)m->name.len, m->name.s);
+        acc_gen_line(g, "};\n");
+    }
 
     acc_gen_line(g, "%s", sig);
     acc_gen_line(g, "{\n    %s *self = (%s *)state;", p, p);
-    acc_gen_line(g, "    union %s__messages *m =", p);
-    acc_gen_line(g, "        (union %s__messages *)ac_envelope_payload(e);\n", p);
+    if (a->messages != NULL) {
+        acc_gen_line(g, "    union %s__messages *m =", p);
+        acc_gen_line(g, "        (union %s__messages *)ac_envelope_payload(e);\n", p);
+    } else {
+        acc_buf_putc(g->out, '\n');
+    }
     /* On the raw uint32_t: a tag outside the enum reaches AC_EBADTAG
      * without first being cast to an enum type that cannot hold it, which
      * C++ leaves undefined. */
@@ -485,7 +492,21 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "        return %s_on_%.*s(self, cx, &m->%.*s);", p, n,
                      m->name.s, n, m->name.s);
     }
+    /* The runtime's own messages, for the hooks the actor declares; the
+     * others reach AC_EBADTAG, which the runtime counts as unhandled. */
+    if (a->down != NULL) {
+        acc_gen_line(g, "    case AC_TAG_DOWN:");
+        acc_gen_line(g, "        return %s_on_down(self, cx, (const ac_down *)"
+                        "ac_envelope_payload(e));", p);
+    }
+    if (a->exit != NULL) {
+        acc_gen_line(g, "    case AC_TAG_EXIT:");
+        acc_gen_line(g, "        return %s_on_exit(self, cx, (const ac_exit *)"
+                        "ac_envelope_payload(e));", p);
+    }
     acc_gen_line(g, "    }\n    return AC_EBADTAG;\n}\n");
+    if (a->messages == NULL)
+        return;
 
     acc_gen_line(g, "static const char *const %s__names[] = {", p);
     for (const acc_message *m = a->messages; m != NULL; m = m->next)
@@ -653,7 +674,15 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "    NULL,");
     acc_gen_line(g, "    %s__encode,\n    %s__decode,", p, p);
     acc_gen_line(g, "    %s__copy,", p);
-    acc_gen_line(g, "    0, /* mailbox: unbounded */\n    AC_OVERFLOW_REJECT\n};");
+    static const char *const overflow[] = {
+        "AC_OVERFLOW_REJECT", "AC_OVERFLOW_DROP_NEWEST", "AC_OVERFLOW_DROP_OLDEST",
+    };
+    if (a->mailbox_bound == 0)
+        acc_gen_line(g, "    0, /* mailbox: unbounded */");
+    else
+        acc_gen_line(g, "    %luu, /* mailbox bound */",
+                     (unsigned long)a->mailbox_bound);
+    acc_gen_line(g, "    %s\n};", overflow[a->mailbox_overflow]);
 }
 
 /* Assigns field f (a parameter of the same name) to dst->f. */

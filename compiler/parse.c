@@ -42,6 +42,7 @@ const char *acc_token_desc(int code)
     case TK_ACTOR: return "'actor'";
     case TK_STATE: return "'state'";
     case TK_ON: return "'on'";
+    case TK_MAILBOX: return "'mailbox'";
     case TK_ID: return "identifier";
     case TK_NUMBER: return "number";
     case TK_BOOL: return "'bool'";
@@ -193,16 +194,23 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
     m->doc = kw->doc;
     m->fields = fields;
     m->has_parens = parens;
-    bool start = is_tok(name, "start"), stop = is_tok(name, "stop");
-    if (start || stop) {
-        acc_message **hook = start ? &a->start : &a->stop;
+    /* Hooks, not messages: start takes spawn's arguments; stop, down and
+     * exit take none (down and exit get the runtime's ac_down / ac_exit). */
+    static const char *const hooks[] = { "start", "stop", "down", "exit" };
+    acc_message **slot[] = { &a->start, &a->stop, &a->down, &a->exit };
+    for (int i = 0; i < 4; i++) {
+        if (!is_tok(name, hooks[i]))
+            continue;
+        acc_message **hook = slot[i];
         acc_loc at = { name->off, name->len };
         if (*hook != NULL) {
-            acc_error(ps->cx, at, "duplicate %s hook", start ? "start" : "stop");
+            acc_error(ps->cx, at, "duplicate %s hook", hooks[i]);
             acc_note(ps->cx, (acc_loc){ (*hook)->name.off, (*hook)->name.len },
-                     "the first %s hook is here", start ? "start" : "stop");
-        } else if (stop && fields != NULL) {
-            acc_error(ps->cx, at, "the stop hook takes no fields");
+                     "the first %s hook is here", hooks[i]);
+        } else if (i > 0 && fields != NULL) {
+            acc_error(ps->cx, at, "the %s hook takes no fields%s", hooks[i],
+                      i == 1 ? "" : i == 2 ? " (it receives an ac_down)"
+                                           : " (it receives an ac_exit)");
         } else {
             *hook = m;
         }
@@ -214,6 +222,65 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
     else
         a->messages = m;
     a->messages_tail = m;
+}
+
+/* The policies of a full mailbox, by their value in ac_overflow. */
+static const char *const policies[] = { "reject", "drop_newest", "drop_oldest" };
+
+/* The bound is a u32 (ac_actor_type.mailbox_bound) and 0 means unbounded,
+ * so 1..UINT32_MAX; the policy one of ac_overflow's, reject by default. */
+void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                     const acc_int_tok *bound, const acc_token *policy)
+{
+    acc_ctx *cx = ps->cx;
+    acc_loc at = { kw->off, kw->len };
+    acc_loc num = { bound->first.off,
+                    bound->tok.off + bound->tok.len - bound->first.off };
+    const char *sign = bound->neg ? "-" : "";
+    int n = (int)bound->tok.len;
+    uint64_t v;
+    bool overflow;
+    if (a->mailbox_at.len != 0) {
+        acc_error(cx, at, "duplicate mailbox options");
+        acc_note(cx, a->mailbox_at, "the first mailbox options are here");
+        return;
+    }
+    a->mailbox_at = at;
+    if (!acc_parse_int(bound->tok.s, bound->tok.len, &v, &overflow))
+        acc_error(cx, (acc_loc){ bound->tok.off, bound->tok.len },
+                  "invalid integer literal '%.*s'", n, bound->tok.s);
+    else if (!overflow && (v == 0 || bound->neg))
+        acc_error(cx, num, "mailbox bound must be positive, not %s%.*s",
+                  v != 0 ? sign : "", n, bound->tok.s);
+    else if (overflow || v > UINT32_MAX)
+        acc_error(cx, num, "mailbox bound %s%.*s is out of range "
+                  "(1..4294967295)", sign, n, bound->tok.s);
+    else
+        a->mailbox_bound = (uint32_t)v;
+    if (policy == NULL)
+        return;
+    for (int i = 0; i < 3; i++)
+        if (is_tok(policy, policies[i])) {
+            a->mailbox_overflow = i;
+            return;
+        }
+    const char *best = policies[0];
+    size_t best_d = (size_t)-1;
+    for (int i = 0; i < 3; i++) {
+        size_t d = acc_edit_distance(policy->s, policy->len, policies[i],
+                                     strlen(policies[i]), 4);
+        if (d < best_d) {
+            best_d = d;
+            best = policies[i];
+        }
+    }
+    acc_loc pat = { policy->off, policy->len };
+    if (best_d <= 4)
+        acc_error(cx, pat, "unknown mailbox policy '%.*s'; did you mean "
+                  "'%s'?", (int)policy->len, policy->s, best);
+    else
+        acc_error(cx, pat, "unknown mailbox policy '%.*s' (reject, "
+                  "drop_newest or drop_oldest)", (int)policy->len, policy->s);
 }
 
 void acc_ast_reply(acc_parser *ps, const acc_token *arrow)

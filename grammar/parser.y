@@ -7,8 +7,9 @@
  *   struct  ::= "struct" ID "{" ( type ID ";" )* "}"
  *   enum    ::= "enum" ID "{" [ value ( "," value )* [ "," ] ] "}"
  *   value   ::= ID [ "=" [ "-" ] NUMBER ]
- *   actor   ::= "actor" ID "{" ( state | message )* "}"
+ *   actor   ::= "actor" ID "{" ( state | message | mailbox )* "}"
  *   state   ::= "state" "{" ( type ID ";" )* "}"
+ *   mailbox ::= "mailbox" [ "-" ] NUMBER [ ID ] ";"
  *   message ::= "on" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
  *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
  *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
@@ -54,13 +55,13 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 }
 
 /* Token codes in this order: expected-token lists are shown in it. */
-%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON.
+%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX.
 %token ID NUMBER STRLIT.
 %token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
 %token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
 %token LBRACKET RBRACKET EQ DOT COLON ARROW MINUS.
 
-%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON
+%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX
              BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
 
 %type body {acc_actor *}
@@ -145,6 +146,14 @@ body(R) ::= body(B) ON(K) ID(N) SEMI. {
 body(R) ::= body(B) ON ID LPAREN params RPAREN ARROW(A) LPAREN params RPAREN SEMI. {
     R = B;
     acc_ast_reply(ps, &A);
+}
+body(R) ::= body(B) MAILBOX(K) int(N) SEMI. {
+    R = B;
+    acc_ast_mailbox(ps, R, &K, &N, NULL);
+}
+body(R) ::= body(B) MAILBOX(K) int(N) ID(P) SEMI. {
+    R = B;
+    acc_ast_mailbox(ps, R, &K, &N, &P);
 }
 body(R) ::= body(B) error. { R = B; }
 body(R) ::= body(B) error SEMI. { R = B; }

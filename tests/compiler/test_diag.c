@@ -39,6 +39,7 @@ static const char *const cases[] = {
     "too_large",
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
+    "mailbox", "down_exit_hooks", "down_collision",
 };
 
 static void check_diag_status(const char *name, int status)
@@ -131,6 +132,9 @@ DIAG(hook_fields)
 DIAG(too_large)
 DIAG(same_module)
 DIAG(unterminated_string)
+DIAG(mailbox)
+DIAG(down_exit_hooks)
+DIAG(down_collision)
 WARN(warn_unused_import)
 WARN(warn_unreachable)
 

@@ -90,6 +90,7 @@ Test(robust, random_mutations)
         "struct", "enum", "import \"x.actor\";", "string", "bytes", "[",
         "]", "[]", "[4]", "[0]", "[-1]", "= 5", "=", "-", ".", "m.", "\"",
         "start", "stop", "0x7fffffff", "99999999999999999999",
+        "mailbox 3;", "mailbox", "drop_oldest", "down", "exit",
     };
     require_repo_root();
     for (int round = 0; round < 3000; round++) {

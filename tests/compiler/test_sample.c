@@ -524,3 +524,208 @@ Test(sample, copy_of_an_actor_without_messages_is_null)
     cr_assert_not_null(sample_Idle_type.copy);
     cr_expect_null(sample_Idle_type.copy(NULL, (ac_envelope *)env.bytes));
 }
+
+/* ---- mailbox options from the IDL ----------------------------------------------- */
+
+static uint32_t small_got[8], lossy_got[8];
+static int small_n, lossy_n;
+
+int sample_Small_on_item(sample_Small *self, ac_ctx *cx, const sample_Small_item *m)
+{
+    (void)self;
+    (void)cx;
+    if (small_n < 8)
+        small_got[small_n] = m->n;
+    small_n++;
+    return 0;
+}
+
+int sample_Lossy_on_item(sample_Lossy *self, ac_ctx *cx, const sample_Lossy_item *m)
+{
+    (void)self;
+    (void)cx;
+    if (lossy_n < 8)
+        lossy_got[lossy_n] = m->n;
+    lossy_n++;
+    return 0;
+}
+
+Test(sample, mailbox_options_reach_the_descriptor)
+{
+    cr_expect_eq(sample_Small_type.mailbox_bound, 2);
+    cr_expect_eq(sample_Small_type.mailbox_overflow, AC_OVERFLOW_REJECT);
+    cr_expect_eq(sample_Lossy_type.mailbox_bound, 1);
+    cr_expect_eq(sample_Lossy_type.mailbox_overflow, AC_OVERFLOW_DROP_NEWEST);
+    cr_expect_eq(sample_A_type.mailbox_bound, 0);
+}
+
+/* Deterministic mode: nothing runs until ac_runtime_run, so the sends
+ * queue up against the bound the IDL gave. */
+Test(sample, bounded_mailbox_from_the_idl_refuses_when_full)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 0;
+    ac_runtime *rt = NULL;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    sample_Small_ref small;
+    sample_Lossy_ref lossy;
+    cr_assert_eq(sample_Small_spawn(cx, &small), 0);
+    cr_assert_eq(sample_Lossy_spawn(cx, &lossy), 0);
+
+    cr_expect_eq(sample_Small_send_item(cx, small, 1), 0);
+    cr_expect_eq(sample_Small_send_item(cx, small, 2), 0);
+    cr_expect_eq(sample_Small_send_item(cx, small, 3), AC_EFULL);
+    cr_expect_eq(sample_Lossy_send_item(cx, lossy, 10), 0);
+    cr_expect_eq(sample_Lossy_send_item(cx, lossy, 11), 0);  /* dropped */
+    cr_assert_eq(ac_runtime_run(rt), 0);
+
+    cr_assert_eq(small_n, 2);
+    cr_expect_eq(small_got[0], 1);
+    cr_expect_eq(small_got[1], 2);
+    cr_assert_eq(lossy_n, 1);
+    cr_expect_eq(lossy_got[0], 10);
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_expect_eq(st.mailbox_drops, 2);
+
+    /* Handled, the room is back. */
+    cr_expect_eq(sample_Small_send_item(cx, small, 4), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_expect_eq(small_n, 3);
+    ac_runtime_destroy(rt);
+}
+
+/* ---- down and exit hooks ----------------------------------------------------------- */
+
+static ac_down downs[4];
+static ac_exit exits[4];
+static int ndowns, nexits;
+
+int sample_Watcher_on_down(sample_Watcher *self, ac_ctx *cx, const ac_down *m)
+{
+    (void)self;
+    (void)cx;
+    if (ndowns < 4)
+        downs[ndowns] = *m;
+    ndowns++;
+    return 0;
+}
+
+int sample_Watcher_on_exit(sample_Watcher *self, ac_ctx *cx, const ac_exit *m)
+{
+    (void)self;
+    (void)cx;
+    if (nexits < 4)
+        exits[nexits] = *m;
+    nexits++;
+    return 0;
+}
+
+int sample_Watcher_on_link(sample_Watcher *self, ac_ctx *cx,
+                           const sample_Watcher_link *m)
+{
+    (void)self;
+    cr_assert_eq(ac_trap_exits(cx, true), 0);
+    return ac_link(cx, &m->other);
+}
+
+int sample_Doomed_on_fail(sample_Doomed *self, ac_ctx *cx, const sample_Doomed_fail *m)
+{
+    (void)self;
+    (void)cx;
+    return m->code;
+}
+
+static ac_runtime *det_runtime(void)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 0;
+    ac_runtime *rt = NULL;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    return rt;
+}
+
+Test(sample, down_hook_receives_the_monitored_actors_address_and_reason)
+{
+    ac_runtime *rt = det_runtime();
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    sample_Watcher_ref w;
+    sample_Doomed_ref failing;
+    sample_B_ref stopping;
+    cr_assert_eq(sample_Watcher_spawn(cx, &w), 0);
+    cr_assert_eq(sample_Doomed_spawn(cx, &failing), 0);
+    cr_assert_eq(sample_B_spawn(cx, &stopping), 0);
+    uint64_t ref_failing = 0, ref_stopping = 0;
+    cr_assert_eq(ac_monitor(cx, &w.addr, &failing.addr, &ref_failing), 0);
+    cr_assert_eq(ac_monitor(cx, &w.addr, &stopping.addr, &ref_stopping), 0);
+
+    cr_assert_eq(sample_Doomed_send_fail(cx, failing, -42), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ndowns, 1);
+    cr_expect(ac_addr_eq(&downs[0].who, &failing.addr));
+    cr_expect_eq(downs[0].ref, ref_failing);
+    cr_expect_eq(downs[0].reason, AC_REASON_FAILED);
+    cr_expect_eq(downs[0].code, -42);
+
+    cr_assert_eq(ac_stop(cx, &stopping.addr), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ndowns, 2);
+    cr_expect(ac_addr_eq(&downs[1].who, &stopping.addr));
+    cr_expect_eq(downs[1].ref, ref_stopping);
+    cr_expect_eq(downs[1].reason, AC_REASON_NORMAL);
+    cr_expect_eq(downs[1].code, 0);
+
+    /* Already gone: an immediate down, reason noproc. */
+    cr_assert_eq(ac_monitor(cx, &w.addr, &failing.addr, NULL), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ndowns, 3);
+    cr_expect_eq(downs[2].reason, AC_REASON_NOPROC);
+
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_expect_eq(st.unhandled, 0);
+    ac_runtime_destroy(rt);
+}
+
+Test(sample, exit_hook_receives_a_linked_failure_when_trapping)
+{
+    ac_runtime *rt = det_runtime();
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    sample_Watcher_ref w;
+    sample_Doomed_ref d;
+    cr_assert_eq(sample_Watcher_spawn(cx, &w), 0);
+    cr_assert_eq(sample_Doomed_spawn(cx, &d), 0);
+    cr_assert_eq(sample_Watcher_send_link(cx, w, d.addr), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(sample_Doomed_send_fail(cx, d, 7), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(nexits, 1);
+    cr_expect(ac_addr_eq(&exits[0].who, &d.addr));
+    cr_expect_eq(exits[0].reason, AC_REASON_FAILED);
+    cr_expect_eq(exits[0].code, 7);
+    /* The watcher lives on. */
+    cr_expect_eq(sample_Watcher_send_link(cx, w, w.addr), 0);
+    ac_runtime_destroy(rt);
+}
+
+/* Without a hook, a down is counted as unhandled and dropped. */
+Test(sample, down_without_a_hook_is_counted_unhandled)
+{
+    ac_runtime *rt = det_runtime();
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    sample_B_ref b;
+    sample_Doomed_ref d;
+    cr_assert_eq(sample_B_spawn(cx, &b), 0);
+    cr_assert_eq(sample_Doomed_spawn(cx, &d), 0);
+    cr_assert_eq(ac_monitor(cx, &b.addr, &d.addr, NULL), 0);
+    cr_assert_eq(sample_Doomed_send_fail(cx, d, 1), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_expect_eq(st.unhandled, 1);
+    cr_expect_eq(sample_B_send_hello(cx, b, 1), 0);
+    ac_runtime_destroy(rt);
+}

@@ -865,8 +865,8 @@ const ac_actor_type full_Store_type = {
     full_Store__encode,
     full_Store__decode,
     full_Store__copy,
-    0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    1000u, /* mailbox bound */
+    AC_OVERFLOW_DROP_OLDEST
 };
 
 int full_Store_spawn(ac_ctx *cx, full_Store_ref *out, uint32_t seed, ac_string name, const uint8_t key[2])
@@ -999,6 +999,12 @@ static int full_Bare__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     switch (e->tag) {
     case full_Bare_TAG_poke:
         return full_Bare_on_poke(self, cx, &m->poke);
+    case AC_TAG_DOWN:
+        return full_Bare_on_down(self, cx,
+                                 (const ac_down *)ac_envelope_payload(e));
+    case AC_TAG_EXIT:
+        return full_Bare_on_exit(self, cx,
+                                 (const ac_exit *)ac_envelope_payload(e));
     }
     return AC_EBADTAG;
 }
@@ -1125,7 +1131,7 @@ const ac_actor_type full_Bare_type = {
     full_Bare__encode,
     full_Bare__decode,
     full_Bare__copy,
-    0, /* mailbox: unbounded */
+    16u, /* mailbox bound */
     AC_OVERFLOW_REJECT
 };
 

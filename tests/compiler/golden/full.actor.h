@@ -149,6 +149,8 @@ typedef struct full_Bare_poke {
 /* Handlers, written by the user. A non-zero result fails the actor. */
 int full_Bare_on_poke(full_Bare *self, ac_ctx *cx, const full_Bare_poke *m);
 int full_Bare_on_start(full_Bare *self, ac_ctx *cx);
+int full_Bare_on_down(full_Bare *self, ac_ctx *cx, const ac_down *m);
+int full_Bare_on_exit(full_Bare *self, ac_ctx *cx, const ac_exit *m);
 
 /* Spawns an actor of type Bare into *out, running full_Bare_on_start before
  * it returns (its result is spawn's). */
