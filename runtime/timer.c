@@ -301,6 +301,7 @@ static void fire(ac_runtime *rt, ac_ctx *cx, ac__timers *T, timer *t, uint64_t n
 static void *timer_thread(void *arg)
 {
     ac_runtime *rt = arg;
+    /* Acquire: pairs with timers_of's publication (pthread_create orders it too). */
     ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
     ac_ctx *cx = NULL;
     pthread_mutex_lock(&T->lock);
@@ -436,6 +437,7 @@ int ac_timer_cancel(ac_ctx *cx, ac_timer_id id)
 {
     if (cx == NULL)
         return AC_EINVAL;
+    /* Acquire: pairs with timers_of's publication; NULL: no timer ever. */
     ac__timers *T = atomic_load_explicit(&cx->rt->timers, memory_order_acquire);
     if (T == NULL || id == 0)
         return AC_ENOTFOUND;
@@ -592,6 +594,7 @@ void ac__timers_shutdown(ac_runtime *rt, ac_ctx *cx)
 
 void ac__timers_free(ac_runtime *rt)
 {
+    /* Acquire: pairs with timers_of's publication (it ran on another thread). */
     ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
     if (T == NULL)
         return;

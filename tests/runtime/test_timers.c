@@ -626,9 +626,7 @@ Test(timers, owner_death_cancels_its_timers_with_two_workers, .timeout = 30)
     ask_arm(cx, &owner, &target, 1, 1, true, false);
     cr_assert(wait_for(&g_ticks, 3));
     cr_assert_eq(send_tag(cx, &owner, T_STOP), 0);
-    ac_runtime_run(rt);
-    /* A beat being sent as the owner died may still land: let it. */
-    sleep_ms(20);
+    /* A beat sent while the owner died is in the mailbox when it is over. */
     ac_runtime_run(rt);
     uint64_t seen = atomic_load(&g_ticks);
     sleep_ms(30);
@@ -666,5 +664,45 @@ Test(timers, timers_from_many_threads_all_fire, .timeout = 60)
     ac_runtime_run(rt);
     for (uint32_t n = 0; n < OWNERS; n++)
         cr_assert_eq(atomic_load(&g_seen[n]), 1, "tick %u", n);
+    ac_runtime_destroy(rt);
+}
+
+/* ---- with a supervisor ------------------------------------------------------- */
+
+static _Atomic uint32_t g_incarnation;
+
+/* A child whose start hook starts an interval to the address in `args`,
+ * ticking its incarnation number (100, 101, ...). */
+static int beeper_start(void *state, ac_ctx *cx, const void *args)
+{
+    (void)state;
+    uint32_t n = 100 + atomic_fetch_add(&g_incarnation, 1);
+    return ac_timer_every(cx, args, 10, &ticker_type, new_tick(cx, n), NULL);
+}
+
+static const ac_actor_type beeper_type = {
+    AC_ABI_VERSION, "tests.Beeper", sizeof(ticker), _Alignof(ticker),
+    ticker_dispatch, beeper_start, NULL, 4, ticker_names, NULL, NULL,
+    ticker_copy, 0, 0,
+};
+
+Test(timers, a_restarted_child_keeps_only_its_new_timers, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr target = spawn_ticker(cx);
+    ac_child_spec child = {&beeper_type, &target, sizeof target, AC_RESTART_PERMANENT, NULL};
+    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 5, 1000, &child, 1};
+    ac_addr sup, kid;
+    cr_assert_eq(ac_supervisor_start(cx, &spec, &sup, &kid), 0);
+    ac_runtime_run(rt);
+    cr_assert_eq(advance(rt, 10), 1);
+    cr_assert_eq(atomic_load(&g_seen[100]), 1);
+    cr_assert_eq(send_tag(cx, &kid, T_FAIL), 0);
+    ac_runtime_run(rt);  /* it fails, its interval goes, it is restarted */
+    cr_assert_eq(atomic_load(&g_incarnation), 2);
+    cr_assert_eq(advance(rt, 30), 3, "one interval left, the new one");
+    cr_assert_eq(atomic_load(&g_seen[100]), 1);
+    cr_assert_eq(atomic_load(&g_seen[101]), 3);
     ac_runtime_destroy(rt);
 }
