@@ -220,13 +220,13 @@ static int router_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         break;
     case AC_ROUTE_BROADCAST:
         for (uint32_t i = 0; i < r->n; i++)
-            if (r->slots[i].live && forward(cx, r, i, e) == 0)
+            if (worker_alive(cx, r, i) && forward(cx, r, i, e) == 0)
                 sent = true;
         break;
     case AC_ROUTE_HASH: {
         /* No second choice: a key's messages go to its slot or nowhere. */
         uint32_t i = jump_hash(mix(r->o.key(e, r->o.key_arg)), r->n);
-        sent = r->slots[i].live && forward(cx, r, i, e) != AC_ENOTFOUND;
+        sent = worker_alive(cx, r, i) && forward(cx, r, i, e) != AC_ENOTFOUND;
         break;
     }
     }
