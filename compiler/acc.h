@@ -206,6 +206,8 @@ typedef struct acc_message {
     uint32_t tag;           /* position in the actor, from 0 */
     bool bad;               /* has a name error: skip in the collision check */
     bool has_parens;        /* `on x();` rather than `on x;` */
+    bool has_reply;         /* `on x(...) -> (...);` */
+    acc_field *reply;       /* the reply's fields (may be none) */
     struct acc_message *next;
 } acc_message;
 
@@ -331,7 +333,8 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_token *name, acc_field *fields, bool parens);
 void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_int_tok *bound, const acc_token *policy);
-void acc_ast_reply(acc_parser *ps, const acc_token *arrow);
+void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
+                   const acc_token *arrow, acc_field *fields);
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
                    const acc_type_tok *type, const acc_token *name);
 acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
@@ -405,6 +408,15 @@ void acc_gen_line(acc_gen *g, const char *fmt, ...) ACC_PRINTF(2, 3);
  * message, declared in the header and defined in the source. */
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m);
+/* For a message with a reply: "int m_A_reply_x(ac_ctx *cx, const
+ * ac_reply_to *to, ...reply fields)", "int m_A_ask_x(ac_ctx *cx, m_A_ref
+ * to, ...fields, uint32_t timeout_ms, m_A_x_fn fn, void *arg)" and "int
+ * m_A_ask_x_wait(ac_ctx *cx, m_A_ref to, ...fields, int timeout_ms,
+ * m_A_x_reply **out)". */
+const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
+                               const acc_message *m);
+const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
+                             const acc_message *m, bool wait);
 /* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)". */
 const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a);
 /* The include guard: upper-cased module name + "_ACTOR_H". */

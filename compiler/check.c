@@ -453,6 +453,11 @@ static void check_decl(checker *ck, acc_decl *d)
 static void check_actor(checker *ck, acc_actor *a)
 {
     static const char *const send_params[] = { "cx", "to", NULL };
+    /* A request also holds its reply_to; the ask functions take more. */
+    static const char *const ask_params[] = {
+        "cx", "to", "reply_to", "timeout_ms", "fn", "arg", "out", NULL,
+    };
+    static const char *const reply_params[] = { "cx", "to", NULL };
     static const char *const spawn_params[] = { "cx", "out", NULL };
     acc_arena *ar = &ck->cx->arena;
     int an = (int)a->name.len;
@@ -480,8 +485,13 @@ static void check_actor(checker *ck, acc_actor *a)
             m->bad = true;
         }
         check_fields(ck, m->fields, acc_aprintf(ar, "message '%.*s'",
-                     (int)m->name.len, m->name.s), send_params, "message",
-                     "send");
+                     (int)m->name.len, m->name.s),
+                     m->has_reply ? ask_params : send_params, "message",
+                     m->has_reply ? "ask" : "send");
+        if (m->has_reply)
+            check_fields(ck, m->reply, acc_aprintf(ar, "the reply of message "
+                         "'%.*s'", (int)m->name.len, m->name.s), reply_params,
+                         "reply", "reply");
     }
 }
 
@@ -607,6 +617,7 @@ typedef enum gen_kind {
     G_GUARD, G_REF, G_REF_SEQ, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF,
     G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP, G_ON_DOWN, G_ON_EXIT,
     G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND,
+    G_MSG_REPLY_STRUCT, G_MSG_REPLY, G_MSG_FN, G_MSG_ASK, G_MSG_ASK_WAIT,
     G_STRUCT, G_STRUCT_SEQ, G_ENUM, G_ENUM_SEQ, G_ENUM_VALUE
 } gen_kind;
 
@@ -629,6 +640,8 @@ static const char *describe(checker *ck, const gen_name *g)
         "the start arguments", "the start hook", "the stop hook",
         "the down hook", "the exit hook",
         "the tag", "the struct", "the handler", "the send function",
+        "the reply struct", "the reply function", "the continuation type",
+        "the ask function", "the blocking ask function",
         "the type", "the sequence type", "the type", "the sequence type",
         "the constant",
     };
@@ -787,7 +800,13 @@ static void module_names(acc_module *mod, void *arg)
             (void)(add(nm, G_MSG_TAG, a, m, acc_aprintf(ar, "%s_TAG_%.*s", p, n, s)) &&
                    add(nm, G_MSG_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s", p, n, s)) &&
                    add(nm, G_MSG_HANDLER, a, m, acc_aprintf(ar, "%s_on_%.*s", p, n, s)) &&
-                   add(nm, G_MSG_SEND, a, m, acc_aprintf(ar, "%s_send_%.*s", p, n, s)));
+                   add(nm, G_MSG_SEND, a, m, acc_aprintf(ar, "%s_send_%.*s", p, n, s)) &&
+                   (!m->has_reply ||
+                    (add(nm, G_MSG_REPLY_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s_reply", p, n, s)) &&
+                     add(nm, G_MSG_REPLY, a, m, acc_aprintf(ar, "%s_reply_%.*s", p, n, s)) &&
+                     add(nm, G_MSG_FN, a, m, acc_aprintf(ar, "%s_%.*s_fn", p, n, s)) &&
+                     add(nm, G_MSG_ASK, a, m, acc_aprintf(ar, "%s_ask_%.*s", p, n, s)) &&
+                     add(nm, G_MSG_ASK_WAIT, a, m, acc_aprintf(ar, "%s_ask_%.*s_wait", p, n, s)))));
         }
     }
 }
@@ -828,8 +847,10 @@ static void check_generated_names(checker *ck)
         check_shadowing(ck, &names, a->state, NULL);
         if (a->start != NULL)
             check_shadowing(ck, &names, a->start->fields, NULL);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             check_shadowing(ck, &names, m->fields, m);
+            check_shadowing(ck, &names, m->reply, NULL);
+        }
     }
 }
 
@@ -892,8 +913,11 @@ void acc_check(acc_ctx *cx, acc_module *mod, bool main)
         if (d->kind == ACC_STRUCT)
             check_size(&ck, d->fields, d->name, "struct");
     for (acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        for (acc_message *m = a->messages; m != NULL; m = m->next)
+        for (acc_message *m = a->messages; m != NULL; m = m->next) {
             check_size(&ck, m->fields, m->name, "message");
+            if (m->has_reply)
+                check_size(&ck, m->reply, m->name, "the reply of message");
+        }
         if (a->start != NULL)
             check_size(&ck, a->start->fields, a->start->name, "start hook");
     }

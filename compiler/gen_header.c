@@ -48,10 +48,21 @@ static void put_messages(acc_gen *g, const acc_actor *a, const char *p)
         acc_buf_putc(g->out, '\n');
         acc_gen_doc(g, m->doc, 0);
         acc_gen_line(g, "typedef struct %s_%.*s {", p, n, m->name.s);
-        if (m->fields == NULL)
+        if (m->has_reply)
+            acc_gen_line(g, "    /** Where the reply goes: keep a copy to "
+                            "reply later. */\n    ac_reply_to reply_to;");
+        else if (m->fields == NULL)
             acc_gen_line(g, "    uint8_t unused_;");
         put_fields(g, m->fields);
         acc_gen_line(g, "} %s_%.*s;", p, n, m->name.s);
+        if (m->has_reply) {
+            acc_gen_line(g, "\n/** The reply to %.*s. */", n, m->name.s);
+            acc_gen_line(g, "typedef struct %s_%.*s_reply {", p, n, m->name.s);
+            if (m->reply == NULL)
+                acc_gen_line(g, "    uint8_t unused_;");
+            put_fields(g, m->reply);
+            acc_gen_line(g, "} %s_%.*s_reply;", p, n, m->name.s);
+        }
     }
 }
 
@@ -106,6 +117,38 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
                         "(AC_ENOTFOUND: no such actor). */");
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
+    }
+    bool replies = false;
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        replies |= m->has_reply;
+    if (replies) {
+        acc_gen_line(g, "\n/* Request / reply (docs/IDL.md). reply: answers "
+                        "the request whose\n * reply_to is `to`, now or from "
+                        "a later handler. ask: in a handler,\n * sends the "
+                        "request; `fn` runs in this actor with the reply (status "
+                        "0)\n * or AC_ETIMEDOUT (reply NULL) after timeout_ms "
+                        "(0: none), exactly once\n * unless the actor dies "
+                        "first. ask_wait: outside actors, blocks up to\n * "
+                        "timeout_ms (AC_FOREVER); on 0, *out is the reply: "
+                        "free it with\n * ac_reply_free(cx, *out). */");
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            if (!m->has_reply)
+                continue;
+            int n = (int)m->name.len;
+            acc_gen_line(g, "typedef int (*%s_%.*s_fn)(void *self, ac_ctx *cx, "
+                            "int status, const %s_%.*s_reply *reply, void *arg);",
+                         p, n, m->name.s, p, n, m->name.s);
+            acc_gen_line(g, "%s;", acc_gen_reply_decl(g, a, m));
+            acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, false));
+            acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, true));
+        }
+        acc_gen_line(g, "\n/* The wire form of a reply's body (docs/WIRE.md), by "
+                        "its request's tag. */");
+        acc_gen_line(g, "long %s_encode_reply(uint32_t tag, const ac_envelope "
+                        "*reply, uint8_t *buf, size_t cap);", p);
+        acc_gen_line(g, "int %s_decode_reply(ac_ctx *cx, uint32_t tag, const "
+                        "ac_reply_to *to, const uint8_t *buf, size_t len, "
+                        "ac_envelope **out);", p);
     }
 
     acc_gen_line(g, "\n/* The running %.*s's own reference (in its handlers; "

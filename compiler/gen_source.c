@@ -305,8 +305,10 @@ static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
                     "*base, size_t *at)%s", n, n, end);
 }
 
+/* req: a request, whose struct begins with its ac_reply_to (on the wire:
+ * the 32 address bytes, then the id as a u64). */
 static void helper(acc_gen *g, const char *n, const acc_field *fields,
-                   pass p, bool msg)
+                   pass p, bool msg, bool req)
 {
     static const char *const sig[] = {
         [P_TAIL] = "static void %s__tail(const %s *v, size_t *at)",
@@ -335,7 +337,7 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
             acc_gen_line(g, "    (void)base;");
     }
     if (p == P_DSIZE || p == P_DEC || p == P_ENC) {
-        bool any = false;
+        bool any = req;
         for (const acc_field *f = fields; f != NULL; f = f->next)
             any = true;
         if (!any) {
@@ -354,6 +356,14 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
         acc_gen_line(g, "    if (++in->depth > AC_WIRE_MAX_DEPTH) {");
         acc_gen_line(g, "        in->bad = true;\n        return;\n    }");
     }
+    if (req && p == P_ENC)
+        acc_gen_line(g, "    ac_wire_bytes(o, v->reply_to.to.bytes, 32);\n"
+                        "    ac_wire_u64(o, v->reply_to.id);");
+    else if (req && p == P_DSIZE)
+        acc_gen_line(g, "    (void)ac_wire_take(in, 40);");
+    else if (req && p == P_DEC)
+        acc_gen_line(g, "    memcpy(v->reply_to.to.bytes, ac_wire_take(in, 32), 32);\n"
+                        "    v->reply_to.id = ac_wire_get_u64(in);");
     for (const acc_field *f = fields; f != NULL; f = f->next)
         value(&e, &f->type, acc_aprintf(&g->cx->arena, "v->%.*s",
               (int)f->name.len, f->name.s), 0);
@@ -363,10 +373,10 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
 }
 
 static void helpers(acc_gen *g, const char *n, const acc_field *fields,
-                    bool msg)
+                    bool msg, bool req)
 {
     for (pass p = msg ? P_COPY : P_TAIL; p <= P_DEC; p++)
-        helper(g, n, fields, p, msg);
+        helper(g, n, fields, p, msg, req);
 }
 
 /* The structs and enums the module's messages use, directly or not. */
@@ -415,8 +425,10 @@ static void put_type_helpers(acc_gen *g)
     memset(&nd, 0, sizeof(nd));
     acc_map_init(&nd.seen, &g->cx->arena);
     for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next)
-        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             need_fields(g, &nd, m->fields);
+            need_fields(g, &nd, m->reply);
+        }
     if (nd.count == 0)
         return;
 
@@ -444,7 +456,7 @@ static void put_type_helpers(acc_gen *g)
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT)
             helpers(g, acc_gen_decl_name(g, nd.list[i]), nd.list[i]->fields,
-                    false);
+                    false, false);
 }
 
 /* ---- per actor --------------------------------------------------------------------- */
@@ -452,6 +464,83 @@ static void put_type_helpers(acc_gen *g)
 static const char *msg_name(acc_gen *g, const char *p, const acc_message *m)
 {
     return acc_aprintf(&g->cx->arena, "%s_%.*s", p, (int)m->name.len, m->name.s);
+}
+
+static const char *reply_name(acc_gen *g, const char *p, const acc_message *m)
+{
+    return acc_aprintf(&g->cx->arena, "%s_%.*s_reply", p, (int)m->name.len,
+                       m->name.s);
+}
+
+static bool has_replies(const acc_actor *a)
+{
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        if (m->has_reply)
+            return true;
+    return false;
+}
+
+/* The reply codecs: the body's fields only (the transport carries the
+ * ask's id and status next to them, like a message's tag). */
+static void put_reply_codecs(acc_gen *g, const acc_actor *a, const char *p)
+{
+    if (!has_replies(a))
+        return;
+    acc_gen_line(g, "\nlong %s_encode_reply(uint32_t tag, const ac_envelope "
+                    "*reply, uint8_t *buf, size_t cap)\n{", p);
+    acc_gen_line(g, "    const void *m_ = ac_reply_body((ac_envelope *)reply);");
+    acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
+    acc_gen_line(g, "    switch (tag) {");
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        if (!m->has_reply)
+            continue;
+        const char *n = reply_name(g, p, m);
+        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
+        acc_gen_line(g, "        break;");
+    }
+    acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
+    acc_gen_line(g, "    return (long)o_.len;\n}");
+
+    acc_gen_line(g, "\nint %s_decode_reply(ac_ctx *cx, uint32_t tag, const "
+                    "ac_reply_to *to, const uint8_t *buf, size_t len, "
+                    "ac_envelope **out)\n{", p);
+    acc_gen_line(g, "    ac_wire_in in_ = { buf, len, 0, false, 0 };");
+    acc_gen_line(g, "    size_t size_, at_;");
+    acc_gen_line(g, "    ac_envelope *e_;");
+    acc_gen_line(g, "    void *m_;\n");
+    acc_gen_line(g, "    *out = NULL;");
+    acc_gen_line(g, "    switch (tag) {");
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        if (!m->has_reply)
+            continue;
+        const char *n = reply_name(g, p, m);
+        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "        size_ = sizeof(%s);", n);
+        acc_gen_line(g, "        %s__dsize(&in_, &size_);", n);
+        acc_gen_line(g, "        break;");
+    }
+    acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
+    acc_gen_line(g, "    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD "
+                    "- AC_REPLY_HEAD_SIZE)");
+    acc_gen_line(g, "        return AC_EINVAL;");
+    acc_gen_line(g, "    e_ = ac_reply_new(cx, to, size_);");
+    acc_gen_line(g, "    if (e_ == NULL)\n        return AC_ENOMEM;");
+    acc_gen_line(g, "    m_ = ac_reply_body(e_);");
+    acc_gen_line(g, "    in_.pos = 0;");
+    acc_gen_line(g, "    switch (tag) {");
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        if (!m->has_reply)
+            continue;
+        const char *n = reply_name(g, p, m);
+        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "        at_ = sizeof(%s);", n);
+        acc_gen_line(g, "        %s__dec((%s *)m_, &in_, (unsigned char *)m_, "
+                        "&at_);", n, n);
+        acc_gen_line(g, "        break;");
+    }
+    acc_gen_line(g, "    }");
+    acc_gen_line(g, "    *out = e_;\n    return 0;\n}");
 }
 
 static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
@@ -537,10 +626,16 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
 
 static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
 {
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         helper_protos(g, msg_name(g, p, m), m->fields, true);
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
-        helpers(g, msg_name(g, p, m), m->fields, true);
+        if (m->has_reply)
+            helper_protos(g, reply_name(g, p, m), m->reply, true);
+    }
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        helpers(g, msg_name(g, p, m), m->fields, true, m->has_reply);
+        if (m->has_reply)
+            helpers(g, reply_name(g, p, m), m->reply, true, false);
+    }
 
     acc_gen_line(g, "\nstatic long %s__encode(const ac_envelope *e, uint8_t *buf, "
                     "size_t cap)\n{", p);
@@ -730,6 +825,100 @@ static void put_send(acc_gen *g, const acc_actor *a, const acc_message *m,
     acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);\n}");
 }
 
+/* "f1, f2": the fields as arguments. */
+static const char *args_of(acc_gen *g, const acc_field *f)
+{
+    const char *s = "";
+    for (; f != NULL; f = f->next)
+        s = acc_aprintf(&g->cx->arena, "%s, %.*s", s, (int)f->name.len, f->name.s);
+    return s;
+}
+
+/* Sizes, allocates and fills a message or reply from parameters of the
+ * same names as its fields: the send's builder. `alloc` makes env_ of
+ * size_ bytes; `body` is where the struct starts in it. */
+static void put_fill(acc_gen *g, const char *sn, const acc_field *fields,
+                     const char *alloc, const char *body, bool req)
+{
+    bool var = fields_have_var(fields);
+    acc_gen_line(g, "    size_t size_ = sizeof(%s);", sn);
+    acc_gen_line(g, "    ac_envelope *env_;");
+    acc_gen_line(g, "    %s *msg_;\n", sn);
+    if (var) {
+        emitter e = { g, P_TAIL, "size_" };
+        for (const acc_field *f = fields; f != NULL; f = f->next)
+            value(&e, &f->type, acc_strndup(&g->cx->arena, f->name.s,
+                  f->name.len), 0);
+        acc_gen_line(g, "    if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)\n"
+                        "        return AC_EINVAL;");
+    }
+    acc_gen_line(g, "    env_ = %s;", alloc);
+    acc_gen_line(g, "    if (env_ == NULL)\n        return AC_ENOMEM;");
+    acc_gen_line(g, "    msg_ = (%s *)%s(env_);", sn, body);
+    if (req)
+        acc_gen_line(g, "    memset(&msg_->reply_to, 0, sizeof(msg_->reply_to));");
+    else if (fields == NULL)
+        acc_gen_line(g, "    msg_->unused_ = 0;");
+    for (const acc_field *f = fields; f != NULL; f = f->next)
+        assign(g, "msg_", f);
+    if (var) {
+        acc_gen_line(g, "    size_ = sizeof(%s);", sn);
+        acc_gen_line(g, "    %s__copy(msg_, (unsigned char *)msg_, &size_);", sn);
+    }
+}
+
+/* A message with a reply: one builder for its send, ask and blocking ask;
+ * the reply function; the continuation's trampoline. */
+static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
+                        const char *p)
+{
+    int n = (int)m->name.len;
+    const char *s = m->name.s;
+    const char *mn = msg_name(g, p, m), *rn = reply_name(g, p, m);
+    const char *send = acc_gen_send_decl(g, a, m);
+    const char *head = acc_aprintf(&g->cx->arena, "int %s_send_%.*s(ac_ctx *cx, "
+                                   "%s_ref to", p, n, s, p);
+    const char *args = args_of(g, m->fields);
+
+    acc_gen_line(g, "\nstatic int %s__build(ac_ctx *cx, ac_envelope **built_%s",
+                 mn, send + strlen(head));
+    acc_gen_line(g, "{");
+    put_fill(g, mn, m->fields, acc_aprintf(&g->cx->arena, "ac_envelope_new(cx, "
+             "%s_TAG_%.*s, size_)", p, n, s), "ac_envelope_payload", true);
+    acc_gen_line(g, "    *built_ = env_;\n    return 0;\n}");
+
+    acc_gen_line(g, "\n%s\n{", send);
+    acc_gen_line(g, "    ac_envelope *env_ = NULL;");
+    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);\n", mn, args);
+    acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
+    acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);\n}");
+
+    acc_gen_line(g, "\nstatic int %s__call(ac_any_fn fn, void *state, ac_ctx *cx, "
+                    "int status, const void *body, void *arg)\n{", mn);
+    acc_gen_line(g, "    return ((%s_fn)fn)(state, cx, status, (const %s *)body, "
+                    "arg);\n}", mn, rn);
+
+    acc_gen_line(g, "\n%s\n{", acc_gen_ask_decl(g, a, m, false));
+    acc_gen_line(g, "    ac_envelope *env_ = NULL;");
+    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);\n", mn, args);
+    acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
+    acc_gen_line(g, "    return ac_ask_via(cx, &to.addr, env_, timeout_ms, %s__call, "
+                    "(ac_any_fn)fn, arg);\n}", mn);
+
+    acc_gen_line(g, "\n%s\n{", acc_gen_ask_decl(g, a, m, true));
+    acc_gen_line(g, "    ac_envelope *env_ = NULL, *reply_ = NULL;");
+    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);\n", mn, args);
+    acc_gen_line(g, "    *out = NULL;");
+    acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
+    acc_gen_line(g, "    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);");
+    acc_gen_line(g, "    if (rc_ == 0)\n        *out = (%s *)ac_reply_body(reply_);", rn);
+    acc_gen_line(g, "    return rc_;\n}");
+
+    acc_gen_line(g, "\n%s\n{", acc_gen_reply_decl(g, a, m));
+    put_fill(g, rn, m->reply, "ac_reply_new(cx, to, size_)", "ac_reply_body", false);
+    acc_gen_line(g, "    return ac_reply(cx, to, env_);\n}");
+}
+
 static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
 {
     acc_gen_line(g, "\n%s\n{", acc_gen_spawn_decl(g, a));
@@ -751,7 +940,10 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
     }
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next)
-        put_send(g, a, m, p);
+        if (m->has_reply)
+            put_request(g, a, m, p);
+        else
+            put_send(g, a, m, p);
 
     acc_gen_line(g, "\n%s_ref %s_ref_self(const ac_ctx *cx)\n{", p, p);
     acc_gen_line(g, "    %s_ref ref = { { { 0 } } };", p);
@@ -772,6 +964,7 @@ void acc_gen_source(acc_gen *g)
         put_dispatch(g, a, p);
         put_hooks(g, a, p);
         put_codecs(g, a, p);
+        put_reply_codecs(g, a, p);
         put_copy(g, a, p);
         put_type(g, a, p);
         put_functions(g, a, p);

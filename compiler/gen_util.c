@@ -273,6 +273,40 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
     return params(g, head, m->fields);
 }
 
+/* params() with `extra` before the closing parenthesis. */
+static const char *params_extra(acc_gen *g, const char *head,
+                                const acc_field *f, const char *extra)
+{
+    const char *d = params(g, head, f);
+    return acc_aprintf(&g->cx->arena, "%.*s%s)", (int)(strlen(d) - 1), d, extra);
+}
+
+const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
+                               const acc_message *m)
+{
+    const char *p = acc_gen_prefix(g, a);
+    const char *head = acc_aprintf(&g->cx->arena, "int %s_reply_%.*s(ac_ctx *cx, "
+                                   "const ac_reply_to *to", p, (int)m->name.len,
+                                   m->name.s);
+    return params(g, head, m->reply);
+}
+
+const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
+                             const acc_message *m, bool wait)
+{
+    const char *p = acc_gen_prefix(g, a);
+    int n = (int)m->name.len;
+    const char *head = acc_aprintf(&g->cx->arena, "int %s_ask_%.*s%s(ac_ctx *cx, "
+                                   "%s_ref to", p, n, m->name.s,
+                                   wait ? "_wait" : "", p);
+    const char *extra = wait
+        ? acc_aprintf(&g->cx->arena, ", int timeout_ms, %s_%.*s_reply **out",
+                      p, n, m->name.s)
+        : acc_aprintf(&g->cx->arena, ", uint32_t timeout_ms, %s_%.*s_fn fn, "
+                      "void *arg", p, n, m->name.s);
+    return params_extra(g, head, m->fields, extra);
+}
+
 const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a)
 {
     const char *p = acc_gen_prefix(g, a);

@@ -283,10 +283,19 @@ void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                   "drop_newest or drop_oldest)", (int)policy->len, policy->s);
 }
 
-void acc_ast_reply(acc_parser *ps, const acc_token *arrow)
+/* The reply of the message just added (acc_ast_message ran first). */
+void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
+                   const acc_token *arrow, acc_field *fields)
 {
-    acc_error(ps->cx, (acc_loc){ arrow->off, arrow->len },
-              "replies ('-> (...)') are not supported yet");
+    acc_message *m = a->messages_tail;
+    if (m == NULL || m->name.off != name->off) {
+        /* It was a hook: the message list did not grow. */
+        acc_error(ps->cx, (acc_loc){ arrow->off, arrow->len },
+                  "a hook has no reply");
+        return;
+    }
+    m->has_reply = true;
+    m->reply = fields;
 }
 
 void acc_ast_field(acc_parser *ps, acc_field_list *list,

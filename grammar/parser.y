@@ -16,8 +16,7 @@
  *             | "ref" "<" qname ">" | qname
  *   qname   ::= ID [ "." ID ]
  *
- * A message with a reply (`-> (...)`) is parsed and rejected: replies are
- * not supported yet.
+ *   message ::= ... | "on" ID "(" params ")" "->" "(" params ")" ";"   (a reply)
  *
  * Error recovery: an `error` alternative at each list level (declarations,
  * actor members, fields) swallows tokens up to the next ';' or up to a token
@@ -143,9 +142,10 @@ body(R) ::= body(B) ON(K) ID(N) SEMI. {
     R = B;
     acc_ast_message(ps, R, &K, &N, NULL, false);
 }
-body(R) ::= body(B) ON ID LPAREN params RPAREN ARROW(A) LPAREN params RPAREN SEMI. {
+body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params(Q) RPAREN SEMI. {
     R = B;
-    acc_ast_reply(ps, &A);
+    acc_ast_message(ps, R, &K, &N, P.head, true);
+    acc_ast_reply(ps, R, &N, &A, Q.head);
 }
 body(R) ::= body(B) MAILBOX(K) int(N) SEMI. {
     R = B;

@@ -435,6 +435,8 @@ static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e)
  * the dispatch says AC_EBADTAG and the message is counted, not fatal. */
 static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
+    if (e->tag == AC_TAG_REPLY)
+        return ac__asks_deliver(cx, a, e);
     int rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
     if (rc == AC_EBADTAG) {
         AC__COUNT(cx, unhandled, 1);
@@ -460,7 +462,7 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
             const kill_note *k = ac_envelope_payload(ac__env_pub(e));
             die(cx, a, k->reason, k->code);
         }
-        else if (e->tag < AC_TAG_SYSTEM)
+        else if (e->tag < AC_TAG_SYSTEM || e->tag == AC_TAG_REPLY)
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
         return true;
     }

@@ -639,6 +639,94 @@ int ac_timer_cancel(ac_ctx *cx, ac_timer_id id);
  * the number of firings, or a negative error code. */
 int ac_runtime_advance(ac_runtime *rt, uint32_t ms);
 
+/* ---- request / reply ------------------------------------------------------------
+ *
+ * A request is an ordinary message whose payload begins with an ac_reply_to:
+ * where the reply goes and which ask it answers. The asker fills it in
+ * (ac_ask, ac_ask_wait); the handler answers with ac_reply, at once or
+ * later, from another handler (Erlang's gen_server:reply): it keeps a copy
+ * of the ac_reply_to. A reply is a system message (AC_TAG_REPLY) whose
+ * payload is an ac_reply_head, then the reply's body; it is never refused
+ * by a bounded mailbox. A reply nobody waits for any more (its asker died,
+ * its ask timed out or was answered already) is a counted dead letter,
+ * never a crash. The generated m_A_reply_x / m_A_ask_x / m_A_ask_x_wait
+ * functions wrap these calls (docs/IDL.md). */
+
+typedef struct ac_reply_to {
+    ac_addr to;        /* the asker: an actor, or the inbox of a thread */
+    uint64_t id;       /* the ask, as the asker numbered it */
+} ac_reply_to;
+
+typedef struct ac_reply_head {
+    uint64_t id;       /* ac_reply_to.id */
+    int32_t status;    /* 0: a body follows; else an AC_E* code, no body */
+    uint32_t flags;    /* runtime */
+} ac_reply_head;
+
+#define AC_REPLY_HEAD_SIZE 16
+
+/* A reply envelope for `to` with room for `body_size` bytes of body, from
+ * the calling thread's pool; NULL when out of memory or too large. */
+ac_envelope *ac_reply_new(ac_ctx *cx, const ac_reply_to *to, size_t body_size);
+
+/* The body of a reply envelope (16-byte aligned, after its head). */
+static inline void *ac_reply_body(ac_envelope *e)
+{
+    return (unsigned char *)ac_envelope_payload(e) + AC_REPLY_HEAD_SIZE;
+}
+
+/* Sends a reply made with ac_reply_new (consumed in every case). Any
+ * thread, inside a handler or not. AC_ENOTFOUND (a counted dead letter)
+ * when the asker is gone; 0 when it was delivered, even if the asker then
+ * finds the ask already over (also a counted dead letter, on its side). */
+int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply);
+
+/* Answers with an error instead of a body: the asker's continuation gets
+ * `status` (negative) and no body, ac_ask_wait returns it. */
+int ac_reply_error(ac_ctx *cx, const ac_reply_to *to, int status);
+
+/* The continuation of an asynchronous ask. It runs in the asking actor, as
+ * one of its turns (with its state and context), exactly once: with status
+ * 0 and the reply's body, or with a negative status (AC_ETIMEDOUT, or what
+ * the replier gave ac_reply_error) and a NULL body. The body lives until
+ * the continuation returns. A non-zero result fails the actor, like a
+ * handler's. */
+typedef int (*ac_reply_fn)(void *state, ac_ctx *cx, int status,
+                           const void *body, void *arg);
+
+/* Inside a handler: sends `request` (consumed in every case) to `to` with
+ * its ac_reply_to filled in, and runs `fn(state, cx, status, body, arg)`
+ * when the reply arrives, or with AC_ETIMEDOUT once `timeout_ms` ms have
+ * passed first (0: no timeout). Returns 0, or the send's error (then `fn`
+ * never runs); AC_ESTATE outside a handler. The pending ask is freed, and
+ * `fn` never runs, if the asking actor dies first. */
+int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+           uint32_t timeout_ms, ac_reply_fn fn, void *arg);
+
+/* For generated code: ac_ask with a typed continuation `fn`, which
+ * `call(fn, state, cx, status, body, arg)` invokes with its real type. */
+typedef void (*ac_any_fn)(void);
+typedef int (*ac_reply_call_fn)(ac_any_fn fn, void *state, ac_ctx *cx,
+                                int status, const void *body, void *arg);
+int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+               uint32_t timeout_ms, ac_reply_call_fn call, ac_any_fn fn,
+               void *arg);
+
+/* Outside actors (main, a test, another thread): sends `request` and
+ * blocks up to `timeout_ms` (AC_FOREVER: no limit) for the reply. On 0,
+ * `*reply` is the reply envelope (ac_reply_body gives its body): free it
+ * with ac_envelope_free, or its body with ac_reply_free. Errors: the
+ * send's, AC_ETIMEDOUT, the status of ac_reply_error, AC_ESTATE in a
+ * handler. Each thread keeps one inbox for its asks (made on first use,
+ * freed with the runtime); a late reply to an earlier ask that timed out
+ * is dropped as a dead letter. In deterministic mode it runs the runtime
+ * until the reply comes or nothing is left to run (AC_ETIMEDOUT). */
+int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+                int timeout_ms, ac_envelope **reply);
+
+/* Frees a reply envelope given its body (what ac_reply_body returned). */
+void ac_reply_free(ac_ctx *cx, const void *body);
+
 /* ---- dead letters ----------------------------------------------------------- */
 
 /* Called for every message that reaches no handler: sends to no actor,

@@ -341,6 +341,8 @@ struct ac_ctx {
      * first: targets only grow, so reaping stops at the first not yet due. */
     ac__env *retired, *retired_tail;
     unsigned depth;                 /* external contexts: nested runtime calls */
+    struct ac_inbox *ask_inbox;     /* ask.c: this thread's ac_ask_wait inbox */
+    uint64_t ask_seq;               /* ask.c: its last ask id */
     ac__counters stats;
     pthread_t thread;               /* external contexts: the owning thread */
     struct ac_ctx *next_external;
@@ -414,6 +416,7 @@ struct ac_runtime {
     struct ac__groups *groups;
     struct ac__routers *routers;
     _Atomic(struct ac__timers *) timers;  /* timer.c, made on first use */
+    _Atomic(struct ac__asks *) asks;      /* ask.c, made on first use */
     _Atomic bool stopping;          /* no more spawns */
     bool shut_down;
 };
@@ -539,6 +542,12 @@ void ac__timers_died(ac_ctx *cx, ac__actor *a);
 uint64_t ac__clock_ms(ac_runtime *rt);
 void ac__timers_shutdown(ac_runtime *rt, ac_ctx *cx);
 void ac__timers_free(ac_runtime *rt);
+
+/* ask.c: a reply reached actor `a` (dispatch_system); its pending asks
+ * die with it; destroy frees the threads' ask inboxes and the rest. */
+int ac__asks_deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
+void ac__asks_died(ac_ctx *cx, ac__actor *a);
+void ac__asks_free(ac_runtime *rt);
 
 /* services.c — the per-actor state of names, groups, monitors, links,
  * timers, asks and supervisors, and its cleanup when the actor dies.

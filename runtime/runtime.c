@@ -347,6 +347,7 @@ void ac_runtime_destroy(ac_runtime *rt)
     if (rt == NULL)
         return;
     ac_runtime_shutdown(rt);
+    ac__asks_free(rt);
     print_stats_at_exit(rt);
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);

@@ -42,6 +42,7 @@ void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code)
     ac__groups_died(cx, a);
     ac__routers_died(cx, a);
     ac__timers_died(cx, a);  /* before anyone hears of it (timer.c) */
+    ac__asks_died(cx, a);
     ac__links_died(cx, a, reason, code);
     ac__monitors_died(cx, a, reason, code);
     if (a->type == &ac__supervisor_type)

@@ -39,7 +39,8 @@ static const char *const cases[] = {
     "too_large",
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
-    "mailbox", "down_exit_hooks", "down_collision",
+    "mailbox", "down_exit_hooks", "down_collision", "reply_collision",
+    "reply_hook",
 };
 
 static void check_diag_status(const char *name, int status)
@@ -135,6 +136,8 @@ DIAG(unterminated_string)
 DIAG(mailbox)
 DIAG(down_exit_hooks)
 DIAG(down_collision)
+DIAG(reply_collision)
+DIAG(reply_hook)
 WARN(warn_unused_import)
 WARN(warn_unreachable)
 

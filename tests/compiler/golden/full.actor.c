@@ -309,6 +309,8 @@ union full_Store__messages {
     full_Store_tree tree;
     full_Store_many many;
     full_Store_ping ping;
+    full_Store_lookup lookup;
+    full_Store_sync sync;
 };
 
 static int full_Store__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
@@ -326,6 +328,10 @@ static int full_Store__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         return full_Store_on_many(self, cx, &m->many);
     case full_Store_TAG_ping:
         return full_Store_on_ping(self, cx, &m->ping);
+    case full_Store_TAG_lookup:
+        return full_Store_on_lookup(self, cx, &m->lookup);
+    case full_Store_TAG_sync:
+        return full_Store_on_sync(self, cx, &m->sync);
     }
     return AC_EBADTAG;
 }
@@ -334,7 +340,9 @@ static const char *const full_Store__names[] = {
     "put",
     "tree",
     "many",
-    "ping"
+    "ping",
+    "lookup",
+    "sync"
 };
 
 static int full_Store__start(void *state, ac_ctx *cx, const void *args)
@@ -369,6 +377,30 @@ static void full_Store_ping__enc(const full_Store_ping *v, ac_wire_out *o);
 static void full_Store_ping__dsize(ac_wire_in *in, size_t *at);
 static void full_Store_ping__dec(full_Store_ping *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
+static void full_Store_lookup__copy(full_Store_lookup *v, unsigned char *base,
+                                    size_t *at);
+static void full_Store_lookup__enc(const full_Store_lookup *v, ac_wire_out *o);
+static void full_Store_lookup__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_lookup__dec(full_Store_lookup *v, ac_wire_in *in,
+                                   unsigned char *base, size_t *at);
+static void full_Store_lookup_reply__copy(full_Store_lookup_reply *v,
+                                          unsigned char *base, size_t *at);
+static void full_Store_lookup_reply__enc(const full_Store_lookup_reply *v,
+                                         ac_wire_out *o);
+static void full_Store_lookup_reply__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_lookup_reply__dec(full_Store_lookup_reply *v,
+                                         ac_wire_in *in, unsigned char *base,
+                                         size_t *at);
+static void full_Store_sync__enc(const full_Store_sync *v, ac_wire_out *o);
+static void full_Store_sync__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_sync__dec(full_Store_sync *v, ac_wire_in *in,
+                                 unsigned char *base, size_t *at);
+static void full_Store_sync_reply__enc(const full_Store_sync_reply *v,
+                                       ac_wire_out *o);
+static void full_Store_sync_reply__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
+                                       ac_wire_in *in, unsigned char *base,
+                                       size_t *at);
 
 static void full_Store_put__copy(full_Store_put *v, unsigned char *base,
                                  size_t *at)
@@ -675,6 +707,157 @@ static void full_Store_ping__dec(full_Store_ping *v, ac_wire_in *in,
     v->unused_ = 0;
 }
 
+static void full_Store_lookup__copy(full_Store_lookup *v, unsigned char *base,
+                                    size_t *at)
+{
+    {
+        char *d0_ = (char *)(base + *at);
+        if (v->key.len > 0)
+            memcpy(d0_, v->key.data, v->key.len);
+        d0_[v->key.len] = '\0';
+        v->key.data = d0_;
+        *at += (size_t)v->key.len + 1;
+    }
+}
+
+static void full_Store_lookup__enc(const full_Store_lookup *v, ac_wire_out *o)
+{
+    ac_wire_bytes(o, v->reply_to.to.bytes, 32);
+    ac_wire_u64(o, v->reply_to.id);
+    ac_wire_u32(o, v->key.len);
+    ac_wire_bytes(o, v->key.data, v->key.len);
+}
+
+static void full_Store_lookup__dsize(ac_wire_in *in, size_t *at)
+{
+    (void)ac_wire_take(in, 40);
+    {
+        uint32_t n0_ = ac_wire_get_u32(in);
+        (void)ac_wire_take(in, n0_);
+        ac_wire_grow(&*at, 1, (size_t)n0_ + 1, 1);
+    }
+}
+
+static void full_Store_lookup__dec(full_Store_lookup *v, ac_wire_in *in,
+                                   unsigned char *base, size_t *at)
+{
+    memcpy(v->reply_to.to.bytes, ac_wire_take(in, 32), 32);
+    v->reply_to.id = ac_wire_get_u64(in);
+    {
+        uint32_t n0_ = ac_wire_get_u32(in);
+        char *d0_ = (char *)(base + *at);
+        if (n0_ > 0)
+            memcpy(d0_, ac_wire_take(in, n0_), n0_);
+        d0_[n0_] = '\0';
+        v->key.data = d0_;
+        v->key.len = n0_;
+        *at += (size_t)n0_ + 1;
+    }
+}
+
+static void full_Store_lookup_reply__copy(full_Store_lookup_reply *v,
+                                          unsigned char *base, size_t *at)
+{
+    full_Item__copy(&v->item, base, &*at);
+    {
+        uint32_t *d0_;
+        *at = ac_wire_align(*at, AC_ALIGNOF(uint32_t));
+        d0_ = (uint32_t *)(void *)(base + *at);
+        if (v->hits.len > 0)
+            memcpy(d0_, v->hits.data, v->hits.len * sizeof(uint32_t));
+        v->hits.data = d0_;
+        *at += v->hits.len * sizeof(uint32_t);
+    }
+}
+
+static void full_Store_lookup_reply__enc(const full_Store_lookup_reply *v,
+                                         ac_wire_out *o)
+{
+    ac_wire_u8(o, v->found ? 1 : 0);
+    full_Item__enc(&v->item, o);
+    ac_wire_u32(o, v->hits.len);
+    for (uint32_t i0_ = 0; i0_ < v->hits.len; i0_++) {
+        ac_wire_u32(o, (uint32_t)v->hits.data[i0_]);
+    }
+}
+
+static void full_Store_lookup_reply__dsize(ac_wire_in *in, size_t *at)
+{
+    ac_wire_check_bool(in);
+    full_Item__dsize(in, &*at);
+    {
+        uint32_t n0_ = ac_wire_get_count(in);
+        ac_wire_grow(&*at, AC_ALIGNOF(uint32_t), n0_, sizeof(uint32_t));
+        for (uint32_t i0_ = 0; i0_ < n0_ && !in->bad; i0_++) {
+            (void)ac_wire_take(in, 4);
+        }
+    }
+}
+
+static void full_Store_lookup_reply__dec(full_Store_lookup_reply *v,
+                                         ac_wire_in *in, unsigned char *base,
+                                         size_t *at)
+{
+    v->found = ac_wire_get_u8(in) != 0;
+    full_Item__dec(&v->item, in, base, &*at);
+    {
+        uint32_t n0_ = ac_wire_get_count(in);
+        uint32_t *d0_;
+        *at = ac_wire_align(*at, AC_ALIGNOF(uint32_t));
+        d0_ = (uint32_t *)(void *)(base + *at);
+        *at += n0_ * sizeof(uint32_t);
+        v->hits.data = d0_;
+        v->hits.len = n0_;
+        for (uint32_t i0_ = 0; i0_ < n0_; i0_++) {
+            d0_[i0_] = ac_wire_get_u32(in);
+        }
+    }
+}
+
+static void full_Store_sync__enc(const full_Store_sync *v, ac_wire_out *o)
+{
+    ac_wire_bytes(o, v->reply_to.to.bytes, 32);
+    ac_wire_u64(o, v->reply_to.id);
+}
+
+static void full_Store_sync__dsize(ac_wire_in *in, size_t *at)
+{
+    (void)at;
+    (void)ac_wire_take(in, 40);
+}
+
+static void full_Store_sync__dec(full_Store_sync *v, ac_wire_in *in,
+                                 unsigned char *base, size_t *at)
+{
+    (void)at;
+    (void)base;
+    memcpy(v->reply_to.to.bytes, ac_wire_take(in, 32), 32);
+    v->reply_to.id = ac_wire_get_u64(in);
+}
+
+static void full_Store_sync_reply__enc(const full_Store_sync_reply *v,
+                                       ac_wire_out *o)
+{
+    (void)v;
+    (void)o;
+}
+
+static void full_Store_sync_reply__dsize(ac_wire_in *in, size_t *at)
+{
+    (void)at;
+    (void)in;
+}
+
+static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
+                                       ac_wire_in *in, unsigned char *base,
+                                       size_t *at)
+{
+    (void)at;
+    (void)base;
+    (void)in;
+    v->unused_ = 0;
+}
+
 static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_ = ac_envelope_payload((ac_envelope *)e);
@@ -692,6 +875,12 @@ static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
         break;
     case full_Store_TAG_ping:
         full_Store_ping__enc((const full_Store_ping *)m_, &o_);
+        break;
+    case full_Store_TAG_lookup:
+        full_Store_lookup__enc((const full_Store_lookup *)m_, &o_);
+        break;
+    case full_Store_TAG_sync:
+        full_Store_sync__enc((const full_Store_sync *)m_, &o_);
         break;
     default:
         return AC_EBADTAG;
@@ -725,6 +914,14 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
         size_ = sizeof(full_Store_ping);
         full_Store_ping__dsize(&in_, &size_);
         break;
+    case full_Store_TAG_lookup:
+        size_ = sizeof(full_Store_lookup);
+        full_Store_lookup__dsize(&in_, &size_);
+        break;
+    case full_Store_TAG_sync:
+        size_ = sizeof(full_Store_sync);
+        full_Store_sync__dsize(&in_, &size_);
+        break;
     default:
         return AC_EBADTAG;
     }
@@ -755,6 +952,77 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
         at_ = sizeof(full_Store_ping);
         full_Store_ping__dec((full_Store_ping *)m_, &in_, (unsigned char *)m_,
                              &at_);
+        break;
+    case full_Store_TAG_lookup:
+        at_ = sizeof(full_Store_lookup);
+        full_Store_lookup__dec((full_Store_lookup *)m_, &in_,
+                               (unsigned char *)m_, &at_);
+        break;
+    case full_Store_TAG_sync:
+        at_ = sizeof(full_Store_sync);
+        full_Store_sync__dec((full_Store_sync *)m_, &in_, (unsigned char *)m_,
+                             &at_);
+        break;
+    }
+    *out = e_;
+    return 0;
+}
+
+long full_Store_encode_reply(uint32_t tag, const ac_envelope *reply, uint8_t *buf, size_t cap)
+{
+    const void *m_ = ac_reply_body((ac_envelope *)reply);
+    ac_wire_out o_ = { buf, cap, 0 };
+
+    switch (tag) {
+    case full_Store_TAG_lookup:
+        full_Store_lookup_reply__enc((const full_Store_lookup_reply *)m_, &o_);
+        break;
+    case full_Store_TAG_sync:
+        full_Store_sync_reply__enc((const full_Store_sync_reply *)m_, &o_);
+        break;
+    default:
+        return AC_EBADTAG;
+    }
+    return (long)o_.len;
+}
+
+int full_Store_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to, const uint8_t *buf, size_t len, ac_envelope **out)
+{
+    ac_wire_in in_ = { buf, len, 0, false, 0 };
+    size_t size_, at_;
+    ac_envelope *e_;
+    void *m_;
+
+    *out = NULL;
+    switch (tag) {
+    case full_Store_TAG_lookup:
+        size_ = sizeof(full_Store_lookup_reply);
+        full_Store_lookup_reply__dsize(&in_, &size_);
+        break;
+    case full_Store_TAG_sync:
+        size_ = sizeof(full_Store_sync_reply);
+        full_Store_sync_reply__dsize(&in_, &size_);
+        break;
+    default:
+        return AC_EBADTAG;
+    }
+    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
+        return AC_EINVAL;
+    e_ = ac_reply_new(cx, to, size_);
+    if (e_ == NULL)
+        return AC_ENOMEM;
+    m_ = ac_reply_body(e_);
+    in_.pos = 0;
+    switch (tag) {
+    case full_Store_TAG_lookup:
+        at_ = sizeof(full_Store_lookup_reply);
+        full_Store_lookup_reply__dec((full_Store_lookup_reply *)m_, &in_,
+                                     (unsigned char *)m_, &at_);
+        break;
+    case full_Store_TAG_sync:
+        at_ = sizeof(full_Store_sync_reply);
+        full_Store_sync_reply__dec((full_Store_sync_reply *)m_, &in_,
+                                   (unsigned char *)m_, &at_);
         break;
     }
     *out = e_;
@@ -848,6 +1116,35 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
         *d_ = *s_;
         return c_;
     }
+    case full_Store_TAG_lookup: {
+        const full_Store_lookup *s_ = (const full_Store_lookup *)m_;
+        full_Store_lookup *d_;
+
+        size_ = sizeof(full_Store_lookup);
+        ac_wire_grow(&size_, 1, (size_t)s_->key.len + 1, 1);
+        if (size_ > AC_MAX_PAYLOAD)
+            return NULL;
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_lookup *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        size_ = sizeof(full_Store_lookup);
+        full_Store_lookup__copy(d_, (unsigned char *)d_, &size_);
+        return c_;
+    }
+    case full_Store_TAG_sync: {
+        const full_Store_sync *s_ = (const full_Store_sync *)m_;
+        full_Store_sync *d_;
+
+        size_ = sizeof(full_Store_sync);
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_sync *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        return c_;
+    }
     }
     return NULL;
 }
@@ -860,7 +1157,7 @@ const ac_actor_type full_Store_type = {
     full_Store__dispatch,
     full_Store__start,
     full_Store__stop,
-    4,
+    6,
     full_Store__names,
     full_Store__encode,
     full_Store__decode,
@@ -972,6 +1269,156 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
     msg_ = (full_Store_ping *)ac_envelope_payload(env_);
     msg_->unused_ = 0;
     return ac_send(cx, &to.addr, env_);
+}
+
+static int full_Store_lookup__build(ac_ctx *cx, ac_envelope **built_, ac_string key)
+{
+    size_t size_ = sizeof(full_Store_lookup);
+    ac_envelope *env_;
+    full_Store_lookup *msg_;
+
+    ac_wire_grow(&size_, 1, (size_t)key.len + 1, 1);
+    if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, full_Store_TAG_lookup, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_lookup *)ac_envelope_payload(env_);
+    memset(&msg_->reply_to, 0, sizeof(msg_->reply_to));
+    msg_->key = key;
+    size_ = sizeof(full_Store_lookup);
+    full_Store_lookup__copy(msg_, (unsigned char *)msg_, &size_);
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_send(cx, &to.addr, env_);
+}
+
+static int full_Store_lookup__call(ac_any_fn fn, void *state, ac_ctx *cx, int status, const void *body, void *arg)
+{
+    return ((full_Store_lookup_fn)fn)(state, cx, status, (const full_Store_lookup_reply *)body, arg);
+}
+
+int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key, uint32_t timeout_ms, full_Store_lookup_fn fn, void *arg)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_lookup__call, (ac_any_fn)fn, arg);
+}
+
+int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key, int timeout_ms, full_Store_lookup_reply **out)
+{
+    ac_envelope *env_ = NULL, *reply_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    *out = NULL;
+    if (rc_ != 0)
+        return rc_;
+    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    if (rc_ == 0)
+        *out = (full_Store_lookup_reply *)ac_reply_body(reply_);
+    return rc_;
+}
+
+int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found, full_Item item, ac_u32_seq hits)
+{
+    size_t size_ = sizeof(full_Store_lookup_reply);
+    ac_envelope *env_;
+    full_Store_lookup_reply *msg_;
+
+    full_Item__tail(&item, &size_);
+    ac_wire_grow(&size_, AC_ALIGNOF(uint32_t), hits.len, sizeof(uint32_t));
+    if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
+        return AC_EINVAL;
+    env_ = ac_reply_new(cx, to, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_lookup_reply *)ac_reply_body(env_);
+    msg_->found = found;
+    msg_->item = item;
+    msg_->hits = hits;
+    size_ = sizeof(full_Store_lookup_reply);
+    full_Store_lookup_reply__copy(msg_, (unsigned char *)msg_, &size_);
+    return ac_reply(cx, to, env_);
+}
+
+static int full_Store_sync__build(ac_ctx *cx, ac_envelope **built_)
+{
+    size_t size_ = sizeof(full_Store_sync);
+    ac_envelope *env_;
+    full_Store_sync *msg_;
+
+    env_ = ac_envelope_new(cx, full_Store_TAG_sync, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_sync *)ac_envelope_payload(env_);
+    memset(&msg_->reply_to, 0, sizeof(msg_->reply_to));
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_sync(ac_ctx *cx, full_Store_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_send(cx, &to.addr, env_);
+}
+
+static int full_Store_sync__call(ac_any_fn fn, void *state, ac_ctx *cx, int status, const void *body, void *arg)
+{
+    return ((full_Store_sync_fn)fn)(state, cx, status, (const full_Store_sync_reply *)body, arg);
+}
+
+int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms, full_Store_sync_fn fn, void *arg)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_sync__call, (ac_any_fn)fn, arg);
+}
+
+int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms, full_Store_sync_reply **out)
+{
+    ac_envelope *env_ = NULL, *reply_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    *out = NULL;
+    if (rc_ != 0)
+        return rc_;
+    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    if (rc_ == 0)
+        *out = (full_Store_sync_reply *)ac_reply_body(reply_);
+    return rc_;
+}
+
+int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to)
+{
+    size_t size_ = sizeof(full_Store_sync_reply);
+    ac_envelope *env_;
+    full_Store_sync_reply *msg_;
+
+    env_ = ac_reply_new(cx, to, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_sync_reply *)ac_reply_body(env_);
+    msg_->unused_ = 0;
+    return ac_reply(cx, to, env_);
 }
 
 full_Store_ref full_Store_ref_self(const ac_ctx *cx)

@@ -69,7 +69,9 @@ enum full_Store_tag {
     full_Store_TAG_put = 0,
     full_Store_TAG_tree = 1,
     full_Store_TAG_many = 2,
-    full_Store_TAG_ping = 3
+    full_Store_TAG_ping = 3,
+    full_Store_TAG_lookup = 4,
+    full_Store_TAG_sync = 5
 };
 
 typedef struct full_Store_put {
@@ -94,6 +96,30 @@ typedef struct full_Store_ping {
     uint8_t unused_;
 } full_Store_ping;
 
+/** A request: the reply carries a struct and a sequence. */
+typedef struct full_Store_lookup {
+    /** Where the reply goes: keep a copy to reply later. */
+    ac_reply_to reply_to;
+    ac_string key;
+} full_Store_lookup;
+
+/** The reply to lookup. */
+typedef struct full_Store_lookup_reply {
+    bool found;
+    full_Item item;
+    ac_u32_seq hits;
+} full_Store_lookup_reply;
+
+typedef struct full_Store_sync {
+    /** Where the reply goes: keep a copy to reply later. */
+    ac_reply_to reply_to;
+} full_Store_sync;
+
+/** The reply to sync. */
+typedef struct full_Store_sync_reply {
+    uint8_t unused_;
+} full_Store_sync_reply;
+
 /** Runs inside spawn, before any message. */
 typedef struct full_Store_start_args {
     uint32_t seed;
@@ -106,6 +132,9 @@ int full_Store_on_put(full_Store *self, ac_ctx *cx, const full_Store_put *m);
 int full_Store_on_tree(full_Store *self, ac_ctx *cx, const full_Store_tree *m);
 int full_Store_on_many(full_Store *self, ac_ctx *cx, const full_Store_many *m);
 int full_Store_on_ping(full_Store *self, ac_ctx *cx, const full_Store_ping *m);
+int full_Store_on_lookup(full_Store *self, ac_ctx *cx,
+                         const full_Store_lookup *m);
+int full_Store_on_sync(full_Store *self, ac_ctx *cx, const full_Store_sync *m);
 int full_Store_on_start(full_Store *self, ac_ctx *cx,
                         const full_Store_start_args *args);
 void full_Store_on_stop(full_Store *self, ac_ctx *cx);
@@ -125,6 +154,38 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
                          ac_addr_seq raw, const full_Item pair[2],
                          ac_bool_seq bits);
 int full_Store_send_ping(ac_ctx *cx, full_Store_ref to);
+int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key);
+int full_Store_send_sync(ac_ctx *cx, full_Store_ref to);
+
+/* Request / reply (docs/IDL.md). reply: answers the request whose
+ * reply_to is `to`, now or from a later handler. ask: in a handler,
+ * sends the request; `fn` runs in this actor with the reply (status 0)
+ * or AC_ETIMEDOUT (reply NULL) after timeout_ms (0: none), exactly once
+ * unless the actor dies first. ask_wait: outside actors, blocks up to
+ * timeout_ms (AC_FOREVER); on 0, *out is the reply: free it with
+ * ac_reply_free(cx, *out). */
+typedef int (*full_Store_lookup_fn)(void *self, ac_ctx *cx, int status,
+             const full_Store_lookup_reply *reply, void *arg);
+int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found,
+                            full_Item item, ac_u32_seq hits);
+int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
+                          uint32_t timeout_ms, full_Store_lookup_fn fn,
+                          void *arg);
+int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key,
+                               int timeout_ms, full_Store_lookup_reply **out);
+typedef int (*full_Store_sync_fn)(void *self, ac_ctx *cx, int status,
+             const full_Store_sync_reply *reply, void *arg);
+int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to);
+int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms,
+                        full_Store_sync_fn fn, void *arg);
+int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms,
+                             full_Store_sync_reply **out);
+
+/* The wire form of a reply's body (docs/WIRE.md), by its request's tag. */
+long full_Store_encode_reply(uint32_t tag, const ac_envelope *reply,
+                             uint8_t *buf, size_t cap);
+int full_Store_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to,
+                            const uint8_t *buf, size_t len, ac_envelope **out);
 
 /* The running Store's own reference (in its handlers; nil elsewhere). */
 full_Store_ref full_Store_ref_self(const ac_ctx *cx);

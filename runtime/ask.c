@@ -1,0 +1,412 @@
+/*
+ * ask.c — request/reply: asynchronous asks inside actors, with a
+ * continuation and a timeout; blocking asks outside them, on an inbox.
+ *
+ * A request carries an ac_reply_to at the start of its payload; the reply
+ * is a system envelope (AC_TAG_REPLY) that the replier sends to that
+ * address with the id in its head. An actor's pending asks live in one
+ * table per runtime, keyed by the asker's address and the ask's id, under
+ * one lock (asks are not on the plain send path). The reply reaches the
+ * asker as a message, so its continuation runs as one of its turns, with
+ * its state, never concurrently with its handlers (actor.c's
+ * dispatch_system calls ac__asks_deliver). Whoever removes the record —
+ * the reply, the timeout, or the asker's death — is the only one to act
+ * on it, which is what makes the continuation run at most once; the
+ * reply or the timeout, one of which always comes while the asker lives,
+ * makes it exactly once.
+ *
+ * Timeouts use the timer service: ac_timer_after sends only ordinary
+ * messages, so the timer's message goes to a small runtime actor (spawned
+ * on first use) that turns it into a timed-out reply for the asker. The
+ * timer is started in the asker's handler, so it is the asker's: its death
+ * cancels it (timer.c). A record made by a dying actor is refused by the
+ * services' protocol (services.c), so none outlives its asker.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { FROM_TIMER = 1u };  /* ac_reply_head.flags: a timeout, not a reply */
+
+typedef struct ask {
+    ac__amap_node node;     /* key: the asker; extra: the ask's id */
+    ac_reply_call_fn call;  /* NULL: fn is an ac_reply_fn */
+    ac_any_fn fn;
+    void *arg;
+    ac_timer_id timer;      /* 0: no timeout */
+} ask;
+
+typedef struct ac__asks {
+    pthread_mutex_t lock;
+    ac__amap pending;
+    uint64_t next_id;
+    pthread_mutex_t spawn_lock;  /* the timeout actor is spawned once */
+    bool have_timeouts;
+    ac_addr timeouts;
+} ac__asks;
+
+/* The timeout actor's one message: whose ask ran out of time. */
+typedef struct timeout_note {
+    ac_addr asker;
+    uint64_t id;
+} timeout_note;
+
+static int timeouts_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+{
+    (void)state;
+    if (e->tag != 0)
+        return AC_EBADTAG;
+    const timeout_note *n = ac_envelope_payload(e);
+    ac__env *r = ac__pool_alloc(cx, AC_REPLY_HEAD_SIZE);
+    if (r == NULL)
+        return 0;  /* out of memory: the ask stays pending until its asker dies */
+    r->tag = AC_TAG_REPLY;
+    r->flags = 0;
+    ac_reply_head *h = ac_envelope_payload(ac__env_pub(r));
+    h->id = n->id;
+    h->status = AC_ETIMEDOUT;
+    h->flags = FROM_TIMER;
+    /* An asker that is gone took its record with it: nothing to count. */
+    (void)ac__send_system(cx, &n->asker, r);
+    return 0;
+}
+
+static const ac_actor_type timeouts_type = {
+    AC_ABI_VERSION, "actorc.AskTimeouts", 0, 1, timeouts_dispatch, NULL, NULL,
+    0, NULL, NULL, NULL, NULL, 0, AC_OVERFLOW_REJECT,
+};
+
+/* The runtime's ask table, made on first use. NULL when out of memory. */
+static ac__asks *asks_of(ac_runtime *rt)
+{
+    /* Acquire: pairs with the release of the CAS below. */
+    ac__asks *A = atomic_load_explicit(&rt->asks, memory_order_acquire);
+    if (A != NULL)
+        return A;
+    A = calloc(1, sizeof *A);
+    if (A == NULL)
+        return NULL;
+    if (ac__amap_init(&A->pending) != 0) {
+        free(A);
+        return NULL;
+    }
+    pthread_mutex_init(&A->lock, NULL);
+    pthread_mutex_init(&A->spawn_lock, NULL);
+    A->next_id = 1;
+    ac__asks *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(&rt->asks, &expected, A,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire))
+        return A;
+    pthread_mutex_destroy(&A->lock);
+    pthread_mutex_destroy(&A->spawn_lock);
+    ac__amap_destroy(&A->pending);
+    free(A);
+    return expected;
+}
+
+static int timeouts_addr(ac_ctx *cx, ac__asks *A, ac_addr *out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&A->spawn_lock);
+    if (!A->have_timeouts) {
+        rc = ac_spawn(cx, &timeouts_type, NULL, &A->timeouts);
+        A->have_timeouts = rc == 0;
+    }
+    if (rc == 0)
+        *out = A->timeouts;
+    pthread_mutex_unlock(&A->spawn_lock);
+    return rc;
+}
+
+/* Removes and returns the record of ask `id` of `asker`, or NULL. */
+static ask *take(ac__asks *A, const ac_addr *asker, uint64_t id)
+{
+    pthread_mutex_lock(&A->lock);
+    ac__amap_node *x = ac__amap_find(&A->pending, asker, id);
+    if (x != NULL)
+        ac__amap_remove(&A->pending, x);
+    pthread_mutex_unlock(&A->lock);
+    return x ? AC__CONTAINER_OF(x, ask, node) : NULL;
+}
+
+static ac_reply_to *reply_to_of(ac_envelope *request)
+{
+    return (ac_reply_to *)ac_envelope_payload(request);
+}
+
+int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+               uint32_t timeout_ms, ac_reply_call_fn call, ac_any_fn fn,
+               void *arg)
+{
+    if (request == NULL || cx == NULL)
+        return AC_EINVAL;
+    int rc = 0;
+    ac__actor *self = cx->current;
+    ac__asks *A = NULL;
+    ask *k = NULL;
+    if (self == NULL)
+        rc = AC_ESTATE;
+    else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM)
+        rc = AC_EINVAL;
+    else if ((A = asks_of(cx->rt)) == NULL || (k = calloc(1, sizeof *k)) == NULL)
+        rc = AC_ENOMEM;
+    if (rc != 0) {
+        ac_envelope_free(cx, request);
+        return rc;
+    }
+    k->call = call;
+    k->fn = fn;
+    k->arg = arg;
+    k->node.key = self->addr;
+
+    /* Online: the per-actor-state protocol of services.c. */
+    ac__enter(cx);
+    pthread_mutex_lock(&A->lock);
+    k->node.extra = A->next_id++;
+    if (!ac__service_alive(cx, self))
+        rc = AC_ESTATE;  /* asked from its stop hook: nobody will listen */
+    else
+        ac__amap_add(&A->pending, &k->node);
+    pthread_mutex_unlock(&A->lock);
+    ac__leave(cx);
+    uint64_t id = k->node.extra;
+    if (rc != 0) {
+        free(k);
+        ac_envelope_free(cx, request);
+        return rc;
+    }
+
+    if (timeout_ms > 0) {
+        ac_addr tq;
+        ac_envelope *note = NULL;
+        rc = timeouts_addr(cx, A, &tq);
+        if (rc == 0 && (note = ac_envelope_new(cx, 0, sizeof(timeout_note))) == NULL)
+            rc = AC_ENOMEM;
+        if (rc == 0) {
+            timeout_note *n = ac_envelope_payload(note);
+            n->asker = self->addr;
+            n->id = id;
+            /* The record is ours until the send: no reply can come yet. */
+            rc = ac_timer_after(cx, &tq, timeout_ms, note, &k->timer);
+        }
+    }
+    if (rc == 0) {
+        ac_reply_to *back = reply_to_of(request);
+        back->to = self->addr;
+        back->id = id;
+        rc = ac_send(cx, to, request);
+        request = NULL;
+    }
+    if (rc != 0) {
+        /* Nothing was asked: undo, and fn never runs. */
+        if (request != NULL)
+            ac_envelope_free(cx, request);
+        ask *mine = take(A, &self->addr, id);
+        if (mine != NULL) {
+            if (mine->timer != 0)
+                (void)ac_timer_cancel(cx, mine->timer);
+            free(mine);
+        }
+    }
+    return rc;
+}
+
+int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+           uint32_t timeout_ms, ac_reply_fn fn, void *arg)
+{
+    return ac_ask_via(cx, to, request, timeout_ms, NULL, (ac_any_fn)fn, arg);
+}
+
+int ac__asks_deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    ac_envelope *pub = ac__env_pub(e);
+    const ac_reply_head *h = ac_envelope_payload(pub);
+    ac__asks *A = atomic_load_explicit(&cx->rt->asks, memory_order_acquire);
+    ask *k = A ? take(A, &a->addr, h->id) : NULL;
+    if (k == NULL) {
+        /* The ask is over (answered, timed out): a late reply is a dead
+         * letter; a late timeout is nothing. */
+        if (!(h->flags & FROM_TIMER))
+            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
+        return 0;
+    }
+    if (k->timer != 0 && !(h->flags & FROM_TIMER))
+        (void)ac_timer_cancel(cx, k->timer);
+    const void *body = h->status == 0 ? ac_reply_body(pub) : NULL;
+    int rc = k->call ? k->call(k->fn, a->state, cx, h->status, body, k->arg)
+                     : ((ac_reply_fn)k->fn)(a->state, cx, h->status, body, k->arg);
+    free(k);
+    /* AC_EBADTAG would read as "no hook" in dispatch_system. */
+    return rc == AC_EBADTAG ? AC_EFAILED : rc;
+}
+
+void ac__asks_died(ac_ctx *cx, ac__actor *a)
+{
+    ac__asks *A = atomic_load_explicit(&cx->rt->asks, memory_order_acquire);
+    if (A == NULL)
+        return;
+    pthread_mutex_lock(&A->lock);
+    ac__amap_node *gone = ac__amap_take(&A->pending, &a->addr, 0);
+    pthread_mutex_unlock(&A->lock);
+    /* Their timers are the dead actor's: timer.c cancels them. */
+    for (ac__amap_node *x = gone, *next; x != NULL; x = next) {
+        next = x->next;
+        free(AC__CONTAINER_OF(x, ask, node));
+    }
+}
+
+/* ---- replies ------------------------------------------------------------------ */
+
+ac_envelope *ac_reply_new(ac_ctx *cx, const ac_reply_to *to, size_t body_size)
+{
+    if (cx == NULL || to == NULL || body_size > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
+        return NULL;
+    ac__env *e = ac__pool_alloc(cx, AC_REPLY_HEAD_SIZE + body_size);
+    if (e == NULL)
+        return NULL;
+    e->tag = AC_TAG_REPLY;
+    e->flags = 0;
+    ac_reply_head *h = ac_envelope_payload(ac__env_pub(e));
+    h->id = to->id;
+    h->status = 0;
+    h->flags = 0;
+    return ac__env_pub(e);
+}
+
+int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
+{
+    if (reply == NULL || cx == NULL)
+        return AC_EINVAL;
+    if (to == NULL || reply->tag != AC_TAG_REPLY) {
+        ac_envelope_free(cx, reply);
+        return AC_EINVAL;
+    }
+    ac__env *e = ac__env_of(reply);
+    ac__enter(cx);
+    ac__actor *a = ac__route_lookup(&cx->rt->route, &to->to);
+    int rc = 0;
+    if (a == NULL) {
+        ac__dead_letter(cx, &to->to, e, AC_ENOTFOUND);
+        ac__pool_free(cx, e);
+        rc = AC_ENOTFOUND;
+    } else {
+        /* A system message: outside any mailbox bound, allowed during
+         * shutdown (the asker may be waiting on it). */
+        AC__COUNT(cx, sends, 1);
+        rc = ac__deliver(cx, a, e);
+    }
+    ac__leave(cx);
+    return rc;
+}
+
+int ac_reply_error(ac_ctx *cx, const ac_reply_to *to, int status)
+{
+    if (cx == NULL || to == NULL || status >= 0)
+        return AC_EINVAL;
+    ac_envelope *e = ac_reply_new(cx, to, 0);
+    if (e == NULL)
+        return AC_ENOMEM;
+    ((ac_reply_head *)ac_envelope_payload(e))->status = status;
+    return ac_reply(cx, to, e);
+}
+
+void ac_reply_free(ac_ctx *cx, const void *body)
+{
+    if (body == NULL)
+        return;
+    unsigned char *p = (unsigned char *)(uintptr_t)body;
+    ac_envelope_free(cx, (ac_envelope *)(void *)(p - AC_REPLY_HEAD_SIZE -
+                                                 AC_ENVELOPE_HEADER_SIZE));
+}
+
+/* ---- blocking asks ----------------------------------------------------------- */
+
+int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+                int timeout_ms, ac_envelope **reply)
+{
+    if (request == NULL || cx == NULL)
+        return AC_EINVAL;
+    if (reply != NULL)
+        *reply = NULL;
+    int rc = 0;
+    if (cx->current != NULL)
+        rc = AC_ESTATE;  /* a worker must not block */
+    else if (to == NULL || reply == NULL || request->tag >= AC_TAG_SYSTEM)
+        rc = AC_EINVAL;
+    else if (cx->ask_inbox == NULL)
+        rc = ac_inbox_create(cx, &cx->ask_inbox);
+    if (rc != 0) {
+        ac_envelope_free(cx, request);
+        return rc;
+    }
+    /* One inbox per thread, kept: destroying one waits a grace period. */
+    uint64_t id = ++cx->ask_seq;
+    ac_reply_to *back = reply_to_of(request);
+    back->to = *ac_inbox_addr(cx->ask_inbox);
+    back->id = id;
+    rc = ac_send(cx, to, request);
+    if (rc != 0)
+        return rc;
+
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int left = timeout_ms;
+        if (timeout_ms > 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            int64_t spent = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 +
+                            (now.tv_nsec - t0.tv_nsec) / 1000000;
+            left = spent >= timeout_ms ? 0 : timeout_ms - (int)spent;
+        }
+        ac_envelope *e = NULL;
+        rc = ac_inbox_recv(cx, cx->ask_inbox, AC_TAG_REPLY, left, &e);
+        if (rc != 0)
+            return rc;
+        const ac_reply_head *h = ac_envelope_payload(e);
+        if (h->id != id) {
+            /* An earlier ask's reply, come after it timed out. */
+            ac__dead_letter(cx, ac_inbox_addr(cx->ask_inbox), ac__env_of(e),
+                            AC_ENOTFOUND);
+            ac_envelope_free(cx, e);
+            continue;
+        }
+        if (h->status != 0) {
+            rc = h->status;
+            ac_envelope_free(cx, e);
+            return rc;
+        }
+        *reply = e;
+        return 0;
+    }
+}
+
+void ac__asks_free(ac_runtime *rt)
+{
+    /* The threads' ask inboxes go before their contexts do. */
+    for (ac_ctx *c = rt->externals; c != NULL; c = c->next_external) {
+        if (c->ask_inbox != NULL) {
+            ac_inbox_destroy(c, c->ask_inbox);
+            c->ask_inbox = NULL;
+        }
+    }
+    ac__asks *A = atomic_load_explicit(&rt->asks, memory_order_acquire);
+    if (A == NULL)
+        return;
+    /* Actors still alive at the end (shutdown stopped them all, so only
+     * those it could not) leave records behind. */
+    ac__amap *m = &A->pending;
+    for (size_t i = 0; m->buckets && i <= m->mask; i++)
+        for (ac__amap_node *x = m->buckets[i], *next; x != NULL; x = next) {
+            next = x->next;
+            free(AC__CONTAINER_OF(x, ask, node));
+        }
+    ac__amap_destroy(&A->pending);
+    pthread_mutex_destroy(&A->lock);
+    pthread_mutex_destroy(&A->spawn_lock);
+    free(A);
+}
