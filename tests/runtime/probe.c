@@ -2,6 +2,7 @@
  * probe.c — see probe.h.
  */
 #include "probe.h"
+#include "fixtures.h"
 
 #include <string.h>
 
@@ -135,4 +136,20 @@ bool no_report(ac_ctx *cx, ac_inbox *ib, uint32_t tag)
         return true;
     ac_envelope_free(cx, e);
     return false;
+}
+
+probe_world probe_world_open(int workers)
+{
+    probe_world w;
+    w.rt = make_runtime(workers);
+    w.cx = ac_runtime_ctx(w.rt);
+    cr_assert_eq(ac_inbox_create(w.cx, &w.ib), 0);
+    w.me = ac_inbox_addr(w.ib);
+    return w;
+}
+
+void probe_world_close(probe_world *w)
+{
+    ac_inbox_destroy(w->cx, w->ib);
+    ac_runtime_destroy(w->rt);
 }

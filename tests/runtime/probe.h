@@ -52,6 +52,17 @@ typedef struct probe_stopped {
 
 extern const ac_actor_type probe_type;
 
+/* A runtime with `workers` workers and an inbox for the probes' reports. */
+typedef struct probe_world {
+    ac_runtime *rt;
+    ac_ctx *cx;
+    ac_inbox *ib;
+    const ac_addr *me;   /* the inbox's address */
+} probe_world;
+
+probe_world probe_world_open(int workers);
+void probe_world_close(probe_world *w);
+
 /* Spawns a probe reporting to `report`. */
 ac_addr spawn_probe(ac_ctx *cx, const ac_addr *report);
 /* Sends a command with an optional payload. */

@@ -26,30 +26,9 @@ static uint64_t count_of(ac_ctx *cx, ac_inbox *ib, const ac_addr *a)
     return s.count;
 }
 
-typedef struct world {
-    ac_runtime *rt;
-    ac_ctx *cx;
-    ac_inbox *ib;
-} world;
-
-static world open_world(int workers)
-{
-    world w;
-    w.rt = make_runtime(workers);
-    w.cx = ac_runtime_ctx(w.rt);
-    cr_assert_eq(ac_inbox_create(w.cx, &w.ib), 0);
-    return w;
-}
-
-static void close_world(world *w)
-{
-    ac_inbox_destroy(w->cx, w->ib);
-    ac_runtime_destroy(w->rt);
-}
-
 Test(bounded, a_full_mailbox_rejects_with_efull_by_default, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr a = spawn_bounded(w.cx, w.ib, 4, AC_OVERFLOW_REJECT);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), 0);
@@ -61,12 +40,12 @@ Test(bounded, a_full_mailbox_rejects_with_efull_by_default, .timeout = 30)
     cr_assert_eq(st.mailbox_drops, 2);
     cr_assert_eq(st.dead_letters, 0);
     cr_assert_eq(count_of(w.cx, w.ib, &a), 4);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(bounded, handled_messages_make_room_again, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr a = spawn_bounded(w.cx, w.ib, 2, AC_OVERFLOW_REJECT);
     for (int round = 0; round < 5; round++) {
         cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), 0);
@@ -75,12 +54,12 @@ Test(bounded, handled_messages_make_room_again, .timeout = 30)
         ac_runtime_run(w.rt);
     }
     cr_assert_eq(count_of(w.cx, w.ib, &a), 10);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(bounded, drop_newest_accepts_the_send_and_drops_it, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr a = spawn_bounded(w.cx, w.ib, 3, AC_OVERFLOW_DROP_NEWEST);
     for (int i = 0; i < 10; i++)
         cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), 0);
@@ -89,7 +68,7 @@ Test(bounded, drop_newest_accepts_the_send_and_drops_it, .timeout = 30)
     ac_runtime_stats(w.rt, &st);
     cr_assert_eq(st.mailbox_drops, 7);
     cr_assert_eq(count_of(w.cx, w.ib, &a), 3);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 /* Items carry their sequence number; the handler keeps the last one. */
@@ -116,7 +95,7 @@ static const ac_actor_type keeper_type = {
 
 Test(bounded, drop_oldest_keeps_the_newest_messages, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr a;
     /* The bound and policy come from the type here, as the IDL gives them. */
     cr_assert_eq(ac_spawn(w.cx, &keeper_type, NULL, &a), 0);
@@ -131,12 +110,12 @@ Test(bounded, drop_oldest_keeps_the_newest_messages, .timeout = 30)
     ac_stats st;
     ac_runtime_stats(w.rt, &st);
     cr_assert_eq(st.mailbox_drops, 7);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(bounded, a_stop_is_not_refused_by_a_full_mailbox, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr a = spawn_bounded(w.cx, w.ib, 1, AC_OVERFLOW_REJECT);
     cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), 0);
     cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), AC_EFULL);
@@ -144,19 +123,19 @@ Test(bounded, a_stop_is_not_refused_by_a_full_mailbox, .timeout = 30)
     probe_stopped s;
     expect_report(w.cx, w.ib, R_STOPPED, &s, sizeof s);
     cr_assert_eq(s.count, 1);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(bounded, a_bad_overflow_policy_is_refused, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     probe_args args = {*ac_inbox_addr(w.ib), 0, false};
     ac_spawn_options o = {0};
     o.mailbox_bound = 3;
     o.mailbox_overflow = 99;
     ac_addr a;
     cr_assert_eq(ac_spawn_opts(w.cx, &probe_type, &args, &o, &a), AC_EINVAL);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 static _Atomic int hook_full, hook_notfound;
@@ -177,7 +156,7 @@ static void count_hook(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int 
 
 Test(bounded, the_dead_letter_hook_sees_every_refused_message, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_runtime_set_dead_letter_hook(w.rt, count_hook, NULL);
     ac_addr a = spawn_bounded(w.cx, w.ib, 1, AC_OVERFLOW_REJECT);
     cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), 0);
@@ -188,7 +167,7 @@ Test(bounded, the_dead_letter_hook_sees_every_refused_message, .timeout = 30)
     cr_assert_eq(probe_cmd(w.cx, &a, P_COUNT, NULL, 0), AC_ENOTFOUND);
     cr_assert_eq(atomic_load(&hook_full), 1);
     cr_assert_eq(atomic_load(&hook_notfound), 1);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 typedef struct producer_arg {
@@ -217,7 +196,7 @@ static void *producer(void *p)
 
 Test(bounded, concurrent_producers_each_message_handled_or_counted, .timeout = 60)
 {
-    world w = open_world(2);
+    probe_world w = probe_world_open(2);
     ac_addr a = spawn_bounded(w.cx, w.ib, 16, AC_OVERFLOW_REJECT);
     static _Atomic uint64_t accepted, refused;
     pthread_t t[PRODUCERS];
@@ -235,5 +214,5 @@ Test(bounded, concurrent_producers_each_message_handled_or_counted, .timeout = 6
     ac_stats st;
     ac_runtime_stats(w.rt, &st);
     cr_assert_eq(st.mailbox_drops, atomic_load(&refused));
-    close_world(&w);
+    probe_world_close(&w);
 }

@@ -5,30 +5,7 @@
 #include "fixtures.h"
 #include "probe.h"
 
-typedef struct world {
-    ac_runtime *rt;
-    ac_ctx *cx;
-    ac_inbox *ib;
-    const ac_addr *me;
-} world;
-
-static world open_world(int workers)
-{
-    world w;
-    w.rt = make_runtime(workers);
-    w.cx = ac_runtime_ctx(w.rt);
-    cr_assert_eq(ac_inbox_create(w.cx, &w.ib), 0);
-    w.me = ac_inbox_addr(w.ib);
-    return w;
-}
-
-static void close_world(world *w)
-{
-    ac_inbox_destroy(w->cx, w->ib);
-    ac_runtime_destroy(w->rt);
-}
-
-static ac_stats stats_of(world *w)
+static ac_stats stats_of(probe_world *w)
 {
     ac_stats st;
     ac_runtime_run(w->rt);
@@ -38,29 +15,29 @@ static ac_stats stats_of(world *w)
 
 Test(failure, self_is_the_running_actor_and_null_outside_one, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     ac_addr seen;
     expect_report(w.cx, w.ib, R_STARTED, &seen, sizeof seen);
     cr_assert(ac_addr_eq(&seen, &p));
     cr_assert_null(ac_self(w.cx));
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, the_stop_hook_runs_on_a_graceful_stop_and_may_send, .timeout = 30)
 {
-    world w = open_world(2);
+    probe_world w = probe_world_open(2);
     ac_addr p = spawn_probe(w.cx, w.me);
     ac_stop(w.cx, &p);
     probe_stopped s;
     expect_report(w.cx, w.ib, R_STOPPED, &s, sizeof s);
     cr_assert(ac_addr_eq(&s.who, &p));
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, an_external_stop_waits_behind_the_queued_messages, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     for (int i = 0; i < 25; i++)
         probe_cmd(w.cx, &p, P_COUNT, NULL, 0);
@@ -71,12 +48,12 @@ Test(failure, an_external_stop_waits_behind_the_queued_messages, .timeout = 30)
     cr_assert_eq(s.count, 25);
     ac_stats st = stats_of(&w);
     cr_assert_eq(st.dead_letters, 1);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, stopping_itself_drops_and_counts_what_is_left, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     probe_cmd(w.cx, &p, P_COUNT, NULL, 0);
     probe_cmd(w.cx, &p, P_STOP_SELF, NULL, 0);
@@ -88,12 +65,12 @@ Test(failure, stopping_itself_drops_and_counts_what_is_left, .timeout = 30)
     ac_stats st = stats_of(&w);
     cr_assert_eq(st.dead_letters, 7);
     cr_assert_eq(st.stopped, 1);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, a_failed_actors_mailbox_is_dropped_and_counted, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     int code = 3;
     probe_cmd(w.cx, &p, P_FAIL, &code, sizeof code);
@@ -103,12 +80,12 @@ Test(failure, a_failed_actors_mailbox_is_dropped_and_counted, .timeout = 30)
     cr_assert_eq(st.failed, 1);
     cr_assert_eq(st.dead_letters, 4);
     cr_assert(no_report(w.cx, w.ib, R_STOPPED));  /* no stop hook on failure */
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, a_failure_leaves_every_other_actor_untouched, .timeout = 30)
 {
-    world w = open_world(2);
+    probe_world w = probe_world_open(2);
     enum { N = 50 };
     ac_addr a[N];
     for (int i = 0; i < N; i++)
@@ -126,12 +103,12 @@ Test(failure, a_failure_leaves_every_other_actor_untouched, .timeout = 30)
     }
     ac_stats st = stats_of(&w);
     cr_assert_eq(st.failed, 1);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, a_failing_start_hook_fails_the_spawn_and_counts, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     probe_args args = {*w.me, 55, false};
     ac_addr a;
     memset(&a, 0xAB, sizeof a);
@@ -139,12 +116,12 @@ Test(failure, a_failing_start_hook_fails_the_spawn_and_counts, .timeout = 30)
     ac_stats st = stats_of(&w);
     cr_assert_eq(st.failed, 1);
     cr_assert_eq(st.spawned, 1);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, ac_fail_with_code_zero_still_fails, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     cr_assert_eq(ac_monitor(w.cx, w.me, &p, NULL), 0);
     int zero = 0;
@@ -153,23 +130,23 @@ Test(failure, ac_fail_with_code_zero_still_fails, .timeout = 30)
     expect_report(w.cx, w.ib, AC_TAG_DOWN, &d, sizeof d);
     cr_assert_eq(d.reason, AC_REASON_FAILED);
     cr_assert_eq(d.code, AC_EFAILED);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, calls_that_need_a_handler_are_refused_outside_one, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     cr_assert_eq(ac_fail(w.cx, 1), AC_ESTATE);
     cr_assert_eq(ac_stop_self(w.cx), AC_ESTATE);
     cr_assert_eq(ac_trap_exits(w.cx, true), AC_ESTATE);
     cr_assert_eq(ac_link(w.cx, &p), AC_ESTATE);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, sends_to_the_dead_return_enotfound_and_count, .timeout = 30)
 {
-    world w = open_world(2);
+    probe_world w = probe_world_open(2);
     ac_addr p = spawn_probe(w.cx, w.me);
     ac_stop(w.cx, &p);
     ac_runtime_run(w.rt);
@@ -179,14 +156,14 @@ Test(failure, sends_to_the_dead_return_enotfound_and_count, .timeout = 30)
     cr_assert_eq(ac_kill(w.cx, &p), AC_ENOTFOUND);
     ac_stats st = stats_of(&w);
     cr_assert_eq(st.dead_letters, 9);
-    close_world(&w);
+    probe_world_close(&w);
 }
 
 Test(failure, system_tags_cannot_be_sent_by_users, .timeout = 30)
 {
-    world w = open_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     ac_envelope *e = ac_envelope_new(w.cx, AC_TAG_DOWN, sizeof(ac_down));
     cr_assert_eq(ac_send(w.cx, &p, e), AC_EINVAL);
-    close_world(&w);
+    probe_world_close(&w);
 }

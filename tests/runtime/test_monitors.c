@@ -4,31 +4,8 @@
 #include "fixtures.h"
 #include "probe.h"
 
-typedef struct world {
-    ac_runtime *rt;
-    ac_ctx *cx;
-    ac_inbox *ib;
-    const ac_addr *me;
-} world;
-
-static world make_world(int workers)
-{
-    world w;
-    w.rt = make_runtime(workers);
-    w.cx = ac_runtime_ctx(w.rt);
-    cr_assert_eq(ac_inbox_create(w.cx, &w.ib), 0);
-    w.me = ac_inbox_addr(w.ib);
-    return w;
-}
-
-static void end_world(world *w)
-{
-    ac_inbox_destroy(w->cx, w->ib);
-    ac_runtime_destroy(w->rt);
-}
-
 /* The inbox monitors `target`; returns the reference. */
-static uint64_t watch(world *w, const ac_addr *target)
+static uint64_t watch(probe_world *w, const ac_addr *target)
 {
     uint64_t ref = 0;
     cr_assert_eq(ac_monitor(w->cx, w->me, target, &ref), 0);
@@ -36,7 +13,7 @@ static uint64_t watch(world *w, const ac_addr *target)
     return ref;
 }
 
-static ac_down expect_down(world *w)
+static ac_down expect_down(probe_world *w)
 {
     ac_down d;
     expect_report(w->cx, w->ib, AC_TAG_DOWN, &d, sizeof d);
@@ -45,7 +22,7 @@ static ac_down expect_down(world *w)
 
 static void check_down_on(int workers, uint32_t how, int code, int reason)
 {
-    world w = make_world(workers);
+    probe_world w = probe_world_open(workers);
     ac_addr p = spawn_probe(w.cx, w.me);
     uint64_t ref = watch(&w, &p);
     if (how == P_FAIL || how == P_FAIL_VIA_API)
@@ -61,7 +38,7 @@ static void check_down_on(int workers, uint32_t how, int code, int reason)
     cr_assert_eq(d.ref, ref);
     cr_assert_eq(d.reason, reason);
     cr_assert_eq(d.code, code);
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, stop_gives_down_with_reason_normal, .timeout = 30)
@@ -96,7 +73,7 @@ Test(monitors, down_arrives_with_workers, .timeout = 30)
 
 Test(monitors, two_monitors_give_two_downs, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     uint64_t r1 = watch(&w, &p), r2 = watch(&w, &p);
     cr_assert_neq(r1, r2);
@@ -104,12 +81,12 @@ Test(monitors, two_monitors_give_two_downs, .timeout = 30)
     ac_down a = expect_down(&w), b = expect_down(&w);
     cr_assert((a.ref == r1 && b.ref == r2) || (a.ref == r2 && b.ref == r1));
     cr_assert(no_report(w.cx, w.ib, AC_TAG_DOWN));
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, demonitor_means_no_down, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     uint64_t r1 = watch(&w, &p), r2 = watch(&w, &p);
     cr_assert_eq(ac_demonitor(w.cx, r1), 0);
@@ -117,24 +94,24 @@ Test(monitors, demonitor_means_no_down, .timeout = 30)
     ac_down d = expect_down(&w);
     cr_assert_eq(d.ref, r2);
     cr_assert(no_report(w.cx, w.ib, AC_TAG_DOWN));
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, demonitor_after_the_down_is_not_found, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     uint64_t ref = watch(&w, &p);
     ac_stop(w.cx, &p);
     expect_down(&w);
     cr_assert_eq(ac_demonitor(w.cx, ref), AC_ENOTFOUND);
     cr_assert_eq(ac_demonitor(w.cx, 987654321), AC_ENOTFOUND);
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, monitoring_a_dead_actor_gives_noproc_at_once, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr p = spawn_probe(w.cx, w.me);
     ac_stop(w.cx, &p);
     ac_runtime_run(w.rt);
@@ -143,12 +120,12 @@ Test(monitors, monitoring_a_dead_actor_gives_noproc_at_once, .timeout = 30)
     cr_assert_eq(d.reason, AC_REASON_NOPROC);
     cr_assert_eq(d.ref, ref);
     cr_assert(ac_addr_eq(&d.who, &p));
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, a_watcher_that_is_already_dead_gets_nothing, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr watcher = spawn_probe(w.cx, w.me);
     ac_addr target = spawn_probe(w.cx, w.me);
     ac_stop(w.cx, &watcher);
@@ -160,12 +137,12 @@ Test(monitors, a_watcher_that_is_already_dead_gets_nothing, .timeout = 30)
     ac_runtime_run(w.rt);
     ac_runtime_stats(w.rt, &after);
     cr_assert_eq(after.dead_letters, before.dead_letters);
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, an_actor_monitors_and_hears_through_its_hook, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr watcher = spawn_probe(w.cx, w.me);
     ac_addr target = spawn_probe(w.cx, w.me);
     cr_assert_eq(probe_cmd(w.cx, &watcher, P_MONITOR, &target, sizeof target), 0);
@@ -180,12 +157,12 @@ Test(monitors, an_actor_monitors_and_hears_through_its_hook, .timeout = 30)
     cr_assert_eq(d.ref, rc.ref);
     cr_assert_eq(d.reason, AC_REASON_FAILED);
     cr_assert_eq(d.code, 9);
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, a_down_without_a_hook_is_counted_and_harmless, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     probe_args args = {*w.me, 0, true};
     ac_addr watcher, target = spawn_probe(w.cx, w.me);
     cr_assert_eq(ac_spawn(w.cx, &probe_type, &args, &watcher), 0);
@@ -198,12 +175,12 @@ Test(monitors, a_down_without_a_hook_is_counted_and_harmless, .timeout = 30)
     cr_assert_eq(st.failed, 0);
     /* The watcher lives on and still handles messages. */
     cr_assert_eq(probe_cmd(w.cx, &watcher, P_COUNT, NULL, 0), 0);
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, a_dead_watchers_monitors_are_dropped, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr watcher = spawn_probe(w.cx, w.me);
     ac_addr target = spawn_probe(w.cx, w.me);
     probe_cmd(w.cx, &watcher, P_MONITOR, &target, sizeof target);
@@ -219,12 +196,12 @@ Test(monitors, a_dead_watchers_monitors_are_dropped, .timeout = 30)
      * message, invisible, so look at the table instead: nothing left). */
     cr_assert_eq(after.unhandled, before.unhandled);
     cr_assert(no_report(w.cx, w.ib, R_DOWN));
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, a_down_comes_after_the_messages_its_actor_handled, .timeout = 30)
 {
-    world w = make_world(0);
+    probe_world w = probe_world_open(0);
     ac_addr watcher = spawn_probe(w.cx, w.me);
     ac_addr target = spawn_probe(w.cx, w.me);
     probe_cmd(w.cx, &watcher, P_MONITOR, &target, sizeof target);
@@ -236,13 +213,13 @@ Test(monitors, a_down_comes_after_the_messages_its_actor_handled, .timeout = 30)
     expect_report(w.cx, w.ib, R_STOPPED, &s, sizeof s);
     cr_assert_eq(s.count, 10);
     expect_report(w.cx, w.ib, R_DOWN, NULL, 0);
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, every_monitor_of_many_dying_actors_fires_once, .timeout = 60)
 {
     enum { N = 2000 };
-    world w = make_world(2);
+    probe_world w = probe_world_open(2);
     static ac_addr actors[N];
     for (int i = 0; i < N; i++) {
         actors[i] = spawn_probe(w.cx, w.me);
@@ -265,13 +242,13 @@ Test(monitors, every_monitor_of_many_dying_actors_fires_once, .timeout = 60)
     cr_assert_eq(normal, N / 2);
     cr_assert_eq(failed, N / 2);
     cr_assert(no_report(w.cx, w.ib, AC_TAG_DOWN));
-    end_world(&w);
+    probe_world_close(&w);
 }
 
 Test(monitors, monitoring_races_with_deaths_without_losing_a_down, .timeout = 60)
 {
     enum { N = 2000 };
-    world w = make_world(2);
+    probe_world w = probe_world_open(2);
     int code = 1;
     for (int i = 0; i < N; i++) {
         ac_addr p = spawn_probe(w.cx, w.me);
@@ -285,5 +262,5 @@ Test(monitors, monitoring_races_with_deaths_without_losing_a_down, .timeout = 60
         cr_assert(d.reason == AC_REASON_FAILED || d.reason == AC_REASON_NOPROC);
     }
     cr_assert(no_report(w.cx, w.ib, AC_TAG_DOWN));
-    end_world(&w);
+    probe_world_close(&w);
 }
