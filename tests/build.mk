@@ -58,10 +58,13 @@ $(BUILD)/tests/test_runtime: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=r
 # --jobs=1: the runtime tests start their own worker threads, and the
 # machines have two cores; parallel test processes only add noise.
 # The examples are part of the suite: each runs to completion and verifies
-# its own result (pingpong its round-trip count, chat what each user heard).
+# its own result (pingpong its round-trip count, chat what each user heard,
+# bank every balance).
 test: all $(TEST_BINS) examples
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
 	@echo "== examples"; $(BUILD)/examples/pingpong/pingpong 20000
 	@$(BUILD)/examples/chat/chat > $(BUILD)/examples/chat/chat.out || { cat $(BUILD)/examples/chat/chat.out; exit 1; }
 	@tail -1 $(BUILD)/examples/chat/chat.out
+	@$(BUILD)/examples/bank/bank > $(BUILD)/examples/bank/bank.out || { cat $(BUILD)/examples/bank/bank.out; exit 1; }
+	@tail -1 $(BUILD)/examples/bank/bank.out
 

@@ -1,0 +1,243 @@
+/*
+ * bank — accounts under a supervisor, transfers with asks and timeouts, and
+ * a failing account restarted at the address it had.
+ *
+ * main starts a one-for-one supervisor with three accounts, and a teller.
+ * It asks the teller (a blocking ask) to make transfers: one that works,
+ * one refused for lack of funds, one that times out because the account
+ * does not answer. Then an account fails: the supervisor restarts it at the
+ * same address, and the next ask to that address is answered by the new
+ * instance. Every figure is checked.
+ *
+ *   usage: bank        (AC_WORKERS=n picks the number of worker threads)
+ */
+#include "bank.actor.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ASK_TIMEOUT_MS 200
+
+/* ---- Account ------------------------------------------------------------- */
+
+int bank_Account_on_start(bank_Account *self, ac_ctx *cx,
+                          const bank_Account_start_args *args)
+{
+    (void)cx;
+    self->balance = args->opening;
+    return 0;
+}
+
+int bank_Account_on_deposit(bank_Account *self, ac_ctx *cx, const bank_Account_deposit *m)
+{
+    if (self->frozen)
+        return 0;  /* no answer: the asker's timeout will tell it */
+    self->balance += m->amount.cents;
+    return bank_Account_reply_deposit(cx, &m->reply_to, (bank_Money){self->balance});
+}
+
+int bank_Account_on_withdraw(bank_Account *self, ac_ctx *cx, const bank_Account_withdraw *m)
+{
+    if (self->frozen)
+        return 0;
+    bool ok = m->amount.cents > 0 && m->amount.cents <= self->balance;
+    if (ok)
+        self->balance -= m->amount.cents;
+    return bank_Account_reply_withdraw(cx, &m->reply_to, ok, (bank_Money){self->balance});
+}
+
+int bank_Account_on_balance(bank_Account *self, ac_ctx *cx, const bank_Account_balance *m)
+{
+    return bank_Account_reply_balance(cx, &m->reply_to, (bank_Money){self->balance});
+}
+
+int bank_Account_on_freeze(bank_Account *self, ac_ctx *cx, const bank_Account_freeze *m)
+{
+    (void)cx;
+    self->frozen = m->frozen;
+    return 0;
+}
+
+int bank_Account_on_crash(bank_Account *self, ac_ctx *cx, const bank_Account_crash *m)
+{
+    (void)self;
+    return ac_fail(cx, m->code);
+}
+
+/* ---- Teller --------------------------------------------------------------- */
+
+/* One transfer in progress: where its answer goes, and what it moves. */
+typedef struct transfer {
+    ac_reply_to reply_to;
+    bank_Account_ref from, to;
+    bank_Money amount;
+} transfer;
+
+static int finish(bank_Teller *self, ac_ctx *cx, transfer *t, bool ok, int status)
+{
+    if (ok)
+        self->done++;
+    else if (status == AC_ETIMEDOUT)
+        self->timed_out++;
+    else
+        self->refused++;
+    int rc = bank_Teller_reply_transfer(cx, &t->reply_to, ok, status);
+    free(t);
+    /* The asker may have given up waiting: that reply is a dead letter. */
+    return rc == AC_ENOTFOUND ? 0 : rc;
+}
+
+static int deposited(void *state, ac_ctx *cx, int status,
+                     const bank_Account_deposit_reply *reply, void *arg)
+{
+    transfer *t = arg;
+    (void)reply;
+    if (status != 0) {
+        /* The money left `from` but did not reach `to`: put it back. */
+        (void)bank_Account_send_deposit(cx, t->from, t->amount);
+        return finish(state, cx, t, false, status);
+    }
+    return finish(state, cx, t, true, 0);
+}
+
+static int withdrawn(void *state, ac_ctx *cx, int status,
+                     const bank_Account_withdraw_reply *reply, void *arg)
+{
+    transfer *t = arg;
+    if (status != 0)
+        return finish(state, cx, t, false, status);
+    if (!reply->ok)
+        return finish(state, cx, t, false, AC_EINVAL);
+    int rc = bank_Account_ask_deposit(cx, t->to, t->amount, ASK_TIMEOUT_MS, deposited, t);
+    return rc == 0 ? 0 : finish(state, cx, t, false, rc);
+}
+
+int bank_Teller_on_transfer(bank_Teller *self, ac_ctx *cx, const bank_Teller_transfer *m)
+{
+    transfer *t = malloc(sizeof *t);
+    if (t == NULL)
+        return bank_Teller_reply_transfer(cx, &m->reply_to, false, AC_ENOMEM);
+    t->reply_to = m->reply_to;  /* answered later, from a continuation */
+    t->from = m->payer;
+    t->to = m->payee;
+    t->amount = m->amount;
+    int rc = bank_Account_ask_withdraw(cx, m->payer, m->amount, ASK_TIMEOUT_MS, withdrawn, t);
+    return rc == 0 ? 0 : finish(self, cx, t, false, rc);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static int failures;
+
+static void check(bool ok, const char *what)
+{
+    printf("  %-58s %s\n", what, ok ? "ok" : "WRONG");
+    if (!ok)
+        failures++;
+}
+
+static int64_t balance_of(ac_ctx *cx, bank_Account_ref a)
+{
+    bank_Account_balance_reply *r;
+    if (bank_Account_ask_balance_wait(cx, a, 1000, &r) != 0)
+        return -1;
+    int64_t cents = r->balance.cents;
+    ac_reply_free(cx, r);
+    return cents;
+}
+
+static int transfer_money(ac_ctx *cx, bank_Teller_ref teller, bank_Account_ref from,
+                          bank_Account_ref to, int64_t cents, bool *ok)
+{
+    bank_Teller_transfer_reply *r;
+    int rc = bank_Teller_ask_transfer_wait(cx, teller, from, to, (bank_Money){cents}, 2000, &r);
+    if (rc != 0)
+        return rc;
+    *ok = r->ok;
+    rc = r->status;
+    ac_reply_free(cx, r);
+    return rc;
+}
+
+int main(void)
+{
+    ac_runtime *rt;
+    int rc = ac_runtime_create(&rt, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "bank: cannot start the runtime: %s\n", ac_strerror(rc));
+        return 1;
+    }
+    ac_ctx *cx = ac_runtime_ctx(rt);
+
+    /* Three accounts under a one-for-one supervisor: at most 3 restarts in
+     * 5 s, each account restarted whatever ended it. */
+    bank_Account_start_args opening[3] = {{10000}, {5000}, {0}};
+    ac_child_spec kids[3];
+    for (int i = 0; i < 3; i++)
+        kids[i] = (ac_child_spec){&bank_Account_type, &opening[i], sizeof opening[i],
+                                  AC_RESTART_PERMANENT, NULL};
+    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 3, 5000, kids, 3};
+    ac_addr sup, addrs[3];
+    if ((rc = ac_supervisor_start(cx, &spec, &sup, addrs)) != 0) {
+        fprintf(stderr, "bank: supervisor: %s\n", ac_strerror(rc));
+        return 1;
+    }
+    bank_Account_ref alice = {addrs[0]}, bob = {addrs[1]}, carol = {addrs[2]};
+    bank_Teller_ref teller;
+    if ((rc = bank_Teller_spawn(cx, &teller)) != 0) {
+        fprintf(stderr, "bank: teller: %s\n", ac_strerror(rc));
+        return 1;
+    }
+
+    printf("bank: three accounts under a supervisor, one teller\n");
+    bool ok = false;
+    rc = transfer_money(cx, teller, alice, bob, 2500, &ok);
+    check(rc == 0 && ok, "alice pays bob 25.00");
+    check(balance_of(cx, alice) == 7500 && balance_of(cx, bob) == 7500,
+          "alice has 75.00, bob 75.00");
+
+    rc = transfer_money(cx, teller, carol, alice, 100, &ok);
+    check(rc == AC_EINVAL && !ok, "carol cannot pay 1.00 from an empty account");
+
+    bank_Account_send_freeze(cx, bob, true);
+    rc = transfer_money(cx, teller, bob, carol, 1000, &ok);
+    check(rc == AC_ETIMEDOUT && !ok, "a frozen account times the teller's ask out");
+    bank_Account_send_freeze(cx, bob, false);
+    check(balance_of(cx, bob) == 7500 && balance_of(cx, carol) == 0,
+          "and no money moved");
+
+    printf("bank: bob's account fails\n");
+    uint64_t ref;
+    ac_inbox *ib;
+    if (ac_inbox_create(cx, &ib) != 0 || ac_monitor(cx, ac_inbox_addr(ib), &sup, &ref) != 0)
+        return 1;
+    bank_Account_send_crash(cx, bob, 7);
+    /* The supervisor restarts it at the same address: asks to that address
+     * reach the new instance, which opened again with 50.00. */
+    int64_t after = -1;
+    for (int i = 0; i < 100 && after < 0; i++)
+        after = balance_of(cx, bob);
+    check(after == 5000, "restarted at its address, opened again at 50.00");
+    rc = transfer_money(cx, teller, alice, bob, 500, &ok);
+    check(rc == 0 && ok, "alice pays the restarted bob 5.00");
+    check(balance_of(cx, bob) == 5500, "bob has 55.00");
+    ac_envelope *e;
+    check(ac_inbox_recv(cx, ib, AC_TAG_DOWN, 0, &e) == AC_ETIMEDOUT,
+          "the supervisor itself is still up");
+
+    ac_stats st;
+    ac_runtime_run(rt);
+    ac_runtime_stats(rt, &st);
+    printf("bank: %" PRIu64 " messages, %" PRIu64 " failed, %" PRIu64 " dead letters\n",
+           st.messages, st.failed, st.dead_letters);
+    check(st.failed == 1, "one failure, the crash");
+    ac_inbox_destroy(cx, ib);
+    ac_runtime_destroy(rt);
+    if (failures) {
+        fprintf(stderr, "bank: %d checks failed\n", failures);
+        return 1;
+    }
+    printf("bank: ok\n");
+    return 0;
+}
