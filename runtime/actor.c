@@ -139,8 +139,7 @@ static void after_handler(ac_ctx *cx, ac__actor *a, int rc)
         die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
     else if (f & AC__ACTOR_STOP_REQUESTED)
         die(cx, a, AC_REASON_NORMAL, 0);
-    else if (f & AC__ACTOR_KILLED)
-        die(cx, a, AC_REASON_KILLED, 0);
+    /* KILLED waits for its envelope, already queued: it carries the code. */
 }
 
 /* A bounded type or option: what the actor's bound will be. */
