@@ -417,8 +417,18 @@ const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
                                const acc_message *m);
 const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
                              const acc_message *m, bool wait);
-/* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)". */
-const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a);
+/* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)", or with
+ * `opts` "int m_A_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+ * m_A_ref *out, ...start fields)". */
+const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts);
+/* The typed service wrappers of a message: "int m_A_publish_x(ac_ctx *cx,
+ * const char *group, ...fields)" and "int m_A_send_x_after(ac_ctx *cx,
+ * m_A_ref to, uint32_t delay_ms, ...fields, ac_timer_id *timer_id)" (with
+ * `every`: m_A_send_x_every, period_ms). */
+const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
+                                 const acc_message *m);
+const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
+                               const acc_message *m, bool every);
 /* The include guard: upper-cased module name + "_ACTOR_H". */
 const char *acc_gen_guard(acc_arena *a, const acc_module *mod);
 

@@ -344,9 +344,15 @@ static void resolve(checker *ck, acc_type *t)
 /* The fields of a struct, a message, a start hook or an actor's state
  * (`where` says which). `params` names the generated function's own
  * parameters, which a field may not take. */
+/* A parameter of a generated function, which a field of the same name
+ * would shadow (its value would never reach the message). */
+typedef struct param {
+    const char *name;
+    const char *fn;         /* "send", "spawn", ... */
+} param;
+
 static void check_fields(checker *ck, acc_field *fields, const char *where,
-                         const char *const *params, const char *kind,
-                         const char *fn)
+                         const param *params, const char *kind)
 {
     acc_map seen;
     acc_map_init(&seen, &ck->cx->arena);
@@ -359,12 +365,14 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
                      "'%.*s' was first declared here",
                      (int)first->name.len, first->name.s);
         } else if (check_name(ck, f->name, "a field", true)) {
-            for (int i = 0; params != NULL && params[i] != NULL; i++)
-                if (is(f->name, params[i]))
+            for (int i = 0; params != NULL && params[i].name != NULL; i++)
+                if (is(f->name, params[i].name)) {
                     acc_error(ck->cx, loc_of(f->name), "'%.*s' cannot be used "
                               "as a %s field name: it is a parameter of the "
                               "generated %s function", (int)f->name.len,
-                              f->name.s, kind, fn);
+                              f->name.s, kind, params[i].fn);
+                    break;
+                }
         }
         resolve(ck, &f->type);
     }
@@ -447,26 +455,36 @@ static void check_decl(checker *ck, acc_decl *d)
         d->bad = true;
     }
     check_fields(ck, d->fields, acc_aprintf(&ck->cx->arena, "struct '%.*s'",
-                 (int)d->name.len, d->name.s), NULL, NULL, NULL);
+                 (int)d->name.len, d->name.s), NULL, NULL);
 }
 
 static void check_actor(checker *ck, acc_actor *a)
 {
-    static const char *const send_params[] = { "cx", "to", NULL };
+    /* Every message has a send, a publish and two timer functions. */
+#define SEND_PARAMS { "cx", "send" }, { "to", "send" }, \
+        { "group", "publish" }, { "delay_ms", "send_after" }, \
+        { "period_ms", "send_every" }, { "timer_id", "send_after" }
+    static const param send_params[] = { SEND_PARAMS, { NULL, NULL } };
     /* A request also holds its reply_to; the ask functions take more. */
-    static const char *const ask_params[] = {
-        "cx", "to", "reply_to", "timeout_ms", "fn", "arg", "out", NULL,
+    static const param ask_params[] = {
+        SEND_PARAMS, { "reply_to", "ask" }, { "timeout_ms", "ask" },
+        { "fn", "ask" }, { "arg", "ask" }, { "out", "ask" }, { NULL, NULL },
     };
-    static const char *const reply_params[] = { "cx", "to", NULL };
-    static const char *const spawn_params[] = { "cx", "out", NULL };
+#undef SEND_PARAMS
+    static const param reply_params[] = {
+        { "cx", "reply" }, { "to", "reply" }, { NULL, NULL },
+    };
+    static const param spawn_params[] = {
+        { "cx", "spawn" }, { "out", "spawn" }, { "opts", "spawn_opts" },
+        { NULL, NULL },
+    };
     acc_arena *ar = &ck->cx->arena;
     int an = (int)a->name.len;
     check_fields(ck, a->state, acc_aprintf(ar, "the state of actor '%.*s'",
-                 an, a->name.s), NULL, NULL, NULL);
+                 an, a->name.s), NULL, NULL);
     if (a->start != NULL)
         check_fields(ck, a->start->fields, acc_aprintf(ar, "the start hook of "
-                     "actor '%.*s'", an, a->name.s), spawn_params, "start",
-                     "spawn");
+                     "actor '%.*s'", an, a->name.s), spawn_params, "start");
 
     acc_map seen;
     acc_map_init(&seen, &ck->cx->arena);
@@ -486,12 +504,11 @@ static void check_actor(checker *ck, acc_actor *a)
         }
         check_fields(ck, m->fields, acc_aprintf(ar, "message '%.*s'",
                      (int)m->name.len, m->name.s),
-                     m->has_reply ? ask_params : send_params, "message",
-                     m->has_reply ? "ask" : "send");
+                     m->has_reply ? ask_params : send_params, "message");
         if (m->has_reply)
             check_fields(ck, m->reply, acc_aprintf(ar, "the reply of message "
                          "'%.*s'", (int)m->name.len, m->name.s), reply_params,
-                         "reply", "reply");
+                         "reply");
     }
 }
 
@@ -616,7 +633,9 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 typedef enum gen_kind {
     G_GUARD, G_REF, G_REF_SEQ, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF,
     G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP, G_ON_DOWN, G_ON_EXIT,
+    G_SPAWN_OPTS, G_WHEREIS, G_REF_OF,
     G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND,
+    G_MSG_PUBLISH, G_MSG_SEND_AFTER, G_MSG_SEND_EVERY,
     G_MSG_REPLY_STRUCT, G_MSG_REPLY, G_MSG_FN, G_MSG_ASK, G_MSG_ASK_WAIT,
     G_STRUCT, G_STRUCT_SEQ, G_ENUM, G_ENUM_SEQ, G_ENUM_VALUE
 } gen_kind;
@@ -639,7 +658,11 @@ static const char *describe(checker *ck, const gen_name *g)
         "the self-reference function", "the type descriptor",
         "the start arguments", "the start hook", "the stop hook",
         "the down hook", "the exit hook",
+        "the spawn-with-options function", "the lookup by name function",
+        "the reference-of-address function",
         "the tag", "the struct", "the handler", "the send function",
+        "the publish function", "the delayed send function",
+        "the periodic send function",
         "the reply struct", "the reply function", "the continuation type",
         "the ask function", "the blocking ask function",
         "the type", "the sequence type", "the type", "the sequence type",
@@ -782,6 +805,9 @@ static void module_names(acc_module *mod, void *arg)
               add(nm, G_SPAWN, a, NULL, acc_aprintf(ar, "%s_spawn", p)) &&
               add(nm, G_REF_SELF, a, NULL, acc_aprintf(ar, "%s_ref_self", p)) &&
               add(nm, G_TYPE, a, NULL, acc_aprintf(ar, "%s_type", p)) &&
+              add(nm, G_SPAWN_OPTS, a, NULL, acc_aprintf(ar, "%s_spawn_opts", p)) &&
+              add(nm, G_WHEREIS, a, NULL, acc_aprintf(ar, "%s_whereis", p)) &&
+              add(nm, G_REF_OF, a, NULL, acc_aprintf(ar, "%s_ref_of", p)) &&
               (a->start == NULL ||
                (add(nm, G_START_ARGS, a, NULL, acc_aprintf(ar, "%s_start_args", p)) &&
                 add(nm, G_ON_START, a, NULL, acc_aprintf(ar, "%s_on_start", p)))) &&
@@ -801,6 +827,9 @@ static void module_names(acc_module *mod, void *arg)
                    add(nm, G_MSG_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s", p, n, s)) &&
                    add(nm, G_MSG_HANDLER, a, m, acc_aprintf(ar, "%s_on_%.*s", p, n, s)) &&
                    add(nm, G_MSG_SEND, a, m, acc_aprintf(ar, "%s_send_%.*s", p, n, s)) &&
+                   add(nm, G_MSG_PUBLISH, a, m, acc_aprintf(ar, "%s_publish_%.*s", p, n, s)) &&
+                   add(nm, G_MSG_SEND_AFTER, a, m, acc_aprintf(ar, "%s_send_%.*s_after", p, n, s)) &&
+                   add(nm, G_MSG_SEND_EVERY, a, m, acc_aprintf(ar, "%s_send_%.*s_every", p, n, s)) &&
                    (!m->has_reply ||
                     (add(nm, G_MSG_REPLY_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s_reply", p, n, s)) &&
                      add(nm, G_MSG_REPLY, a, m, acc_aprintf(ar, "%s_reply_%.*s", p, n, s)) &&

@@ -3,8 +3,9 @@
  * headers; enums; forward declarations of structs, typed references and
  * sequence types; struct definitions (dependencies first); then per actor
  * its state struct, tag enum, message structs, start arguments, the
- * handler and hook prototypes the user implements, spawn / send /
- * ref_self, and the type descriptor. Compiles as C11 and as C++.
+ * handler and hook prototypes the user implements, spawn / send and
+ * their service wrappers / whereis / ref_of / ref_self, and the type
+ * descriptor. Compiles as C11 and as C++.
  */
 #include <string.h>
 
@@ -109,7 +110,11 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
     else
         acc_gen_line(g, "\n/* Spawns an actor of type %.*s (zeroed state) into "
                         "*out. */", (int)a->name.len, a->name.s);
-    acc_gen_line(g, "%s;", acc_gen_spawn_decl(g, a));
+    acc_gen_line(g, "%s;", acc_gen_spawn_decl(g, a, false));
+    acc_gen_line(g, "/* The same with options (ac_spawn_opts: a name to "
+                    "register, a mailbox\n * bound, a link); `opts` may be "
+                    "NULL. */");
+    acc_gen_line(g, "%s;", acc_gen_spawn_decl(g, a, true));
 
     if (a->messages != NULL) {
         acc_gen_line(g, "\n/* Senders: copy the fields into one envelope and "
@@ -117,6 +122,21 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
                         "(AC_ENOTFOUND: no such actor). */");
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
+        acc_gen_line(g, "\n/* The same message through the runtime's services "
+                        "(docs/IDL.md). publish:\n * to every member of `group` "
+                        "(ac_group_publish; the members are trusted\n * to be of "
+                        "type %.*s), returns how many it reached or an AC_E* "
+                        "code.\n * send_x_after: to `to` once, delay_ms from now "
+                        "(ac_timer_after);\n * send_x_every: every period_ms "
+                        "(> 0) until cancelled (ac_timer_every).\n * Both write "
+                        "the timer's id to *timer_id (may be NULL; 0 on error) "
+                        "for\n * ac_timer_cancel. */", (int)a->name.len,
+                     a->name.s);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            acc_gen_line(g, "%s;", acc_gen_publish_decl(g, a, m));
+            acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, false));
+            acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, true));
+        }
     }
     bool replies = false;
     for (const acc_message *m = a->messages; m != NULL; m = m->next)
@@ -151,7 +171,17 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
                         "ac_envelope **out);", p);
     }
 
-    acc_gen_line(g, "\n/* The running %.*s's own reference (in its handlers; "
+    acc_gen_line(g, "\n/* The actor registered as `name` (ac_whereis) into "
+                    "*out; nil and AC_ENOTFOUND\n * when nobody holds it. Names "
+                    "are untyped: the holder is trusted to be\n * of type %.*s. */",
+                 (int)a->name.len, a->name.s);
+    acc_gen_line(g, "int %s_whereis(ac_ctx *cx, const char *name, %s_ref *out);",
+                 p, p);
+    acc_gen_line(g, "/* An address as a typed reference (from an ac_down, a "
+                    "group's members, a\n * router), trusted to be an actor of type %.*s. */",
+                 (int)a->name.len, a->name.s);
+    acc_gen_line(g, "%s_ref %s_ref_of(ac_addr addr);", p, p);
+    acc_gen_line(g, "/* The running %.*s's own reference (in its handlers; "
                     "nil elsewhere). */", (int)a->name.len, a->name.s);
     acc_gen_line(g, "%s_ref %s_ref_self(const ac_ctx *cx);", p, p);
     acc_gen_line(g, "\n/* The actor type, for the runtime. */");

@@ -3,7 +3,9 @@
  * struct and message its tail, copy, encode and decode helpers, and per
  * actor the message union, the dispatch function (one switch on the tag),
  * the hook wrappers, the codecs, the message names, the type descriptor,
- * and the spawn / send / ref_self functions.
+ * and the spawn, send (one builder per message, shared by its send,
+ * publish, send_after, send_every and ask functions), whereis, ref_of and
+ * ref_self functions.
  *
  * Names made here that are not in the header contain "__", which no user
  * name can produce; locals end in '_', which no user name can either.
@@ -791,40 +793,6 @@ static void assign(acc_gen *g, const char *dst, const acc_field *f)
         acc_gen_line(g, "    %s->%.*s = %.*s;", dst, n, f->name.s, n, f->name.s);
 }
 
-static void put_send(acc_gen *g, const acc_actor *a, const acc_message *m,
-                     const char *p)
-{
-    int n = (int)m->name.len;
-    const char *s = m->name.s;
-    const char *mn = msg_name(g, p, m);
-    bool var = fields_have_var(m->fields);
-    acc_buf_putc(g->out, '\n');
-    acc_gen_line(g, "%s", acc_gen_send_decl(g, a, m));
-    acc_gen_line(g, "{");
-    acc_gen_line(g, "    size_t size_ = sizeof(%s);", mn);
-    acc_gen_line(g, "    ac_envelope *env_;");
-    acc_gen_line(g, "    %s *msg_;\n", mn);
-    if (var) {
-        emitter e = { g, P_TAIL, "size_" };
-        for (const acc_field *f = m->fields; f != NULL; f = f->next)
-            value(&e, &f->type, acc_strndup(&g->cx->arena, f->name.s,
-                  f->name.len), 0);
-        acc_gen_line(g, "    if (size_ > AC_MAX_PAYLOAD)\n        return AC_EINVAL;");
-    }
-    acc_gen_line(g, "    env_ = ac_envelope_new(cx, %s_TAG_%.*s, size_);", p, n, s);
-    acc_gen_line(g, "    if (env_ == NULL)\n        return AC_ENOMEM;");
-    acc_gen_line(g, "    msg_ = (%s *)ac_envelope_payload(env_);", mn);
-    if (m->fields == NULL)
-        acc_gen_line(g, "    msg_->unused_ = 0;");
-    for (const acc_field *f = m->fields; f != NULL; f = f->next)
-        assign(g, "msg_", f);
-    if (var) {
-        acc_gen_line(g, "    size_ = sizeof(%s);", mn);
-        acc_gen_line(g, "    %s__copy(msg_, (unsigned char *)msg_, &size_);", mn);
-    }
-    acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);\n}");
-}
-
 /* "f1, f2": the fields as arguments. */
 static const char *args_of(acc_gen *g, const acc_field *f)
 {
@@ -835,10 +803,11 @@ static const char *args_of(acc_gen *g, const acc_field *f)
 }
 
 /* Sizes, allocates and fills a message or reply from parameters of the
- * same names as its fields: the send's builder. `alloc` makes env_ of
- * size_ bytes; `body` is where the struct starts in it. */
+ * same names as its fields. `alloc` makes env_ of size_ bytes, at most
+ * `limit`; `body` is where the struct starts in it. */
 static void put_fill(acc_gen *g, const char *sn, const acc_field *fields,
-                     const char *alloc, const char *body, bool req)
+                     const char *alloc, const char *body, const char *limit,
+                     bool req)
 {
     bool var = fields_have_var(fields);
     acc_gen_line(g, "    size_t size_ = sizeof(%s);", sn);
@@ -849,8 +818,7 @@ static void put_fill(acc_gen *g, const char *sn, const acc_field *fields,
         for (const acc_field *f = fields; f != NULL; f = f->next)
             value(&e, &f->type, acc_strndup(&g->cx->arena, f->name.s,
                   f->name.len), 0);
-        acc_gen_line(g, "    if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)\n"
-                        "        return AC_EINVAL;");
+        acc_gen_line(g, "    if (size_ > %s)\n        return AC_EINVAL;", limit);
     }
     acc_gen_line(g, "    env_ = %s;", alloc);
     acc_gen_line(g, "    if (env_ == NULL)\n        return AC_ENOMEM;");
@@ -867,83 +835,154 @@ static void put_fill(acc_gen *g, const char *sn, const acc_field *fields,
     }
 }
 
-/* A message with a reply: one builder for its send, ask and blocking ask;
- * the reply function; the continuation's trampoline. */
-static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
+/* A blank line, then `decl` (wrapped to fit) and the opening brace. */
+static void open_fn(acc_gen *g, const char *decl)
+{
+    acc_buf_putc(g->out, '\n');
+    acc_gen_line(g, "%s", decl);
+    acc_gen_line(g, "{");
+}
+
+/* The opening of a function that builds the message into env_ with the
+ * builder; on failure it runs `fail` (may be "") and returns the code. */
+static void put_built(acc_gen *g, const char *decl, const char *mn,
+                      const char *args, const char *fail)
+{
+    open_fn(g, decl);
+    acc_gen_line(g, "    ac_envelope *env_ = NULL;");
+    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);", mn, args);
+    acc_buf_putc(g->out, '\n');
+    if (fail[0] == '\0') {
+        acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
+    } else {
+        acc_gen_line(g, "    if (rc_ != 0) {\n%s", fail);
+        acc_gen_line(g, "        return rc_;\n    }");
+    }
+}
+
+/* The message's builder (a request's with a nil reply_to), then every
+ * function that sends one built message: send, publish, send_after and
+ * send_every, each a call of the builder and one of the runtime. */
+static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
                         const char *p)
 {
     int n = (int)m->name.len;
     const char *s = m->name.s;
-    const char *mn = msg_name(g, p, m), *rn = reply_name(g, p, m);
+    const char *mn = msg_name(g, p, m);
     const char *send = acc_gen_send_decl(g, a, m);
     const char *head = acc_aprintf(&g->cx->arena, "int %s_send_%.*s(ac_ctx *cx, "
                                    "%s_ref to", p, n, s, p);
     const char *args = args_of(g, m->fields);
+    const char *no_timer = "        if (timer_id != NULL)\n"
+                           "            *timer_id = 0;";
 
-    acc_gen_line(g, "\nstatic int %s__build(ac_ctx *cx, ac_envelope **built_%s",
-                 mn, send + strlen(head));
-    acc_gen_line(g, "{");
+    open_fn(g, acc_aprintf(&g->cx->arena, "static int %s__build(ac_ctx *cx, "
+                           "ac_envelope **built_%s", mn, send + strlen(head)));
     put_fill(g, mn, m->fields, acc_aprintf(&g->cx->arena, "ac_envelope_new(cx, "
-             "%s_TAG_%.*s, size_)", p, n, s), "ac_envelope_payload", true);
+             "%s_TAG_%.*s, size_)", p, n, s), "ac_envelope_payload",
+             "AC_MAX_PAYLOAD", m->has_reply);
     acc_gen_line(g, "    *built_ = env_;\n    return 0;\n}");
 
-    acc_gen_line(g, "\n%s\n{", send);
-    acc_gen_line(g, "    ac_envelope *env_ = NULL;");
-    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);\n", mn, args);
-    acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
-    acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);\n}");
+    put_built(g, send, mn, args, "");
+    acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);");
+    acc_gen_line(g, "}");
 
-    acc_gen_line(g, "\nstatic int %s__call(ac_any_fn fn, void *state, ac_ctx *cx, "
-                    "int status, const void *body, void *arg)\n{", mn);
+    put_built(g, acc_gen_publish_decl(g, a, m), mn, args, "");
+    acc_gen_line(g, "    return ac_group_publish(cx, group, &%s_type, env_);", p);
+    acc_gen_line(g, "}");
+
+    put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args, no_timer);
+    acc_gen_line(g, "    return ac_timer_after(cx, &to.addr, delay_ms, env_, "
+                    "timer_id);");
+    acc_gen_line(g, "}");
+
+    put_built(g, acc_gen_timer_decl(g, a, m, true), mn, args, no_timer);
+    acc_gen_line(g, "    return ac_timer_every(cx, &to.addr, period_ms, &%s_type, "
+                    "env_, timer_id);", p);
+    acc_gen_line(g, "}");
+}
+
+/* A message with a reply: the ask and blocking ask (on the send's
+ * builder), the reply function, the continuation's trampoline. */
+static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
+                        const char *p)
+{
+    const char *mn = msg_name(g, p, m), *rn = reply_name(g, p, m);
+    const char *args = args_of(g, m->fields);
+
+    open_fn(g, acc_aprintf(&g->cx->arena, "static int %s__call(ac_any_fn fn, "
+                           "void *state, ac_ctx *cx, int status, const void "
+                           "*body, void *arg)", mn));
     acc_gen_line(g, "    return ((%s_fn)fn)(state, cx, status, (const %s *)body, "
-                    "arg);\n}", mn, rn);
+                    "arg);", mn, rn);
+    acc_gen_line(g, "}");
 
-    acc_gen_line(g, "\n%s\n{", acc_gen_ask_decl(g, a, m, false));
-    acc_gen_line(g, "    ac_envelope *env_ = NULL;");
-    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);\n", mn, args);
-    acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
+    put_built(g, acc_gen_ask_decl(g, a, m, false), mn, args, "");
     acc_gen_line(g, "    return ac_ask_via(cx, &to.addr, env_, timeout_ms, %s__call, "
-                    "(ac_any_fn)fn, arg);\n}", mn);
+                    "(ac_any_fn)fn, arg);", mn);
+    acc_gen_line(g, "}");
 
-    acc_gen_line(g, "\n%s\n{", acc_gen_ask_decl(g, a, m, true));
+    open_fn(g, acc_gen_ask_decl(g, a, m, true));
     acc_gen_line(g, "    ac_envelope *env_ = NULL, *reply_ = NULL;");
-    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);\n", mn, args);
+    acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);", mn, args);
+    acc_buf_putc(g->out, '\n');
     acc_gen_line(g, "    *out = NULL;");
     acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
     acc_gen_line(g, "    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);");
     acc_gen_line(g, "    if (rc_ == 0)\n        *out = (%s *)ac_reply_body(reply_);", rn);
-    acc_gen_line(g, "    return rc_;\n}");
+    acc_gen_line(g, "    return rc_;");
+    acc_gen_line(g, "}");
 
-    acc_gen_line(g, "\n%s\n{", acc_gen_reply_decl(g, a, m));
-    put_fill(g, rn, m->reply, "ac_reply_new(cx, to, size_)", "ac_reply_body", false);
-    acc_gen_line(g, "    return ac_reply(cx, to, env_);\n}");
+    open_fn(g, acc_gen_reply_decl(g, a, m));
+    put_fill(g, rn, m->reply, "ac_reply_new(cx, to, size_)", "ac_reply_body",
+             "AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE", false);
+    acc_gen_line(g, "    return ac_reply(cx, to, env_);");
+    acc_gen_line(g, "}");
 }
 
 static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
 {
-    acc_gen_line(g, "\n%s\n{", acc_gen_spawn_decl(g, a));
-    if (a->start != NULL && a->start->fields != NULL) {
+    /* The plain spawn is spawn_opts without options: one copy of the
+     * start arguments' packing. */
+    const acc_field *start = a->start != NULL ? a->start->fields : NULL;
+    open_fn(g, acc_gen_spawn_decl(g, a, true));
+    if (start != NULL) {
         acc_gen_line(g, "    %s_start_args args_;\n", p);
-        for (const acc_field *f = a->start->fields; f != NULL; f = f->next) {
-            const char *dst = "(&args_)";
+        for (const acc_field *f = start; f != NULL; f = f->next) {
             int n = (int)f->name.len;
             if (f->type.kind == ACC_ARRAY)
                 acc_gen_line(g, "    memcpy(args_.%.*s, %.*s, sizeof(args_.%.*s));",
                              n, f->name.s, n, f->name.s, n, f->name.s);
             else
                 acc_gen_line(g, "    args_.%.*s = %.*s;", n, f->name.s, n, f->name.s);
-            (void)dst;
         }
-        acc_gen_line(g, "    return ac_spawn(cx, &%s_type, &args_, &out->addr);\n}", p);
+        acc_gen_line(g, "    return ac_spawn_opts(cx, &%s_type, &args_, opts, "
+                        "&out->addr);\n}", p);
     } else {
-        acc_gen_line(g, "    return ac_spawn(cx, &%s_type, NULL, &out->addr);\n}", p);
+        acc_gen_line(g, "    return ac_spawn_opts(cx, &%s_type, NULL, opts, "
+                        "&out->addr);\n}", p);
     }
+    open_fn(g, acc_gen_spawn_decl(g, a, false));
+    acc_gen_line(g, "    return %s_spawn_opts(cx, NULL, out%s);\n}", p,
+                 args_of(g, start));
 
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        put_senders(g, a, m, p);
         if (m->has_reply)
             put_request(g, a, m, p);
-        else
-            put_send(g, a, m, p);
+    }
+
+    open_fn(g, acc_aprintf(&g->cx->arena, "int %s_whereis(ac_ctx *cx, const "
+                           "char *name, %s_ref *out)", p, p));
+    acc_gen_line(g, "    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr "
+                    ": NULL);\n");
+    acc_gen_line(g, "    if (rc_ != 0 && out != NULL)");
+    acc_gen_line(g, "        memset(&out->addr, 0, sizeof(out->addr));");
+    acc_gen_line(g, "    return rc_;\n}");
+
+    acc_gen_line(g, "\n%s_ref %s_ref_of(ac_addr addr)\n{", p, p);
+    acc_gen_line(g, "    %s_ref ref;\n", p);
+    acc_gen_line(g, "    ref.addr = addr;\n    return ref;\n}");
 
     acc_gen_line(g, "\n%s_ref %s_ref_self(const ac_ctx *cx)\n{", p, p);
     acc_gen_line(g, "    %s_ref ref = { { { 0 } } };", p);

@@ -307,10 +307,33 @@ const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
     return params_extra(g, head, m->fields, extra);
 }
 
-const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a)
+const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
 {
     const char *p = acc_gen_prefix(g, a);
-    const char *head = acc_aprintf(&g->cx->arena,
-                                   "int %s_spawn(ac_ctx *cx, %s_ref *out", p, p);
+    const char *head = acc_aprintf(&g->cx->arena, "int %s_spawn%s(ac_ctx *cx, "
+                                   "%s%s_ref *out", p, opts ? "_opts" : "",
+                                   opts ? "const ac_spawn_options *opts, " : "",
+                                   p);
     return params(g, head, a->start != NULL ? a->start->fields : NULL);
+}
+
+const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
+                                 const acc_message *m)
+{
+    const char *head = acc_aprintf(&g->cx->arena, "int %s_publish_%.*s(ac_ctx "
+                                   "*cx, const char *group", acc_gen_prefix(g, a),
+                                   (int)m->name.len, m->name.s);
+    return params(g, head, m->fields);
+}
+
+const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
+                               const acc_message *m, bool every)
+{
+    const char *p = acc_gen_prefix(g, a);
+    const char *head = acc_aprintf(&g->cx->arena, "int %s_send_%.*s_%s(ac_ctx "
+                                   "*cx, %s_ref to, uint32_t %s", p,
+                                   (int)m->name.len, m->name.s,
+                                   every ? "every" : "after", p,
+                                   every ? "period_ms" : "delay_ms");
+    return params_extra(g, head, m->fields, ", ac_timer_id *timer_id");
 }

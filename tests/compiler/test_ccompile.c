@@ -15,7 +15,7 @@
 static const char *const inputs[] = {
     "sample.actor", "golden/pingpong.actor", "golden/types.actor",
     "golden/edge.actor", "wirelib.actor", "wire.actor", "golden/units.actor",
-    "golden/full.actor",
+    "golden/full.actor", "services.actor",
 };
 
 /* Generates every input into `dir`; returns the names of the sources. */

@@ -40,7 +40,7 @@ static const char *const cases[] = {
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
     "mailbox", "down_exit_hooks", "down_collision", "reply_collision",
-    "reply_hook",
+    "reply_hook", "service_collision", "service_params",
 };
 
 static void check_diag_status(const char *name, int status)
@@ -138,6 +138,8 @@ DIAG(down_exit_hooks)
 DIAG(down_collision)
 DIAG(reply_collision)
 DIAG(reply_hook)
+DIAG(service_collision)
+DIAG(service_params)
 WARN(warn_unused_import)
 WARN(warn_unreachable)
 

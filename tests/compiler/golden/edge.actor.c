@@ -306,13 +306,20 @@ const ac_actor_type edge_Odd_type = {
     AC_OVERFLOW_REJECT
 };
 
-int edge_Odd_spawn(ac_ctx *cx, edge_Odd_ref *out)
+int edge_Odd_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                        edge_Odd_ref *out)
 {
-    return ac_spawn(cx, &edge_Odd_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &edge_Odd_type, NULL, opts, &out->addr);
 }
 
-int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
-                        edge_Odd_ref ref, uint8_t actor, bool module)
+int edge_Odd_spawn(ac_ctx *cx, edge_Odd_ref *out)
+{
+    return edge_Odd_spawn_opts(cx, NULL, out);
+}
+
+static int edge_Odd_state__build(ac_ctx *cx, ac_envelope **built_,
+                                 ac_addr addr, edge_Odd_ref ref, uint8_t actor,
+                                 bool module)
 {
     size_t size_ = sizeof(edge_Odd_state);
     ac_envelope *env_;
@@ -326,10 +333,64 @@ int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
     msg_->ref = ref;
     msg_->actor = actor;
     msg_->module = module;
+    *built_ = env_;
+    return 0;
+}
+
+int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
+                        edge_Odd_ref ref, uint8_t actor, bool module)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to)
+int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
+                           edge_Odd_ref ref, uint8_t actor, bool module)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+}
+
+int edge_Odd_send_state_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
+                              ac_addr addr, edge_Odd_ref ref, uint8_t actor,
+                              bool module, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int edge_Odd_send_state_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
+                              ac_addr addr, edge_Odd_ref ref, uint8_t actor,
+                              bool module, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
+                          timer_id);
+}
+
+static int edge_Odd_on__build(ac_ctx *cx, ac_envelope **built_)
 {
     size_t size_ = sizeof(edge_Odd_on);
     ac_envelope *env_;
@@ -340,10 +401,61 @@ int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to)
         return AC_ENOMEM;
     msg_ = (edge_Odd_on *)ac_envelope_payload(env_);
     msg_->unused_ = 0;
+    *built_ = env_;
+    return 0;
+}
+
+int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_on__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
+int edge_Odd_publish_on(ac_ctx *cx, const char *group)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_on__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+}
+
+int edge_Odd_send_on_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
+                           ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_on__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int edge_Odd_send_on_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
+                           ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_on__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
+                          timer_id);
+}
+
+static int edge_Odd_Mixed_Case9__build(ac_ctx *cx, ac_envelope **built_,
+                                       int8_t x_1)
 {
     size_t size_ = sizeof(edge_Odd_Mixed_Case9);
     ac_envelope *env_;
@@ -354,10 +466,62 @@ int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
         return AC_ENOMEM;
     msg_ = (edge_Odd_Mixed_Case9 *)ac_envelope_payload(env_);
     msg_->x_1 = x_1;
+    *built_ = env_;
+    return 0;
+}
+
+int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to)
+int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+}
+
+int edge_Odd_send_Mixed_Case9_after(ac_ctx *cx, edge_Odd_ref to,
+                                    uint32_t delay_ms, int8_t x_1,
+                                    ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int edge_Odd_send_Mixed_Case9_every(ac_ctx *cx, edge_Odd_ref to,
+                                    uint32_t period_ms, int8_t x_1,
+                                    ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
+                          timer_id);
+}
+
+static int edge_Odd_last__build(ac_ctx *cx, ac_envelope **built_)
 {
     size_t size_ = sizeof(edge_Odd_last);
     ac_envelope *env_;
@@ -368,7 +532,74 @@ int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to)
         return AC_ENOMEM;
     msg_ = (edge_Odd_last *)ac_envelope_payload(env_);
     msg_->unused_ = 0;
+    *built_ = env_;
+    return 0;
+}
+
+int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_last__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int edge_Odd_publish_last(ac_ctx *cx, const char *group)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_last__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+}
+
+int edge_Odd_send_last_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
+                             ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_last__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int edge_Odd_send_last_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
+                             ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_last__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
+                          timer_id);
+}
+
+int edge_Odd_whereis(ac_ctx *cx, const char *name, edge_Odd_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+edge_Odd_ref edge_Odd_ref_of(ac_addr addr)
+{
+    edge_Odd_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 edge_Odd_ref edge_Odd_ref_self(const ac_ctx *cx)
@@ -434,9 +665,32 @@ const ac_actor_type edge_Empty_type = {
     AC_OVERFLOW_REJECT
 };
 
+int edge_Empty_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                          edge_Empty_ref *out)
+{
+    return ac_spawn_opts(cx, &edge_Empty_type, NULL, opts, &out->addr);
+}
+
 int edge_Empty_spawn(ac_ctx *cx, edge_Empty_ref *out)
 {
-    return ac_spawn(cx, &edge_Empty_type, NULL, &out->addr);
+    return edge_Empty_spawn_opts(cx, NULL, out);
+}
+
+int edge_Empty_whereis(ac_ctx *cx, const char *name, edge_Empty_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+edge_Empty_ref edge_Empty_ref_of(ac_addr addr)
+{
+    edge_Empty_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 edge_Empty_ref edge_Empty_ref_self(const ac_ctx *cx)
@@ -502,9 +756,32 @@ const ac_actor_type edge_Nothing_type = {
     AC_OVERFLOW_REJECT
 };
 
+int edge_Nothing_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                            edge_Nothing_ref *out)
+{
+    return ac_spawn_opts(cx, &edge_Nothing_type, NULL, opts, &out->addr);
+}
+
 int edge_Nothing_spawn(ac_ctx *cx, edge_Nothing_ref *out)
 {
-    return ac_spawn(cx, &edge_Nothing_type, NULL, &out->addr);
+    return edge_Nothing_spawn_opts(cx, NULL, out);
+}
+
+int edge_Nothing_whereis(ac_ctx *cx, const char *name, edge_Nothing_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+edge_Nothing_ref edge_Nothing_ref_of(ac_addr addr)
+{
+    edge_Nothing_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 edge_Nothing_ref edge_Nothing_ref_self(const ac_ctx *cx)

@@ -72,6 +72,10 @@ int edge_Odd_on_last(edge_Odd *self, ac_ctx *cx, const edge_Odd_last *m);
 
 /* Spawns an actor of type Odd (zeroed state) into *out. */
 int edge_Odd_spawn(ac_ctx *cx, edge_Odd_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int edge_Odd_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                        edge_Odd_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
@@ -81,6 +85,46 @@ int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to);
 int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1);
 int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Odd), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
+                           edge_Odd_ref ref, uint8_t actor, bool module);
+int edge_Odd_send_state_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
+                              ac_addr addr, edge_Odd_ref ref, uint8_t actor,
+                              bool module, ac_timer_id *timer_id);
+int edge_Odd_send_state_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
+                              ac_addr addr, edge_Odd_ref ref, uint8_t actor,
+                              bool module, ac_timer_id *timer_id);
+int edge_Odd_publish_on(ac_ctx *cx, const char *group);
+int edge_Odd_send_on_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
+                           ac_timer_id *timer_id);
+int edge_Odd_send_on_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
+                           ac_timer_id *timer_id);
+int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1);
+int edge_Odd_send_Mixed_Case9_after(ac_ctx *cx, edge_Odd_ref to,
+                                    uint32_t delay_ms, int8_t x_1,
+                                    ac_timer_id *timer_id);
+int edge_Odd_send_Mixed_Case9_every(ac_ctx *cx, edge_Odd_ref to,
+                                    uint32_t period_ms, int8_t x_1,
+                                    ac_timer_id *timer_id);
+int edge_Odd_publish_last(ac_ctx *cx, const char *group);
+int edge_Odd_send_last_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
+                             ac_timer_id *timer_id);
+int edge_Odd_send_last_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
+                             ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Odd. */
+int edge_Odd_whereis(ac_ctx *cx, const char *name, edge_Odd_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Odd. */
+edge_Odd_ref edge_Odd_ref_of(ac_addr addr);
 /* The running Odd's own reference (in its handlers; nil elsewhere). */
 edge_Odd_ref edge_Odd_ref_self(const ac_ctx *cx);
 
@@ -93,7 +137,18 @@ typedef struct edge_Empty edge_Empty; /* no state */
 
 /* Spawns an actor of type Empty (zeroed state) into *out. */
 int edge_Empty_spawn(ac_ctx *cx, edge_Empty_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int edge_Empty_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                          edge_Empty_ref *out);
 
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Empty. */
+int edge_Empty_whereis(ac_ctx *cx, const char *name, edge_Empty_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Empty. */
+edge_Empty_ref edge_Empty_ref_of(ac_addr addr);
 /* The running Empty's own reference (in its handlers; nil elsewhere). */
 edge_Empty_ref edge_Empty_ref_self(const ac_ctx *cx);
 
@@ -106,7 +161,18 @@ typedef struct edge_Nothing edge_Nothing; /* no state */
 
 /* Spawns an actor of type Nothing (zeroed state) into *out. */
 int edge_Nothing_spawn(ac_ctx *cx, edge_Nothing_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int edge_Nothing_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                            edge_Nothing_ref *out);
 
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Nothing. */
+int edge_Nothing_whereis(ac_ctx *cx, const char *name, edge_Nothing_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Nothing. */
+edge_Nothing_ref edge_Nothing_ref_of(ac_addr addr);
 /* The running Nothing's own reference (in its handlers; nil elsewhere). */
 edge_Nothing_ref edge_Nothing_ref_self(const ac_ctx *cx);
 

@@ -1166,18 +1166,26 @@ const ac_actor_type full_Store_type = {
     AC_OVERFLOW_DROP_OLDEST
 };
 
-int full_Store_spawn(ac_ctx *cx, full_Store_ref *out, uint32_t seed, ac_string name, const uint8_t key[2])
+int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                          full_Store_ref *out, uint32_t seed, ac_string name,
+                          const uint8_t key[2])
 {
     full_Store_start_args args_;
 
     args_.seed = seed;
     args_.name = name;
     memcpy(args_.key, key, sizeof(args_.key));
-    return ac_spawn(cx, &full_Store_type, &args_, &out->addr);
+    return ac_spawn_opts(cx, &full_Store_type, &args_, opts, &out->addr);
 }
 
-int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
-                        units_Meter_ref meter)
+int full_Store_spawn(ac_ctx *cx, full_Store_ref *out, uint32_t seed,
+                     ac_string name, const uint8_t key[2])
+{
+    return full_Store_spawn_opts(cx, NULL, out, seed, name, key);
+}
+
+static int full_Store_put__build(ac_ctx *cx, ac_envelope **built_,
+                                 full_Item item, units_Meter_ref meter)
 {
     size_t size_ = sizeof(full_Store_put);
     ac_envelope *env_;
@@ -1194,10 +1202,65 @@ int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
     msg_->meter = meter;
     size_ = sizeof(full_Store_put);
     full_Store_put__copy(msg_, (unsigned char *)msg_, &size_);
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
+                        units_Meter_ref meter)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_put__build(cx, &env_, item, meter);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
+int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
+                           units_Meter_ref meter)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_put__build(cx, &env_, item, meter);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &full_Store_type, env_);
+}
+
+int full_Store_send_put_after(ac_ctx *cx, full_Store_ref to, uint32_t delay_ms,
+                              full_Item item, units_Meter_ref meter,
+                              ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_put__build(cx, &env_, item, meter);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Store_send_put_every(ac_ctx *cx, full_Store_ref to,
+                              uint32_t period_ms, full_Item item,
+                              units_Meter_ref meter, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_put__build(cx, &env_, item, meter);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
+                          timer_id);
+}
+
+static int full_Store_tree__build(ac_ctx *cx, ac_envelope **built_,
+                                  full_Tree t)
 {
     size_t size_ = sizeof(full_Store_tree);
     ac_envelope *env_;
@@ -1213,13 +1276,65 @@ int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
     msg_->t = t;
     size_ = sizeof(full_Store_tree);
     full_Store_tree__copy(msg_, (unsigned char *)msg_, &size_);
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_tree__build(cx, &env_, t);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
-                         ac_bytes_seq blobs, full_Store_ref_seq peers,
-                         ac_addr_seq raw, const full_Item pair[2],
-                         ac_bool_seq bits)
+int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_tree__build(cx, &env_, t);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &full_Store_type, env_);
+}
+
+int full_Store_send_tree_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, full_Tree t,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_tree__build(cx, &env_, t);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Store_send_tree_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, full_Tree t,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_tree__build(cx, &env_, t);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
+                          timer_id);
+}
+
+static int full_Store_many__build(ac_ctx *cx, ac_envelope **built_,
+                                  ac_string_seq names, ac_bytes_seq blobs,
+                                  full_Store_ref_seq peers, ac_addr_seq raw,
+                                  const full_Item pair[2], ac_bool_seq bits)
 {
     size_t size_ = sizeof(full_Store_many);
     ac_envelope *env_;
@@ -1254,10 +1369,76 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
     msg_->bits = bits;
     size_ = sizeof(full_Store_many);
     full_Store_many__copy(msg_, (unsigned char *)msg_, &size_);
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
+                         ac_bytes_seq blobs, full_Store_ref_seq peers,
+                         ac_addr_seq raw, const full_Item pair[2],
+                         ac_bool_seq bits)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
+                                     bits);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
+int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
+                            ac_bytes_seq blobs, full_Store_ref_seq peers,
+                            ac_addr_seq raw, const full_Item pair[2],
+                            ac_bool_seq bits)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
+                                     bits);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &full_Store_type, env_);
+}
+
+int full_Store_send_many_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_string_seq names,
+                               ac_bytes_seq blobs, full_Store_ref_seq peers,
+                               ac_addr_seq raw, const full_Item pair[2],
+                               ac_bool_seq bits, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
+                                     bits);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Store_send_many_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_string_seq names,
+                               ac_bytes_seq blobs, full_Store_ref_seq peers,
+                               ac_addr_seq raw, const full_Item pair[2],
+                               ac_bool_seq bits, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
+                                     bits);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
+                          timer_id);
+}
+
+static int full_Store_ping__build(ac_ctx *cx, ac_envelope **built_)
 {
     size_t size_ = sizeof(full_Store_ping);
     ac_envelope *env_;
@@ -1268,17 +1449,68 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
         return AC_ENOMEM;
     msg_ = (full_Store_ping *)ac_envelope_payload(env_);
     msg_->unused_ = 0;
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_ping__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-static int full_Store_lookup__build(ac_ctx *cx, ac_envelope **built_, ac_string key)
+int full_Store_publish_ping(ac_ctx *cx, const char *group)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_ping__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &full_Store_type, env_);
+}
+
+int full_Store_send_ping_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_ping__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Store_send_ping_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_ping__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
+                          timer_id);
+}
+
+static int full_Store_lookup__build(ac_ctx *cx, ac_envelope **built_,
+                                    ac_string key)
 {
     size_t size_ = sizeof(full_Store_lookup);
     ac_envelope *env_;
     full_Store_lookup *msg_;
 
     ac_wire_grow(&size_, 1, (size_t)key.len + 1, 1);
-    if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
+    if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
     env_ = ac_envelope_new(cx, full_Store_TAG_lookup, size_);
     if (env_ == NULL)
@@ -1302,22 +1534,69 @@ int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key)
     return ac_send(cx, &to.addr, env_);
 }
 
-static int full_Store_lookup__call(ac_any_fn fn, void *state, ac_ctx *cx, int status, const void *body, void *arg)
-{
-    return ((full_Store_lookup_fn)fn)(state, cx, status, (const full_Store_lookup_reply *)body, arg);
-}
-
-int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key, uint32_t timeout_ms, full_Store_lookup_fn fn, void *arg)
+int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
 {
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
     if (rc_ != 0)
         return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_lookup__call, (ac_any_fn)fn, arg);
+    return ac_group_publish(cx, group, &full_Store_type, env_);
 }
 
-int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key, int timeout_ms, full_Store_lookup_reply **out)
+int full_Store_send_lookup_after(ac_ctx *cx, full_Store_ref to,
+                                 uint32_t delay_ms, ac_string key,
+                                 ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Store_send_lookup_every(ac_ctx *cx, full_Store_ref to,
+                                 uint32_t period_ms, ac_string key,
+                                 ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
+                          timer_id);
+}
+
+static int full_Store_lookup__call(ac_any_fn fn, void *state, ac_ctx *cx,
+                                   int status, const void *body, void *arg)
+{
+    return ((full_Store_lookup_fn)fn)(state, cx, status,
+            (const full_Store_lookup_reply *)body, arg);
+}
+
+int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
+                          uint32_t timeout_ms, full_Store_lookup_fn fn,
+                          void *arg)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_lookup__call,
+                      (ac_any_fn)fn, arg);
+}
+
+int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key,
+                               int timeout_ms, full_Store_lookup_reply **out)
 {
     ac_envelope *env_ = NULL, *reply_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
@@ -1331,7 +1610,8 @@ int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key, int
     return rc_;
 }
 
-int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found, full_Item item, ac_u32_seq hits)
+int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found,
+                            full_Item item, ac_u32_seq hits)
 {
     size_t size_ = sizeof(full_Store_lookup_reply);
     ac_envelope *env_;
@@ -1378,22 +1658,66 @@ int full_Store_send_sync(ac_ctx *cx, full_Store_ref to)
     return ac_send(cx, &to.addr, env_);
 }
 
-static int full_Store_sync__call(ac_any_fn fn, void *state, ac_ctx *cx, int status, const void *body, void *arg)
-{
-    return ((full_Store_sync_fn)fn)(state, cx, status, (const full_Store_sync_reply *)body, arg);
-}
-
-int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms, full_Store_sync_fn fn, void *arg)
+int full_Store_publish_sync(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
     if (rc_ != 0)
         return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_sync__call, (ac_any_fn)fn, arg);
+    return ac_group_publish(cx, group, &full_Store_type, env_);
 }
 
-int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms, full_Store_sync_reply **out)
+int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
+                          timer_id);
+}
+
+static int full_Store_sync__call(ac_any_fn fn, void *state, ac_ctx *cx,
+                                 int status, const void *body, void *arg)
+{
+    return ((full_Store_sync_fn)fn)(state, cx, status,
+            (const full_Store_sync_reply *)body, arg);
+}
+
+int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms,
+                        full_Store_sync_fn fn, void *arg)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_sync__call,
+                      (ac_any_fn)fn, arg);
+}
+
+int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms,
+                             full_Store_sync_reply **out)
 {
     ac_envelope *env_ = NULL, *reply_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
@@ -1419,6 +1743,23 @@ int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to)
     msg_ = (full_Store_sync_reply *)ac_reply_body(env_);
     msg_->unused_ = 0;
     return ac_reply(cx, to, env_);
+}
+
+int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+full_Store_ref full_Store_ref_of(ac_addr addr)
+{
+    full_Store_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 full_Store_ref full_Store_ref_self(const ac_ctx *cx)
@@ -1582,13 +1923,19 @@ const ac_actor_type full_Bare_type = {
     AC_OVERFLOW_REJECT
 };
 
-int full_Bare_spawn(ac_ctx *cx, full_Bare_ref *out)
+int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                         full_Bare_ref *out)
 {
-    return ac_spawn(cx, &full_Bare_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &full_Bare_type, NULL, opts, &out->addr);
 }
 
-int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
-                        full_Store_ref s)
+int full_Bare_spawn(ac_ctx *cx, full_Bare_ref *out)
+{
+    return full_Bare_spawn_opts(cx, NULL, out);
+}
+
+static int full_Bare_poke__build(ac_ctx *cx, ac_envelope **built_,
+                                 full_Bare_ref b, full_Store_ref s)
 {
     size_t size_ = sizeof(full_Bare_poke);
     ac_envelope *env_;
@@ -1600,7 +1947,78 @@ int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
     msg_ = (full_Bare_poke *)ac_envelope_payload(env_);
     msg_->b = b;
     msg_->s = s;
+    *built_ = env_;
+    return 0;
+}
+
+int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
+                        full_Store_ref s)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Bare_poke__build(cx, &env_, b, s);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
+                           full_Store_ref s)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Bare_poke__build(cx, &env_, b, s);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &full_Bare_type, env_);
+}
+
+int full_Bare_send_poke_after(ac_ctx *cx, full_Bare_ref to, uint32_t delay_ms,
+                              full_Bare_ref b, full_Store_ref s,
+                              ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Bare_poke__build(cx, &env_, b, s);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int full_Bare_send_poke_every(ac_ctx *cx, full_Bare_ref to, uint32_t period_ms,
+                              full_Bare_ref b, full_Store_ref s,
+                              ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Bare_poke__build(cx, &env_, b, s);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &full_Bare_type, env_,
+                          timer_id);
+}
+
+int full_Bare_whereis(ac_ctx *cx, const char *name, full_Bare_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+full_Bare_ref full_Bare_ref_of(ac_addr addr)
+{
+    full_Bare_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 full_Bare_ref full_Bare_ref_self(const ac_ctx *cx)

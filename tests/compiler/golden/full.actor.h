@@ -143,6 +143,11 @@ void full_Store_on_stop(full_Store *self, ac_ctx *cx);
  * it returns (its result is spawn's). */
 int full_Store_spawn(ac_ctx *cx, full_Store_ref *out, uint32_t seed,
                      ac_string name, const uint8_t key[2]);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                          full_Store_ref *out, uint32_t seed, ac_string name,
+                          const uint8_t key[2]);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
@@ -156,6 +161,60 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
 int full_Store_send_ping(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key);
 int full_Store_send_sync(ac_ctx *cx, full_Store_ref to);
+
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Store), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
+                           units_Meter_ref meter);
+int full_Store_send_put_after(ac_ctx *cx, full_Store_ref to, uint32_t delay_ms,
+                              full_Item item, units_Meter_ref meter,
+                              ac_timer_id *timer_id);
+int full_Store_send_put_every(ac_ctx *cx, full_Store_ref to,
+                              uint32_t period_ms, full_Item item,
+                              units_Meter_ref meter, ac_timer_id *timer_id);
+int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t);
+int full_Store_send_tree_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, full_Tree t,
+                               ac_timer_id *timer_id);
+int full_Store_send_tree_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, full_Tree t,
+                               ac_timer_id *timer_id);
+int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
+                            ac_bytes_seq blobs, full_Store_ref_seq peers,
+                            ac_addr_seq raw, const full_Item pair[2],
+                            ac_bool_seq bits);
+int full_Store_send_many_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_string_seq names,
+                               ac_bytes_seq blobs, full_Store_ref_seq peers,
+                               ac_addr_seq raw, const full_Item pair[2],
+                               ac_bool_seq bits, ac_timer_id *timer_id);
+int full_Store_send_many_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_string_seq names,
+                               ac_bytes_seq blobs, full_Store_ref_seq peers,
+                               ac_addr_seq raw, const full_Item pair[2],
+                               ac_bool_seq bits, ac_timer_id *timer_id);
+int full_Store_publish_ping(ac_ctx *cx, const char *group);
+int full_Store_send_ping_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_timer_id *timer_id);
+int full_Store_send_ping_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_timer_id *timer_id);
+int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key);
+int full_Store_send_lookup_after(ac_ctx *cx, full_Store_ref to,
+                                 uint32_t delay_ms, ac_string key,
+                                 ac_timer_id *timer_id);
+int full_Store_send_lookup_every(ac_ctx *cx, full_Store_ref to,
+                                 uint32_t period_ms, ac_string key,
+                                 ac_timer_id *timer_id);
+int full_Store_publish_sync(ac_ctx *cx, const char *group);
+int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_timer_id *timer_id);
+int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_timer_id *timer_id);
 
 /* Request / reply (docs/IDL.md). reply: answers the request whose
  * reply_to is `to`, now or from a later handler. ask: in a handler,
@@ -187,6 +246,13 @@ long full_Store_encode_reply(uint32_t tag, const ac_envelope *reply,
 int full_Store_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to,
                             const uint8_t *buf, size_t len, ac_envelope **out);
 
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Store. */
+int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Store. */
+full_Store_ref full_Store_ref_of(ac_addr addr);
 /* The running Store's own reference (in its handlers; nil elsewhere). */
 full_Store_ref full_Store_ref_self(const ac_ctx *cx);
 
@@ -216,12 +282,39 @@ int full_Bare_on_exit(full_Bare *self, ac_ctx *cx, const ac_exit *m);
 /* Spawns an actor of type Bare into *out, running full_Bare_on_start before
  * it returns (its result is spawn's). */
 int full_Bare_spawn(ac_ctx *cx, full_Bare_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                         full_Bare_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
 int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
                         full_Store_ref s);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Bare), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
+                           full_Store_ref s);
+int full_Bare_send_poke_after(ac_ctx *cx, full_Bare_ref to, uint32_t delay_ms,
+                              full_Bare_ref b, full_Store_ref s,
+                              ac_timer_id *timer_id);
+int full_Bare_send_poke_every(ac_ctx *cx, full_Bare_ref to, uint32_t period_ms,
+                              full_Bare_ref b, full_Store_ref s,
+                              ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Bare. */
+int full_Bare_whereis(ac_ctx *cx, const char *name, full_Bare_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Bare. */
+full_Bare_ref full_Bare_ref_of(ac_addr addr);
 /* The running Bare's own reference (in its handlers; nil elsewhere). */
 full_Bare_ref full_Bare_ref_self(const ac_ctx *cx);
 

@@ -202,13 +202,20 @@ const ac_actor_type pingpong_Pinger_type = {
     AC_OVERFLOW_REJECT
 };
 
-int pingpong_Pinger_spawn(ac_ctx *cx, pingpong_Pinger_ref *out)
+int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                               pingpong_Pinger_ref *out)
 {
-    return ac_spawn(cx, &pingpong_Pinger_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &pingpong_Pinger_type, NULL, opts, &out->addr);
 }
 
-int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
-                               pingpong_Ponger_ref peer, uint64_t rounds)
+int pingpong_Pinger_spawn(ac_ctx *cx, pingpong_Pinger_ref *out)
+{
+    return pingpong_Pinger_spawn_opts(cx, NULL, out);
+}
+
+static int pingpong_Pinger_serve__build(ac_ctx *cx, ac_envelope **built_,
+                                        pingpong_Ponger_ref peer,
+                                        uint64_t rounds)
 {
     size_t size_ = sizeof(pingpong_Pinger_serve);
     ac_envelope *env_;
@@ -220,11 +227,67 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
     msg_ = (pingpong_Pinger_serve *)ac_envelope_payload(env_);
     msg_->peer = peer;
     msg_->rounds = rounds;
+    *built_ = env_;
+    return 0;
+}
+
+int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
+                               pingpong_Ponger_ref peer, uint64_t rounds)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
 }
 
-int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
-                              pingpong_Ponger_ref from, uint64_t n)
+int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
+                                  pingpong_Ponger_ref peer, uint64_t rounds)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &pingpong_Pinger_type, env_);
+}
+
+int pingpong_Pinger_send_serve_after(ac_ctx *cx, pingpong_Pinger_ref to,
+                                     uint32_t delay_ms,
+                                     pingpong_Ponger_ref peer, uint64_t rounds,
+                                     ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int pingpong_Pinger_send_serve_every(ac_ctx *cx, pingpong_Pinger_ref to,
+                                     uint32_t period_ms,
+                                     pingpong_Ponger_ref peer, uint64_t rounds,
+                                     ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &pingpong_Pinger_type, env_,
+                          timer_id);
+}
+
+static int pingpong_Pinger_pong__build(ac_ctx *cx, ac_envelope **built_,
+                                       pingpong_Ponger_ref from, uint64_t n)
 {
     size_t size_ = sizeof(pingpong_Pinger_pong);
     ac_envelope *env_;
@@ -236,7 +299,81 @@ int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
     msg_ = (pingpong_Pinger_pong *)ac_envelope_payload(env_);
     msg_->from = from;
     msg_->n = n;
+    *built_ = env_;
+    return 0;
+}
+
+int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
+                              pingpong_Ponger_ref from, uint64_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
+                                 pingpong_Ponger_ref from, uint64_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &pingpong_Pinger_type, env_);
+}
+
+int pingpong_Pinger_send_pong_after(ac_ctx *cx, pingpong_Pinger_ref to,
+                                    uint32_t delay_ms,
+                                    pingpong_Ponger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int pingpong_Pinger_send_pong_every(ac_ctx *cx, pingpong_Pinger_ref to,
+                                    uint32_t period_ms,
+                                    pingpong_Ponger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &pingpong_Pinger_type, env_,
+                          timer_id);
+}
+
+int pingpong_Pinger_whereis(ac_ctx *cx, const char *name,
+                            pingpong_Pinger_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+pingpong_Pinger_ref pingpong_Pinger_ref_of(ac_addr addr)
+{
+    pingpong_Pinger_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 pingpong_Pinger_ref pingpong_Pinger_ref_self(const ac_ctx *cx)
@@ -390,13 +527,19 @@ const ac_actor_type pingpong_Ponger_type = {
     AC_OVERFLOW_REJECT
 };
 
-int pingpong_Ponger_spawn(ac_ctx *cx, pingpong_Ponger_ref *out)
+int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                               pingpong_Ponger_ref *out)
 {
-    return ac_spawn(cx, &pingpong_Ponger_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &pingpong_Ponger_type, NULL, opts, &out->addr);
 }
 
-int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
-                              pingpong_Pinger_ref from, uint64_t n)
+int pingpong_Ponger_spawn(ac_ctx *cx, pingpong_Ponger_ref *out)
+{
+    return pingpong_Ponger_spawn_opts(cx, NULL, out);
+}
+
+static int pingpong_Ponger_ping__build(ac_ctx *cx, ac_envelope **built_,
+                                       pingpong_Pinger_ref from, uint64_t n)
 {
     size_t size_ = sizeof(pingpong_Ponger_ping);
     ac_envelope *env_;
@@ -408,7 +551,81 @@ int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
     msg_ = (pingpong_Ponger_ping *)ac_envelope_payload(env_);
     msg_->from = from;
     msg_->n = n;
+    *built_ = env_;
+    return 0;
+}
+
+int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
+                              pingpong_Pinger_ref from, uint64_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,
+                                 pingpong_Pinger_ref from, uint64_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &pingpong_Ponger_type, env_);
+}
+
+int pingpong_Ponger_send_ping_after(ac_ctx *cx, pingpong_Ponger_ref to,
+                                    uint32_t delay_ms,
+                                    pingpong_Pinger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int pingpong_Ponger_send_ping_every(ac_ctx *cx, pingpong_Ponger_ref to,
+                                    uint32_t period_ms,
+                                    pingpong_Pinger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &pingpong_Ponger_type, env_,
+                          timer_id);
+}
+
+int pingpong_Ponger_whereis(ac_ctx *cx, const char *name,
+                            pingpong_Ponger_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+pingpong_Ponger_ref pingpong_Ponger_ref_of(ac_addr addr)
+{
+    pingpong_Ponger_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 pingpong_Ponger_ref pingpong_Ponger_ref_self(const ac_ctx *cx)

@@ -54,6 +54,10 @@ int pingpong_Pinger_on_pong(pingpong_Pinger *self, ac_ctx *cx,
 
 /* Spawns an actor of type Pinger (zeroed state) into *out. */
 int pingpong_Pinger_spawn(ac_ctx *cx, pingpong_Pinger_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                               pingpong_Pinger_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
@@ -62,6 +66,42 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
 int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
                               pingpong_Ponger_ref from, uint64_t n);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Pinger), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
+                                  pingpong_Ponger_ref peer, uint64_t rounds);
+int pingpong_Pinger_send_serve_after(ac_ctx *cx, pingpong_Pinger_ref to,
+                                     uint32_t delay_ms,
+                                     pingpong_Ponger_ref peer, uint64_t rounds,
+                                     ac_timer_id *timer_id);
+int pingpong_Pinger_send_serve_every(ac_ctx *cx, pingpong_Pinger_ref to,
+                                     uint32_t period_ms,
+                                     pingpong_Ponger_ref peer, uint64_t rounds,
+                                     ac_timer_id *timer_id);
+int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
+                                 pingpong_Ponger_ref from, uint64_t n);
+int pingpong_Pinger_send_pong_after(ac_ctx *cx, pingpong_Pinger_ref to,
+                                    uint32_t delay_ms,
+                                    pingpong_Ponger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id);
+int pingpong_Pinger_send_pong_every(ac_ctx *cx, pingpong_Pinger_ref to,
+                                    uint32_t period_ms,
+                                    pingpong_Ponger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Pinger. */
+int pingpong_Pinger_whereis(ac_ctx *cx, const char *name,
+                            pingpong_Pinger_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Pinger. */
+pingpong_Pinger_ref pingpong_Pinger_ref_of(ac_addr addr);
 /* The running Pinger's own reference (in its handlers; nil elsewhere). */
 pingpong_Pinger_ref pingpong_Pinger_ref_self(const ac_ctx *cx);
 
@@ -88,12 +128,42 @@ int pingpong_Ponger_on_ping(pingpong_Ponger *self, ac_ctx *cx,
 
 /* Spawns an actor of type Ponger (zeroed state) into *out. */
 int pingpong_Ponger_spawn(ac_ctx *cx, pingpong_Ponger_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                               pingpong_Ponger_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
 int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
                               pingpong_Pinger_ref from, uint64_t n);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Ponger), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,
+                                 pingpong_Pinger_ref from, uint64_t n);
+int pingpong_Ponger_send_ping_after(ac_ctx *cx, pingpong_Ponger_ref to,
+                                    uint32_t delay_ms,
+                                    pingpong_Pinger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id);
+int pingpong_Ponger_send_ping_every(ac_ctx *cx, pingpong_Ponger_ref to,
+                                    uint32_t period_ms,
+                                    pingpong_Pinger_ref from, uint64_t n,
+                                    ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Ponger. */
+int pingpong_Ponger_whereis(ac_ctx *cx, const char *name,
+                            pingpong_Ponger_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Ponger. */
+pingpong_Ponger_ref pingpong_Ponger_ref_of(ac_addr addr);
 /* The running Ponger's own reference (in its handlers; nil elsewhere). */
 pingpong_Ponger_ref pingpong_Ponger_ref_self(const ac_ctx *cx);
 

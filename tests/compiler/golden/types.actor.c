@@ -178,17 +178,23 @@ const ac_actor_type types_Holder_type = {
     AC_OVERFLOW_REJECT
 };
 
-int types_Holder_spawn(ac_ctx *cx, types_Holder_ref *out)
+int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                            types_Holder_ref *out)
 {
-    return ac_spawn(cx, &types_Holder_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &types_Holder_type, NULL, opts, &out->addr);
 }
 
-int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
-                          int16_t i_16, int32_t i_32, int64_t i_64,
-                          uint8_t u_8, uint16_t u_16, uint32_t u_32,
-                          uint64_t u_64, float f_32, double f_64,
-                          types_Other_ref other, types_Holder_ref holder,
-                          ac_addr any)
+int types_Holder_spawn(ac_ctx *cx, types_Holder_ref *out)
+{
+    return types_Holder_spawn_opts(cx, NULL, out);
+}
+
+static int types_Holder_all__build(ac_ctx *cx, ac_envelope **built_, bool b,
+                                   int8_t i_8, int16_t i_16, int32_t i_32,
+                                   int64_t i_64, uint8_t u_8, uint16_t u_16,
+                                   uint32_t u_32, uint64_t u_64, float f_32,
+                                   double f_64, types_Other_ref other,
+                                   types_Holder_ref holder, ac_addr any)
 {
     size_t size_ = sizeof(types_Holder_all);
     ac_envelope *env_;
@@ -212,7 +218,102 @@ int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
     msg_->other = other;
     msg_->holder = holder;
     msg_->any = any;
+    *built_ = env_;
+    return 0;
+}
+
+int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
+                          int16_t i_16, int32_t i_32, int64_t i_64,
+                          uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                          uint64_t u_64, float f_32, double f_64,
+                          types_Other_ref other, types_Holder_ref holder,
+                          ac_addr any)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Holder_all__build(cx, &env_, b, i_8, i_16, i_32, i_64, u_8,
+                                      u_16, u_32, u_64, f_32, f_64, other,
+                                      holder, any);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
+                             int16_t i_16, int32_t i_32, int64_t i_64,
+                             uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                             uint64_t u_64, float f_32, double f_64,
+                             types_Other_ref other, types_Holder_ref holder,
+                             ac_addr any)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Holder_all__build(cx, &env_, b, i_8, i_16, i_32, i_64, u_8,
+                                      u_16, u_32, u_64, f_32, f_64, other,
+                                      holder, any);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &types_Holder_type, env_);
+}
+
+int types_Holder_send_all_after(ac_ctx *cx, types_Holder_ref to,
+                                uint32_t delay_ms, bool b, int8_t i_8,
+                                int16_t i_16, int32_t i_32, int64_t i_64,
+                                uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                                uint64_t u_64, float f_32, double f_64,
+                                types_Other_ref other, types_Holder_ref holder,
+                                ac_addr any, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Holder_all__build(cx, &env_, b, i_8, i_16, i_32, i_64, u_8,
+                                      u_16, u_32, u_64, f_32, f_64, other,
+                                      holder, any);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int types_Holder_send_all_every(ac_ctx *cx, types_Holder_ref to,
+                                uint32_t period_ms, bool b, int8_t i_8,
+                                int16_t i_16, int32_t i_32, int64_t i_64,
+                                uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                                uint64_t u_64, float f_32, double f_64,
+                                types_Other_ref other, types_Holder_ref holder,
+                                ac_addr any, ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Holder_all__build(cx, &env_, b, i_8, i_16, i_32, i_64, u_8,
+                                      u_16, u_32, u_64, f_32, f_64, other,
+                                      holder, any);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &types_Holder_type, env_,
+                          timer_id);
+}
+
+int types_Holder_whereis(ac_ctx *cx, const char *name, types_Holder_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+types_Holder_ref types_Holder_ref_of(ac_addr addr)
+{
+    types_Holder_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 types_Holder_ref types_Holder_ref_self(const ac_ctx *cx)
@@ -361,12 +462,18 @@ const ac_actor_type types_Other_type = {
     AC_OVERFLOW_REJECT
 };
 
-int types_Other_spawn(ac_ctx *cx, types_Other_ref *out)
+int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                           types_Other_ref *out)
 {
-    return ac_spawn(cx, &types_Other_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &types_Other_type, NULL, opts, &out->addr);
 }
 
-int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x)
+int types_Other_spawn(ac_ctx *cx, types_Other_ref *out)
+{
+    return types_Other_spawn_opts(cx, NULL, out);
+}
+
+static int types_Other_one__build(ac_ctx *cx, ac_envelope **built_, uint8_t x)
 {
     size_t size_ = sizeof(types_Other_one);
     ac_envelope *env_;
@@ -377,7 +484,76 @@ int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x)
         return AC_ENOMEM;
     msg_ = (types_Other_one *)ac_envelope_payload(env_);
     msg_->x = x;
+    *built_ = env_;
+    return 0;
+}
+
+int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Other_one__build(cx, &env_, x);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Other_one__build(cx, &env_, x);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &types_Other_type, env_);
+}
+
+int types_Other_send_one_after(ac_ctx *cx, types_Other_ref to,
+                               uint32_t delay_ms, uint8_t x,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Other_one__build(cx, &env_, x);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int types_Other_send_one_every(ac_ctx *cx, types_Other_ref to,
+                               uint32_t period_ms, uint8_t x,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Other_one__build(cx, &env_, x);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &types_Other_type, env_,
+                          timer_id);
+}
+
+int types_Other_whereis(ac_ctx *cx, const char *name, types_Other_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+types_Other_ref types_Other_ref_of(ac_addr addr)
+{
+    types_Other_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 types_Other_ref types_Other_ref_self(const ac_ctx *cx)

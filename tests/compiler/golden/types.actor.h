@@ -66,6 +66,10 @@ int types_Holder_on_all(types_Holder *self, ac_ctx *cx,
 
 /* Spawns an actor of type Holder (zeroed state) into *out. */
 int types_Holder_spawn(ac_ctx *cx, types_Holder_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                            types_Holder_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
@@ -76,6 +80,41 @@ int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                           types_Other_ref other, types_Holder_ref holder,
                           ac_addr any);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Holder), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
+                             int16_t i_16, int32_t i_32, int64_t i_64,
+                             uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                             uint64_t u_64, float f_32, double f_64,
+                             types_Other_ref other, types_Holder_ref holder,
+                             ac_addr any);
+int types_Holder_send_all_after(ac_ctx *cx, types_Holder_ref to,
+                                uint32_t delay_ms, bool b, int8_t i_8,
+                                int16_t i_16, int32_t i_32, int64_t i_64,
+                                uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                                uint64_t u_64, float f_32, double f_64,
+                                types_Other_ref other, types_Holder_ref holder,
+                                ac_addr any, ac_timer_id *timer_id);
+int types_Holder_send_all_every(ac_ctx *cx, types_Holder_ref to,
+                                uint32_t period_ms, bool b, int8_t i_8,
+                                int16_t i_16, int32_t i_32, int64_t i_64,
+                                uint8_t u_8, uint16_t u_16, uint32_t u_32,
+                                uint64_t u_64, float f_32, double f_64,
+                                types_Other_ref other, types_Holder_ref holder,
+                                ac_addr any, ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Holder. */
+int types_Holder_whereis(ac_ctx *cx, const char *name, types_Holder_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Holder. */
+types_Holder_ref types_Holder_ref_of(ac_addr addr);
 /* The running Holder's own reference (in its handlers; nil elsewhere). */
 types_Holder_ref types_Holder_ref_self(const ac_ctx *cx);
 
@@ -100,11 +139,37 @@ int types_Other_on_one(types_Other *self, ac_ctx *cx,
 
 /* Spawns an actor of type Other (zeroed state) into *out. */
 int types_Other_spawn(ac_ctx *cx, types_Other_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                           types_Other_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
 int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Other), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x);
+int types_Other_send_one_after(ac_ctx *cx, types_Other_ref to,
+                               uint32_t delay_ms, uint8_t x,
+                               ac_timer_id *timer_id);
+int types_Other_send_one_every(ac_ctx *cx, types_Other_ref to,
+                               uint32_t period_ms, uint8_t x,
+                               ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Other. */
+int types_Other_whereis(ac_ctx *cx, const char *name, types_Other_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Other. */
+types_Other_ref types_Other_ref_of(ac_addr addr);
 /* The running Other's own reference (in its handlers; nil elsewhere). */
 types_Other_ref types_Other_ref_self(const ac_ctx *cx);
 

@@ -139,12 +139,19 @@ const ac_actor_type units_Meter_type = {
     AC_OVERFLOW_REJECT
 };
 
-int units_Meter_spawn(ac_ctx *cx, units_Meter_ref *out)
+int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                           units_Meter_ref *out)
 {
-    return ac_spawn(cx, &units_Meter_type, NULL, &out->addr);
+    return ac_spawn_opts(cx, &units_Meter_type, NULL, opts, &out->addr);
 }
 
-int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to, units_Meter_ref back)
+int units_Meter_spawn(ac_ctx *cx, units_Meter_ref *out)
+{
+    return units_Meter_spawn_opts(cx, NULL, out);
+}
+
+static int units_Meter_read__build(ac_ctx *cx, ac_envelope **built_,
+                                   units_Meter_ref back)
 {
     size_t size_ = sizeof(units_Meter_read);
     ac_envelope *env_;
@@ -155,7 +162,77 @@ int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to, units_Meter_ref back)
         return AC_ENOMEM;
     msg_ = (units_Meter_read *)ac_envelope_payload(env_);
     msg_->back = back;
+    *built_ = env_;
+    return 0;
+}
+
+int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to, units_Meter_ref back)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = units_Meter_read__build(cx, &env_, back);
+
+    if (rc_ != 0)
+        return rc_;
     return ac_send(cx, &to.addr, env_);
+}
+
+int units_Meter_publish_read(ac_ctx *cx, const char *group,
+                             units_Meter_ref back)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = units_Meter_read__build(cx, &env_, back);
+
+    if (rc_ != 0)
+        return rc_;
+    return ac_group_publish(cx, group, &units_Meter_type, env_);
+}
+
+int units_Meter_send_read_after(ac_ctx *cx, units_Meter_ref to,
+                                uint32_t delay_ms, units_Meter_ref back,
+                                ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = units_Meter_read__build(cx, &env_, back);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+}
+
+int units_Meter_send_read_every(ac_ctx *cx, units_Meter_ref to,
+                                uint32_t period_ms, units_Meter_ref back,
+                                ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = units_Meter_read__build(cx, &env_, back);
+
+    if (rc_ != 0) {
+        if (timer_id != NULL)
+            *timer_id = 0;
+        return rc_;
+    }
+    return ac_timer_every(cx, &to.addr, period_ms, &units_Meter_type, env_,
+                          timer_id);
+}
+
+int units_Meter_whereis(ac_ctx *cx, const char *name, units_Meter_ref *out)
+{
+    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
+
+    if (rc_ != 0 && out != NULL)
+        memset(&out->addr, 0, sizeof(out->addr));
+    return rc_;
+}
+
+units_Meter_ref units_Meter_ref_of(ac_addr addr)
+{
+    units_Meter_ref ref;
+
+    ref.addr = addr;
+    return ref;
 }
 
 units_Meter_ref units_Meter_ref_self(const ac_ctx *cx)

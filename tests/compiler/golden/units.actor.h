@@ -58,12 +58,39 @@ int units_Meter_on_read(units_Meter *self, ac_ctx *cx,
 
 /* Spawns an actor of type Meter (zeroed state) into *out. */
 int units_Meter_spawn(ac_ctx *cx, units_Meter_ref *out);
+/* The same with options (ac_spawn_opts: a name to register, a mailbox
+ * bound, a link); `opts` may be NULL. */
+int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
+                           units_Meter_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
 int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to,
                           units_Meter_ref back);
 
+/* The same message through the runtime's services (docs/IDL.md). publish:
+ * to every member of `group` (ac_group_publish; the members are trusted
+ * to be of type Meter), returns how many it reached or an AC_E* code.
+ * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
+ * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
+ * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
+ * ac_timer_cancel. */
+int units_Meter_publish_read(ac_ctx *cx, const char *group,
+                             units_Meter_ref back);
+int units_Meter_send_read_after(ac_ctx *cx, units_Meter_ref to,
+                                uint32_t delay_ms, units_Meter_ref back,
+                                ac_timer_id *timer_id);
+int units_Meter_send_read_every(ac_ctx *cx, units_Meter_ref to,
+                                uint32_t period_ms, units_Meter_ref back,
+                                ac_timer_id *timer_id);
+
+/* The actor registered as `name` (ac_whereis) into *out; nil and AC_ENOTFOUND
+ * when nobody holds it. Names are untyped: the holder is trusted to be
+ * of type Meter. */
+int units_Meter_whereis(ac_ctx *cx, const char *name, units_Meter_ref *out);
+/* An address as a typed reference (from an ac_down, a group's members, a
+ * router), trusted to be an actor of type Meter. */
+units_Meter_ref units_Meter_ref_of(ac_addr addr);
 /* The running Meter's own reference (in its handlers; nil elsewhere). */
 units_Meter_ref units_Meter_ref_self(const ac_ctx *cx);
 
