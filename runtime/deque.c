@@ -1,14 +1,21 @@
 /*
- * deque.c — the Chase–Lev work-stealing deque, with the C11 memory orders of
- * Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing
- * for Weak Memory Models" (PPoPP 2013), figure 1.
+ * deque.c — the Chase–Lev work-stealing deque (Chase and Lev, SPAA 2005;
+ * C11 version: Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient
+ * Work-Stealing for Weak Memory Models", PPoPP 2013, figure 1).
  *
- * The owner pushes at the bottom; everyone takes from the top, the owner
- * included. Actors are not fork-join tasks: taking the newest first (the
- * paper's owner pop) would let two actors that keep waking each other starve
- * everything queued before them. Locality comes from the worker's LIFO slot
- * instead (sched.c), as in Tokio, whose local queue the owner also pops from
- * the head with a CAS.
+ * The owner pushes at the bottom and takes from either end: the newest
+ * (ac__deque_pop, the paper's take) or, like everyone else, the oldest
+ * (ac__deque_steal). Which end, and how often, is sched.c's decision: the
+ * newest end keeps a tree of spawns depth-first, the oldest end keeps
+ * actors that keep waking each other from starving the rest.
+ *
+ * Memory orders: where the paper puts a seq_cst fence between the owner's
+ * decrement of bottom and its read of top (pop), and between a thief's read
+ * of top and of bottom (steal), these accesses are themselves seq_cst
+ * instead, so that all of them lie in one total order, which is the model
+ * the original proof assumes. On x86 that is an xchg in pop and plain loads
+ * in steal (no fence), and ThreadSanitizer, which does not model fences,
+ * sees the same ordering.
  *
  * Arrays only grow; an outgrown array stays alive (chained through `older`)
  * until the deque is destroyed, because a thief may still be reading it. The
@@ -95,16 +102,40 @@ int ac__deque_push(ac__deque *d, ac__actor *x)
     return 0;
 }
 
+ac__actor *ac__deque_pop(ac__deque *d)
+{
+    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
+    ac__deque_array *a = atomic_load_explicit(&d->array, memory_order_relaxed);
+    /* seq_cst store, then seq_cst load: a thief that reads the old bottom
+     * read top before we read it here (see steal), so for the last element
+     * both of us go to the CAS on top below. */
+    atomic_store_explicit(&d->bottom, b, memory_order_seq_cst);
+    int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
+    if (t > b) {
+        /* Empty: put bottom back where it was. */
+        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+        return NULL;
+    }
+    ac__actor *x = slot_get(a, b);
+    if (t < b)
+        return x;  /* more than one left: no thief can reach slot b */
+    /* The last element: race the thieves for it on top. */
+    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1,
+                                                 memory_order_seq_cst,
+                                                 memory_order_relaxed))
+        x = NULL;
+    atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+    return x;
+}
+
 ac__actor *ac__deque_steal(ac__deque *d)
 {
     for (;;) {
-        int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-        /* The paper puts a seq_cst fence here. It orders this thief against
-         * the owner's pop from the bottom, which decrements bottom and then
-         * races for the last element; our owner never pops from the bottom,
-         * so bottom only grows and the CAS on top alone decides who takes
-         * an element. Acquire: the slots below bottom are filled. */
-        int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
+        /* seq_cst (the paper's acquire load and fence): ordered with the
+         * owner's decrement of bottom in pop; acquire: the slots below
+         * bottom are filled. */
+        int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
+        int64_t b = atomic_load_explicit(&d->bottom, memory_order_seq_cst);
         if (t >= b)
             return NULL;
         /* Acquire (the paper's consume): the array's slots as published. */
@@ -114,7 +145,8 @@ ac__actor *ac__deque_steal(ac__deque *d)
                                                     memory_order_seq_cst,
                                                     memory_order_relaxed))
             return x;
-        /* Lost the race for this element to another taker: try the next. */
+        /* Lost the race for this element to another taker (or to the
+         * owner's pop of the last one): try again. */
     }
 }
 

@@ -245,7 +245,8 @@ typedef struct ac__deque {
 int ac__deque_init(ac__deque *d, int64_t size);
 void ac__deque_destroy(ac__deque *d);
 int ac__deque_push(ac__deque *d, ac__actor *a);       /* owner only */
-ac__actor *ac__deque_steal(ac__deque *d);             /* anyone */
+ac__actor *ac__deque_pop(ac__deque *d);               /* owner only: newest */
+ac__actor *ac__deque_steal(ac__deque *d);             /* anyone: oldest */
 int64_t ac__deque_size(ac__deque *d);                 /* approximate */
 
 /* ---- routing table (route.c) ---------------------------------------------- */
@@ -354,6 +355,8 @@ struct ac__worker {
     ac__actor *lifo;                /* the LIFO slot: runs next, for locality */
     ac__actor *drained;             /* owned, mailbox empty, not yet released */
     unsigned lifo_streak;
+    unsigned fresh;                 /* woken actors at the deque's bottom */
+    unsigned since_oldest;          /* turns since the deque's top was served */
     uint32_t tick;
     uint64_t rng;
     bool searching;

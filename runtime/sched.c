@@ -4,10 +4,14 @@
  *
  * A runnable actor is in exactly one place: a worker's LIFO slot, a
  * worker's deque, the global injection queue, or running on a worker.
+ * A worker takes from its deque's bottom (newest) the actors its own turns
+ * woke, from the top (oldest) everything else, and thieves take from the
+ * top (next_local).
  *
  * Parking follows Go's and Tokio's protocol. `idle` counts searching and
- * sleeping workers. A worker that pushes stealable work wakes a sleeper only
- * if nobody is searching (a searcher will find it); a searcher that finds
+ * sleeping workers. A worker whose push makes its deque's second entry
+ * wakes a sleeper only if nobody is searching (a searcher will find it;
+ * push_local says why later pushes need not); a searcher that finds
  * work and was the last one wakes the next, so work keeps spreading without a
  * thundering herd. A worker about to sleep announces itself in `idle`, then
  * re-checks every queue; a notifier publishes work, then reads `idle`. Both
@@ -25,6 +29,17 @@
  * Tokio's figure. Ping-pong pairs stay on one core yet cannot starve the
  * actors queued behind them. */
 #define LIFO_LIMIT 3
+/* The owner takes the newest of the actors its own turns woke from the
+ * bottom of its deque (a spawn tree runs depth-first: its live set stays
+ * small and in cache), but after this many turns in a row that did not
+ * serve the deque's oldest entry, it takes the oldest: an actor queued
+ * behind k others waits at most about k times this many turns, whatever
+ * the workload. Shorter intervals open a spawn tree's old subtrees early
+ * (measured in runtime/README.md, Scheduling). */
+#ifndef AC_OLDEST_INTERVAL
+#define AC_OLDEST_INTERVAL 1024
+#endif
+#define OLDEST_INTERVAL AC_OLDEST_INTERVAL
 /* Every so many turns a worker looks at the injection queue first, so work
  * from outside cannot be starved by a busy local queue (Go uses 61). */
 #define INJECT_INTERVAL 61
@@ -128,17 +143,33 @@ void ac__notify_work(ac_runtime *rt)
 
 /* ---- local queues ------------------------------------------------------------- */
 
-static void push_local(ac__worker *w, ac__actor *a)
+/* `fresh`: the actor was just woken (by this worker's turn, or a grace
+ * period that ended), so the owner may take it back from the bottom; an
+ * actor that used up its batch is not, and goes behind the others. */
+static void push_local(ac__worker *w, ac__actor *a, bool fresh)
 {
     ac_runtime *rt = w->cx.rt;
-    /* A push onto an empty deque is work this worker takes next itself;
-     * waking a sleeper for it would cost a futex round trip for nothing. */
-    bool stealable = ac__deque_size(&w->deque) > 0;
+    /* Only the push that makes a second entry wakes anyone. A push onto an
+     * empty deque is work this worker takes next itself: waking a sleeper
+     * for it would cost a futex round trip for nothing. A push onto two or
+     * more needs no wake-up either: a worker parks only after seeing every
+     * deque empty (park()), so any sleeper parked before this deque last
+     * went from one entry to two, and that push's notify (the Dekker pair)
+     * either woke it or found a searcher, which hands the search on while
+     * work is visible (end_search). If the size we read is stale because a
+     * thief just took from us, that thief is awake and looks here again
+     * before it can park. */
+    bool notify = ac__deque_size(&w->deque) == 1;
     if (ac__deque_push(&w->deque, a) != 0) {
         inject_push(rt, a);  /* the deque could not grow: never lose it */
-        stealable = true;
+        notify = true;
+    } else {
+        /* The entries above the last unfresh push are all fresh: thieves
+         * take from the top, so a count too high only makes pop find the
+         * deque empty. */
+        w->fresh = fresh ? w->fresh + 1 : 0;
     }
-    if (stealable && rt->nworkers > 1)
+    if (notify && rt->nworkers > 1)
         ac__notify_work(rt);
 }
 
@@ -159,7 +190,7 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
             return;
         a = prev;
     }
-    push_local(w, a);
+    push_local(w, a, true);
 }
 
 static ac__actor *next_local(ac__worker *w)
@@ -170,17 +201,46 @@ static ac__actor *next_local(ac__worker *w)
         w->lifo = NULL;
         if (w->lifo_streak < LIFO_LIMIT) {
             w->lifo_streak++;
+            w->since_oldest++;
             return a;
         }
         w->lifo_streak = 0;
         if (ac__deque_size(&w->deque) == 0 &&
-            atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0)
+            atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0) {
+            w->since_oldest = 0;
             return a;  /* nobody to be fair to */
-        push_local(w, a);
+        }
+        /* Its streak is over. If another actor woken by this worker waits
+         * at the bottom, run that one and leave this one at the bottom in
+         * its place: a spawn tree stays depth-first. Else it goes behind
+         * the oldest, as always: two actors that keep waking each other
+         * (ping-pong) never wake a third, so they cannot hold the bottom. */
+        if (w->fresh > 0 && w->since_oldest < OLDEST_INTERVAL) {
+            ac__actor *b = ac__deque_pop(&w->deque);
+            if (b != NULL) {
+                w->fresh--;
+                push_local(w, a, true);
+                w->since_oldest++;
+                return b;
+            }
+            w->fresh = 0;  /* thieves took the rest */
+        }
+        /* Fresh only above other fresh entries (the oldest is due): the
+         * bottom stays a depth-first stack after the oldest has run. */
+        push_local(w, a, w->fresh > 0);
     }
     w->lifo_streak = 0;
     if (w->tick % INJECT_INTERVAL == 0 && (a = inject_pop(rt)) != NULL)
         return a;
+    if (w->fresh > 0 && w->since_oldest < OLDEST_INTERVAL) {
+        if ((a = ac__deque_pop(&w->deque)) != NULL) {
+            w->fresh--;
+            w->since_oldest++;
+            return a;
+        }
+        w->fresh = 0;  /* thieves took the rest */
+    }
+    w->since_oldest = 0;
     if ((a = ac__deque_steal(&w->deque)) != NULL)
         return a;
     return inject_pop(rt);
@@ -194,7 +254,7 @@ static void requeue(ac__worker *w, ac__actor *a, bool soon)
     if (soon && w->lifo == NULL)
         w->lifo = a;
     else
-        push_local(w, a);
+        push_local(w, a, soon);
 }
 
 /* Releases the actor kept drained by the last turn (see run_turn). */
@@ -466,7 +526,7 @@ unsigned ac__run_here(ac_runtime *rt, bool one_turn)
                 handled += n;
                 if (end == AC__TURN_MORE ||
                     (end == AC__TURN_DRAINED && !ac__turn_release(a)))
-                    push_local(w, a);
+                    push_local(w, a, false);
                 ran = true;
                 ac__qsbr_quiescent(&w->cx);
                 ac__qsbr_poll(&w->cx);
