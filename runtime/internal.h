@@ -267,8 +267,8 @@ typedef uint64_t (*ac__route_hash_fn)(const ac_addr *addr, const void *key);
 /* One of the table's independent parts: writers of different shards never
  * contend (spawns and deaths on all workers at once). */
 typedef struct ac__route_shard {
-    _Atomic(ac__route_array *) array;
-    pthread_mutex_t lock;           /* serialises this shard's writers */
+    alignas(AC__CACHE_LINE) _Atomic(ac__route_array *) array;
+    _Atomic uint32_t lock;          /* spin lock: serialises this shard's writers */
     size_t live, used;              /* under lock; used counts tombstones */
 } ac__route_shard;
 
@@ -280,6 +280,7 @@ typedef struct ac__route {
     const void *hash_key;
     _Atomic uint64_t *gp;           /* the runtime's grace-period counter */
     _Atomic bool has_outgrown;      /* some shard keeps an outgrown array */
+    _Atomic uint64_t next_due;      /* no outgrown array is due before it */
 } ac__route;
 
 /* `gp` may be NULL: outgrown arrays are then kept until destroy. */

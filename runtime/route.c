@@ -11,7 +11,7 @@
  * Readers take no lock: they load the shard's current array, probe, and
  * confirm the whole address against the actor. Writers (spawn, death) take
  * their shard's lock; 64 shards keep workers that spawn and kill actors at
- * the same time from queueing on one mutex. A removal leaves a tombstone.
+ * the same time from queueing on one lock. A removal leaves a tombstone.
  * Growth copies the live entries into a new array and publishes it; readers
  * still probing the old one see a consistent if slightly older table, and
  * actors are freed only after a grace period (qsbr.c), so a reader never
@@ -21,6 +21,7 @@
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,37 @@ static inline ac__route_shard *shard_of(ac__route *r, uint64_t h)
     return &r->shards[h >> (64 - AC__ROUTE_SHARD_BITS)];
 }
 
+/* The shard's writer lock. Writers hold it for tens of nanoseconds (a probe
+ * and a store; a rehash now and then), and with 64 shards two writers
+ * rarely meet, so a spin lock it is: one exchange to take it and a plain
+ * store to give it back, where a mutex paid two locked instructions and two
+ * library calls on every spawn and every death (~15 % of skynet). A holder
+ * preempted by the OS would make spinners burn their time slice, so after
+ * a short spin they yield. */
+static void shard_lock(ac__route_shard *sh)
+{
+    for (unsigned spins = 0;;) {
+        /* Acquire: the previous holder's writes are visible. */
+        if (atomic_exchange_explicit(&sh->lock, 1, memory_order_acquire) == 0)
+            return;
+        while (atomic_load_explicit(&sh->lock, memory_order_relaxed) != 0) {
+            if (++spins < 128) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            } else {
+                sched_yield();
+            }
+        }
+    }
+}
+
+static void shard_unlock(ac__route_shard *sh)
+{
+    /* Release: our writes happen before the next holder's. */
+    atomic_store_explicit(&sh->lock, 0, memory_order_release);
+}
+
 static ac__route_array *array_new(size_t capacity, ac__route_array *older)
 {
     ac__route_array *arr = malloc(sizeof *arr + capacity * sizeof(_Atomic uintptr_t));
@@ -78,7 +110,6 @@ static void shard_destroy(ac__route_shard *sh)
         arr = older;
     }
     atomic_store_explicit(&sh->array, NULL, memory_order_relaxed);
-    pthread_mutex_destroy(&sh->lock);
 }
 
 int ac__route_init(ac__route *r, size_t capacity, _Atomic uint64_t *gp)
@@ -86,41 +117,57 @@ int ac__route_init(ac__route *r, size_t capacity, _Atomic uint64_t *gp)
     size_t nshards = 1u << AC__ROUTE_SHARD_BITS, cap = MIN_SHARD_SLOTS;
     while (cap * nshards < capacity)
         cap *= 2;
-    /* Writers hold the lock for a few hundred nanoseconds: spinning a
-     * little beats sleeping in the kernel (a glibc extension). */
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
     for (size_t i = 0; i < nshards; i++) {
         ac__route_shard *sh = &r->shards[i];
         ac__route_array *arr = array_new(cap, NULL);
-        if (arr == NULL || pthread_mutex_init(&sh->lock, &attr) != 0) {
-            free(arr);
+        if (arr == NULL) {
             while (i-- > 0)
                 shard_destroy(&r->shards[i]);
-            pthread_mutexattr_destroy(&attr);
             return AC_ENOMEM;
         }
         atomic_init(&sh->array, arr);
+        atomic_init(&sh->lock, 0);
         sh->live = sh->used = 0;
     }
-    pthread_mutexattr_destroy(&attr);
     r->hash = NULL;
     r->hash_key = NULL;
     r->gp = gp;
     atomic_init(&r->has_outgrown, false);
+    atomic_init(&r->next_due, UINT64_MAX);
     return 0;
+}
+
+/* Lowers r->next_due to at most `due`. */
+static void due_at(ac__route *r, uint64_t due)
+{
+    /* Relaxed: a hint; the arrays themselves are read under the locks. */
+    uint64_t cur = atomic_load_explicit(&r->next_due, memory_order_relaxed);
+    while (due < cur &&
+           !atomic_compare_exchange_weak_explicit(&r->next_due, &cur, due,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
 }
 
 void ac__route_reclaim(ac__route *r, uint64_t oldest)
 {
+    /* Nothing is due yet: skip the 64 locks. Called between turns as long
+     * as an outgrown array waits, which is as long as the slowest reader
+     * takes to pass a quiescent state (a worker the OS has descheduled). */
+    if (atomic_load_explicit(&r->next_due, memory_order_relaxed) > oldest)
+        return;
     /* Relaxed: a hint, set again below by any shard that still waits. */
     if (!atomic_exchange_explicit(&r->has_outgrown, false, memory_order_relaxed))
         return;
+    /* Every array still waiting after the scan lowers it again; an array
+     * outgrown during the scan lowers it itself (rehash, under its shard's
+     * lock, after this store). */
+    atomic_store_explicit(&r->next_due, UINT64_MAX, memory_order_relaxed);
+    uint64_t next = UINT64_MAX;
     bool waiting = false;
     for (size_t s = 0; s < (1u << AC__ROUTE_SHARD_BITS); s++) {
         ac__route_shard *sh = &r->shards[s];
-        pthread_mutex_lock(&sh->lock);
+        shard_lock(sh);
         ac__route_array *keep = atomic_load_explicit(&sh->array, memory_order_relaxed);
         /* Newest first, so targets fall along the chain: free from the
          * first one that is due. */
@@ -128,16 +175,22 @@ void ac__route_reclaim(ac__route *r, uint64_t oldest)
             keep = keep->older;
         ac__route_array *due = keep->older;
         keep->older = NULL;
-        waiting |= keep != atomic_load_explicit(&sh->array, memory_order_relaxed);
-        pthread_mutex_unlock(&sh->lock);
+        if (keep != atomic_load_explicit(&sh->array, memory_order_relaxed)) {
+            waiting = true;
+            if (keep->free_after < next)  /* the oldest waiting, the first due */
+                next = keep->free_after;
+        }
+        shard_unlock(sh);
         while (due) {
             ac__route_array *older = due->older;
             free(due);
             due = older;
         }
     }
-    if (waiting)
+    if (waiting) {
+        due_at(r, next);
         atomic_store_explicit(&r->has_outgrown, true, memory_order_relaxed);
+    }
 }
 
 void ac__route_set_hash(ac__route *r, ac__route_hash_fn fn, const void *key)
@@ -220,6 +273,7 @@ static int rehash(ac__route *r, ac__route_shard *sh, ac__route_array *arr)
      * later has stopped probing the old array (as for actors, qsbr.c). */
     arr->free_after = r->gp ? atomic_fetch_add_explicit(r->gp, 1, memory_order_acq_rel) + 1
                             : UINT64_MAX;
+    due_at(r, arr->free_after);
     atomic_store_explicit(&r->has_outgrown, true, memory_order_relaxed);
     return 0;
 }
@@ -230,12 +284,12 @@ int ac__route_insert(ac__route *r, ac__actor *a)
         return AC_EINVAL;  /* a pointer above 2^48: no room for the tag */
     uint64_t h = route_hash(r, &a->addr);
     ac__route_shard *sh = shard_of(r, h);
-    pthread_mutex_lock(&sh->lock);
+    shard_lock(sh);
     ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     if ((sh->used + 1) * 2 > arr->mask + 1) {  /* keep probes short: <= 1/2 */
         int rc = rehash(r, sh, arr);
         if (rc != 0) {
-            pthread_mutex_unlock(&sh->lock);
+            shard_unlock(sh);
             return rc;
         }
         arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
@@ -244,7 +298,7 @@ int ac__route_insert(ac__route *r, ac__actor *a)
     place(arr, a, h, &took_empty);
     sh->live++;
     sh->used += took_empty;
-    pthread_mutex_unlock(&sh->lock);
+    shard_unlock(sh);
     return 0;
 }
 
@@ -252,7 +306,7 @@ void ac__route_remove(ac__route *r, ac__actor *a)
 {
     uint64_t h = route_hash(r, &a->addr);
     ac__route_shard *sh = shard_of(r, h);
-    pthread_mutex_lock(&sh->lock);
+    shard_lock(sh);
     ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
     for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
         uintptr_t cur = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
@@ -282,21 +336,21 @@ void ac__route_remove(ac__route *r, ac__actor *a)
             break;
         }
     }
-    pthread_mutex_unlock(&sh->lock);
+    shard_unlock(sh);
 }
 
 void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg)
 {
     for (size_t s = 0; s < (1u << AC__ROUTE_SHARD_BITS); s++) {
         ac__route_shard *sh = &r->shards[s];
-        pthread_mutex_lock(&sh->lock);
+        shard_lock(sh);
         ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
         for (size_t i = 0; i <= arr->mask; i++) {
             uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
             if (v != EMPTY && v != TOMBSTONE)
                 fn(actor_of(v), arg);
         }
-        pthread_mutex_unlock(&sh->lock);
+        shard_unlock(sh);
     }
 }
 
