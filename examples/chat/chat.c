@@ -36,22 +36,15 @@ static void group_of(const chat_Room *room, char *buf, size_t size)
     snprintf(buf, size, "room:%s", name_of(room->name));
 }
 
-/* Says `text` from `from` to every member of the room. */
+/* Says `text` from `from` to every member of the room: one publish to the
+ * room's group, which copies the message for each member. */
 static int broadcast(chat_Room *self, ac_ctx *cx, const char *from, const char *text)
 {
     char group[40];
     group_of(self, group, sizeof group);
-    ac_addr members[16];
-    size_t n = ac_group_members(cx, group, members, 16);
-    for (size_t i = 0; i < n && i < 16; i++) {
-        chat_User_ref to = {members[i]};
-        /* A member that died a moment ago is a counted dead letter. */
-        int rc = chat_User_send_line(cx, to, ac_string_of(name_of(self->name)),
-                                     ac_string_of(from), ac_string_of(text));
-        if (rc != 0 && rc != AC_ENOTFOUND)
-            return rc;
-    }
-    return 0;
+    int rc = chat_User_publish_line(cx, group, ac_string_of(name_of(self->name)),
+                                    ac_string_of(from), ac_string_of(text));
+    return rc < 0 ? rc : 0;  /* otherwise: how many members it reached */
 }
 
 /* ---- User ----------------------------------------------------------------- */
@@ -99,19 +92,19 @@ int chat_Room_on_start(chat_Room *self, ac_ctx *cx, const chat_Room_start_args *
 
 int chat_Room_on_join(chat_Room *self, ac_ctx *cx, const chat_Room_join *m)
 {
-    ac_addr user;
-    int rc = ac_whereis(cx, m->user.data, &user);
+    chat_User_ref user;
+    int rc = chat_User_whereis(cx, m->user.data, &user);
     if (rc != 0)
         return 0;  /* nobody by that name (any more): nothing to do */
     if (self->count == 16)
         return 0;  /* full */
     char group[40], text[64];
     group_of(self, group, sizeof group);
-    if ((rc = ac_group_join(cx, group, &user)) != 0 ||
-        (rc = ac_monitor(cx, ac_self(cx), &user, NULL)) != 0)
+    if ((rc = ac_group_join(cx, group, &user.addr)) != 0 ||
+        (rc = ac_monitor(cx, ac_self(cx), &user.addr, NULL)) != 0)
         return rc;
     chat_Member *slot = &self->members[self->count++];
-    slot->who.addr = user;
+    slot->who = user;
     set_name(slot->name, m->user);
     snprintf(text, sizeof text, "%s joined", m->user.data);
     return broadcast(self, cx, "", text);
