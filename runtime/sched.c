@@ -460,7 +460,17 @@ static void *worker_main(void *arg)
     ac__tls_set(cx->rt, cx);
     ac__qsbr_online(cx);
     for (;;) {
-        ac__actor *a = next_local(w);
+        /* The slot within its streak, inline (next_local's first case):
+         * most turns of a chain of sends (ring, ping-pong) come from here,
+         * and the call cost 4-8 % of their throughput. */
+        ac__actor *a = w->lifo;
+        if (a != NULL && w->lifo_streak < LIFO_LIMIT) {
+            w->lifo = NULL;
+            w->lifo_streak++;
+            w->since_oldest++;
+        } else {
+            a = next_local(w);
+        }
         if (a == NULL && (a = search(w)) == NULL)
             break;
         if (w->searching)
