@@ -1,7 +1,9 @@
 #!/bin/sh
 # ab.sh — before/after: runs the benchmarks of two or more builds
 # interleaved (A B A B ...), so that every build shares the same load, and
-# prints each one's median per benchmark and the ratio to the first build.
+# prints each one's median per benchmark, the ratio to the first build's
+# median and the median of the per-run ratios (run j against run j of the
+# first build, made moments apart: steadier when the load drifts).
 #
 #   bench/ab.sh [-r REPS] [-w WORKERS] DIR... 
 #
@@ -53,6 +55,7 @@ uptime >&2
 # seconds, and the ratio is A's seconds / B's), per build and benchmark.
 awk -v n=$# '
 { k = $2 " " $3; v = ($2 == "skynet") ? $4 : $5; vals[k, $1] = vals[k, $1] " " v;
+  c = ++cnt[k, $1]; one[k, $1, c] = v;
   if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
   rss[k, $1] = rss[k, $1] " " $6 }
 function median(s,    a, m, i, j, t) {
@@ -66,8 +69,13 @@ END {
     for (i = 0; i < n; i++) {
       m = median(vals[k, i]);
       r = (k ~ /^skynet/) ? base / m : m / base;
+      # the median of the per-run ratios (run j of this build against run j
+      # of the first, made moments apart): steadier when the load drifts
+      pr = "";
+      for (j = 1; j <= cnt[k, i] && j <= cnt[k, 0]; j++)
+        pr = pr " " ((k ~ /^skynet/) ? one[k, 0, j] / one[k, i, j] : one[k, i, j] / one[k, 0, j]);
       unit = (k ~ /^skynet/) ? "s" : "M/s";
-      line = line sprintf("  [%d] %8.3f %s x%.2f rss %d", i, (k ~ /^skynet/) ? m : m / 1e6, unit, r, median(rss[k, i]));
+      line = line sprintf("  [%d] %8.3f %s x%.2f (paired x%.2f) rss %d", i, (k ~ /^skynet/) ? m : m / 1e6, unit, r, median(pr), median(rss[k, i]));
     }
     print line
   }
