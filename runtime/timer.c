@@ -318,8 +318,10 @@ static void *timer_thread(void *arg)
                 clock_gettime(CLOCK_MONOTONIC, &ts);
                 ts.tv_sec += 1;
                 pthread_cond_timedwait(&T->wake, &T->lock, &ts);
-                continue;
             }
+            /* The lock was dropped: shutdown may have closed the timers
+             * and signalled meanwhile, a wake-up nobody was waiting for. */
+            continue;
         }
         if (T->len == 0) {
             pthread_cond_wait(&T->wake, &T->lock);

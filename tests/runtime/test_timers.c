@@ -706,3 +706,18 @@ Test(timers, a_restarted_child_keeps_only_its_new_timers, .timeout = 30)
     cr_assert_eq(atomic_load(&g_seen[101]), 3);
     ac_runtime_destroy(rt);
 }
+
+Test(timers, shutdown_racing_with_the_timer_threads_start_never_hangs, .timeout = 120)
+{
+    /* The timer thread makes its context with the lock dropped; a shutdown
+     * that closed the timers in that window once left it asleep on an
+     * hour-long deadline, and the join waited forever (1 run in ~50). */
+    for (int i = 0; i < 3000; i++) {
+        ac_runtime *rt = make_runtime(2);
+        ac_ctx *cx = ac_runtime_ctx(rt);
+        ac_addr a = spawn_ticker(cx);
+        after(cx, &a, 3600 * 1000, 1);
+        ac_runtime_destroy(rt);
+    }
+    cr_assert_eq(atomic_load(&g_ticks), 0);
+}
