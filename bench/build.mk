@@ -10,10 +10,13 @@ $(BENCH_GEN)/%.actor.c $(BENCH_GEN)/%.actor.h &: bench/%.actor $(BUILD)/actorc
 	@mkdir -p $(@D)
 	$(BUILD)/actorc -o $(BENCH_GEN) $<
 
+# Built as a user who wants speed builds: with link-time optimisation
+# (gcc release builds; see LTO_CFLAGS in the Makefile).
 $(BENCH_GEN)/%.actor.o: $(BENCH_GEN)/%.actor.c
-	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) -Wpedantic $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) -Wpedantic $(LTO_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
+$(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)
 $(foreach b,$(filter-out route,$(BENCH_NAMES)),\
   $(eval $(BUILD)/obj/bench/$(b).o: $(BENCH_GEN)/$(call bench_idl,$(b)).actor.h))
 $(foreach b,$(filter-out route,$(BENCH_NAMES)),\
@@ -22,7 +25,7 @@ $(BUILD)/bench/route: $(BUILD)/obj/bench/route.o $(BUILD)/libactorc.a
 
 $(BENCH_BINS):
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(SODIUM_LIBS)
+	$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(SODIUM_LIBS)
 
 # Sizes from bench/README.md; BENCH_SIZE=small runs a tenth of each.
 ifeq ($(BENCH_SIZE),small)
