@@ -385,6 +385,12 @@ int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     }
 }
 
+static void free_ask(ac__amap_node *x, void *arg)
+{
+    (void)arg;
+    free(AC__CONTAINER_OF(x, ask, node));
+}
+
 void ac__asks_free(ac_runtime *rt)
 {
     /* The threads' ask inboxes go before their contexts do. */
@@ -399,12 +405,7 @@ void ac__asks_free(ac_runtime *rt)
         return;
     /* Actors still alive at the end (shutdown stopped them all, so only
      * those it could not) leave records behind. */
-    ac__amap *m = &A->pending;
-    for (size_t i = 0; m->buckets && i <= m->mask; i++)
-        for (ac__amap_node *x = m->buckets[i], *next; x != NULL; x = next) {
-            next = x->next;
-            free(AC__CONTAINER_OF(x, ask, node));
-        }
+    ac__amap_each(&A->pending, free_ask, NULL);
     ac__amap_destroy(&A->pending);
     pthread_mutex_destroy(&A->lock);
     pthread_mutex_destroy(&A->spawn_lock);

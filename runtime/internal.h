@@ -13,6 +13,7 @@
 #define AC_INTERNAL_H
 
 #include "actorc.h"
+#include "table.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -303,19 +304,21 @@ void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
 size_t ac__route_capacity(ac__route *r);
 
 /* amap.c — the services' side tables: intrusive nodes keyed by an address
- * and a 64-bit discriminator, several nodes per key allowed. Unlocked: each
- * service holds its own lock around its maps. */
+ * and a 64-bit discriminator, several nodes per key allowed, on the
+ * chained table of table.h. Unlocked: each service holds its own lock
+ * around its maps. */
 typedef struct ac__amap_node {
-    struct ac__amap_node *next;
+    ac__tnode link;                  /* in the table; link.hash is the key's */
     uint64_t extra;
     ac_addr key;
+    struct ac__amap_node *next;      /* the list ac__amap_take returns */
 } ac__amap_node;
 
 typedef struct ac__amap {
-    ac__amap_node **buckets;
-    size_t mask, count;
+    ac__table table;
 } ac__amap;
 
+/* Makes the bucket array up front, so that adding never fails. */
 int ac__amap_init(ac__amap *m);
 void ac__amap_destroy(ac__amap *m);         /* the nodes are the caller's */
 void ac__amap_add(ac__amap *m, ac__amap_node *x);
@@ -324,6 +327,8 @@ ac__amap_node *ac__amap_find_next(ac__amap_node *x);  /* same key, after x */
 void ac__amap_remove(ac__amap *m, ac__amap_node *x);
 /* Unlinks every node with this key; returns them linked through `next`. */
 ac__amap_node *ac__amap_take(ac__amap *m, const ac_addr *key, uint64_t extra);
+/* Calls fn on every node; fn may free the node (tearing down). */
+void ac__amap_each(ac__amap *m, void (*fn)(ac__amap_node *, void *), void *arg);
 
 #define AC__CONTAINER_OF(p, T, member) ((T *)(void *)((char *)(p) - offsetof(T, member)))
 

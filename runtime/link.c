@@ -32,16 +32,26 @@ int ac__links_init(ac_runtime *rt)
     return ac__amap_init(&rt->links);
 }
 
+static void gather(ac__amap_node *x, void *arg)
+{
+    link_rec **all = arg;
+    if (x->extra != 0)
+        return;
+    x->next = *all ? &(*all)->end[0] : NULL;
+    *all = AC__CONTAINER_OF(x, link_rec, end[0]);
+}
+
 void ac__links_fini(ac_runtime *rt)
 {
     ac__amap *m = &rt->links;
-    /* Free each record once: at its end 0. */
-    for (size_t i = 0; m->buckets && i <= m->mask; i++) {
-        for (ac__amap_node *x = m->buckets[i], *next; x != NULL; x = next) {
-            next = x->next;
-            if (x->extra == 0)
-                free(AC__CONTAINER_OF(x, link_rec, end[0]));
-        }
+    /* Each record has two nodes on the map: gather the records through
+     * their end 0, then free them once the walk is over. */
+    link_rec *all = NULL;
+    ac__amap_each(m, gather, &all);
+    while (all != NULL) {
+        link_rec *r = all;
+        all = r->end[0].next ? AC__CONTAINER_OF(r->end[0].next, link_rec, end[0]) : NULL;
+        free(r);
     }
     ac__amap_destroy(m);
     pthread_mutex_destroy(&rt->link_lock);

@@ -36,16 +36,16 @@ int ac__monitors_init(ac_runtime *rt)
     return 0;
 }
 
+static void free_monitor(ac__amap_node *x, void *arg)
+{
+    (void)arg;
+    free(AC__CONTAINER_OF(x, monitor, by_ref));
+}
+
 void ac__monitors_fini(ac_runtime *rt)
 {
     /* Every record is on the by-reference map exactly once. */
-    ac__amap *m = &rt->mon_by_ref;
-    for (size_t i = 0; m->buckets && i <= m->mask; i++) {
-        for (ac__amap_node *x = m->buckets[i], *next; x != NULL; x = next) {
-            next = x->next;
-            free(AC__CONTAINER_OF(x, monitor, by_ref));
-        }
-    }
+    ac__amap_each(&rt->mon_by_ref, free_monitor, NULL);
     ac__amap_destroy(&rt->mon_by_target);
     ac__amap_destroy(&rt->mon_by_watcher);
     ac__amap_destroy(&rt->mon_by_ref);

@@ -31,6 +31,14 @@ static void grow(ac__table *t)
     t->mask = n - 1;
 }
 
+int ac__table_init(ac__table *t)
+{
+    t->buckets = calloc(INITIAL_BUCKETS, sizeof *t->buckets);
+    t->mask = t->buckets ? INITIAL_BUCKETS - 1 : 0;
+    t->count = 0;
+    return t->buckets ? 0 : AC_ENOMEM;
+}
+
 int ac__table_insert(ac__table *t, ac__tnode *n)
 {
     if (t->buckets == NULL) {

@@ -30,6 +30,8 @@ typedef struct ac__table {
 /* Does the node match the key the caller is looking for? */
 typedef bool (*ac__tnode_eq)(const ac__tnode *n, const void *key);
 
+/* Makes the bucket array now, so that no later insert can fail. */
+int ac__table_init(ac__table *t);
 /* Links n (its hash already set). AC_ENOMEM only for the first bucket
  * array; n is not linked then. */
 int ac__table_insert(ac__table *t, ac__tnode *n);
