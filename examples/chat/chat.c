@@ -4,8 +4,8 @@
  *
  * main registers three users by name, puts them in the "lobby" room, has
  * them talk, then stops one: the room, which monitors its members, hears
- * the `down` and tells the others. At the end every user reports what it
- * heard, and main checks it.
+ * the `down` and tells the others. At the end main asks every user what it
+ * heard (a blocking ask) and checks each answer.
  *
  *   usage: chat        (AC_WORKERS=n picks the number of worker threads)
  */
@@ -77,8 +77,7 @@ int chat_User_on_line(chat_User *self, ac_ctx *cx, const chat_User_line *m)
 
 int chat_User_on_report(chat_User *self, ac_ctx *cx, const chat_User_report *m)
 {
-    return chat_Reporter_send_heard(cx, m->reporter, ac_string_of(name_of(self->name)),
-                                    self->lines, self->notices);
+    return chat_User_reply_report(cx, &m->reply_to, self->lines, self->notices);
 }
 
 /* ---- Room ----------------------------------------------------------------- */
@@ -129,23 +128,6 @@ int chat_Room_on_down(chat_Room *self, ac_ctx *cx, const ac_down *m)
     return 0;
 }
 
-/* ---- Reporter ------------------------------------------------------------- */
-
-/* Read by main after ac_runtime_run has returned. */
-static uint32_t reports, heard_lines, heard_notices;
-
-int chat_Reporter_on_heard(chat_Reporter *self, ac_ctx *cx, const chat_Reporter_heard *m)
-{
-    (void)self;
-    (void)cx;
-    printf("  %s heard %" PRIu32 " lines and %" PRIu32 " notices\n", m->user.data, m->lines,
-           m->notices);
-    reports++;
-    heard_lines += m->lines;
-    heard_notices += m->notices;
-    return 0;
-}
-
 /* ---- main ----------------------------------------------------------------- */
 
 static int fail(const char *what, int rc)
@@ -165,9 +147,7 @@ int main(void)
     const char *names[] = {"alice", "bob", "carol"};
     chat_User_ref users[3];
     chat_Room_ref lobby;
-    chat_Reporter_ref reporter;
-    if ((rc = chat_Room_spawn(cx, &lobby, ac_string_of("lobby"))) != 0 ||
-        (rc = chat_Reporter_spawn(cx, &reporter)) != 0)
+    if ((rc = chat_Room_spawn(cx, &lobby, ac_string_of("lobby"))) != 0)
         return fail("spawn", rc);
     for (int i = 0; i < 3; i++)
         if ((rc = chat_User_spawn(cx, &users[i], ac_string_of(names[i]))) != 0)
@@ -190,18 +170,26 @@ int main(void)
     if (ac_whereis(cx, "carol", &gone) != AC_ENOTFOUND)
         return fail("carol's name outlived her", AC_ESTATE);
 
-    for (int i = 0; i < 2; i++)
-        chat_User_send_report(cx, users[i], reporter);
-    ac_runtime_run(rt);
-    ac_runtime_destroy(rt);
-
     /* alice: 2 lines (hers and bob's), 4 notices (three joins, carol's
      * departure); bob: 2 lines, 3 notices (his join, carol's, the departure). */
-    if (reports != 2 || heard_lines != 4 || heard_notices != 7) {
-        fprintf(stderr, "chat: expected 2 reports, 4 lines, 7 notices; got %u, %u, %u\n",
-                reports, heard_lines, heard_notices);
-        return 1;
+    const uint32_t want_lines[2] = {2, 2}, want_notices[2] = {4, 3};
+    int wrong = 0;
+    for (int i = 0; i < 2; i++) {
+        chat_User_report_reply *r;
+        if ((rc = chat_User_ask_report_wait(cx, users[i], 1000, &r)) != 0)
+            return fail("ask a user what it heard", rc);
+        printf("  %s heard %" PRIu32 " lines and %" PRIu32 " notices\n", names[i], r->lines,
+               r->notices);
+        if (r->lines != want_lines[i] || r->notices != want_notices[i]) {
+            fprintf(stderr, "chat: %s: expected %u lines, %u notices; got %u, %u\n", names[i],
+                    want_lines[i], want_notices[i], r->lines, r->notices);
+            wrong = 1;
+        }
+        ac_reply_free(cx, r);
     }
+    ac_runtime_destroy(rt);
+    if (wrong)
+        return 1;
     printf("chat: ok\n");
     return 0;
 }

@@ -5,6 +5,8 @@
 #include "fixtures.h"
 #include "probe.h"
 
+/* probe.h's world, and short names for its parts. */
+static probe_world world;
 static ac_runtime *rt;
 static ac_ctx *cx;
 static ac_inbox *ib;
@@ -12,16 +14,16 @@ static const ac_addr *me;
 
 static void setup_with(int workers)
 {
-    rt = make_runtime(workers);
-    cx = ac_runtime_ctx(rt);
-    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
-    me = ac_inbox_addr(ib);
+    world = probe_world_open(workers);
+    rt = world.rt;
+    cx = world.cx;
+    ib = world.ib;
+    me = world.me;
 }
 
 static void teardown(void)
 {
-    ac_inbox_destroy(cx, ib);
-    ac_runtime_destroy(rt);
+    probe_world_close(&world);
 }
 
 /* Each test gets a fresh runtime (deterministic unless it says otherwise)

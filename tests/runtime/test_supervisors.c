@@ -5,11 +5,10 @@
 #include "fixtures.h"
 #include "probe.h"
 
+/* probe.h's world (runtime, context, the inbox the probes report to) and
+ * the supervisor under test. */
 typedef struct world {
-    ac_runtime *rt;
-    ac_ctx *cx;
-    ac_inbox *ib;
-    const ac_addr *me;
+    probe_world p;
     probe_args args;
     ac_child_spec specs[4];
     ac_addr kids[4];
@@ -20,11 +19,8 @@ static world *open_world(int workers)
 {
     static world w;
     memset(&w, 0, sizeof w);
-    w.rt = make_runtime(workers);
-    w.cx = ac_runtime_ctx(w.rt);
-    cr_assert_eq(ac_inbox_create(w.cx, &w.ib), 0);
-    w.me = ac_inbox_addr(w.ib);
-    w.args = (probe_args){*w.me, 0, false};
+    w.p = probe_world_open(workers);
+    w.args = (probe_args){*w.p.me, 0, false};
     for (int i = 0; i < 4; i++)
         w.specs[i] = (ac_child_spec){&probe_type, &w.args, sizeof w.args,
                                      AC_RESTART_PERMANENT, NULL};
@@ -33,30 +29,29 @@ static world *open_world(int workers)
 
 static void close_world(world *w)
 {
-    ac_inbox_destroy(w->cx, w->ib);
-    ac_runtime_destroy(w->rt);
+    probe_world_close(&w->p);
 }
 
 static void start_sup(world *w, uint32_t strategy, size_t n, uint32_t max, uint32_t within)
 {
     ac_supervisor_spec spec = {strategy, max, within, w->specs, n};
-    cr_assert_eq(ac_supervisor_start(w->cx, &spec, &w->sup, w->kids), 0);
+    cr_assert_eq(ac_supervisor_start(w->p.cx, &spec, &w->sup, w->kids), 0);
     for (size_t i = 0; i < n; i++) {
         ac_addr a;
-        expect_report(w->cx, w->ib, R_STARTED, &a, sizeof a);
+        expect_report(w->p.cx, w->p.ib, R_STARTED, &a, sizeof a);
         cr_assert(ac_addr_eq(&a, &w->kids[i]), "children start in order");
     }
 }
 
 static void fail_kid(world *w, size_t i, int code)
 {
-    cr_assert_eq(probe_cmd(w->cx, &w->kids[i], P_FAIL, &code, sizeof code), 0);
+    cr_assert_eq(probe_cmd(w->p.cx, &w->kids[i], P_FAIL, &code, sizeof code), 0);
 }
 
 static size_t started(world *w, size_t n)
 {
     ac_addr a;
-    expect_report(w->cx, w->ib, R_STARTED, &a, sizeof a);
+    expect_report(w->p.cx, w->p.ib, R_STARTED, &a, sizeof a);
     for (size_t i = 0; i < n; i++)
         if (ac_addr_eq(&a, &w->kids[i]))
             return i;
@@ -66,9 +61,9 @@ static size_t started(world *w, size_t n)
 
 static uint64_t count_of(world *w, size_t i)
 {
-    cr_assert_eq(probe_cmd(w->cx, &w->kids[i], P_GET_COUNT, NULL, 0), 0);
+    cr_assert_eq(probe_cmd(w->p.cx, &w->kids[i], P_GET_COUNT, NULL, 0), 0);
     probe_stopped s;
-    expect_report(w->cx, w->ib, R_COUNT, &s, sizeof s);
+    expect_report(w->p.cx, w->p.ib, R_COUNT, &s, sizeof s);
     return s.count;
 }
 
@@ -78,7 +73,7 @@ Test(supervisors, one_for_one_restarts_the_failed_child_at_its_address, .timeout
     start_sup(w, AC_ONE_FOR_ONE, 3, 5, 1000);
     fail_kid(w, 1, 9);
     cr_assert_eq(started(w, 3), 1);
-    cr_assert(no_report(w->cx, w->ib, R_STARTED), "only the failed child restarts");
+    cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED), "only the failed child restarts");
     close_world(w);
 }
 
@@ -87,11 +82,11 @@ Test(supervisors, a_restarted_child_gets_fresh_state_and_senders_need_not_know, 
     world *w = open_world(0);
     start_sup(w, AC_ONE_FOR_ONE, 1, 5, 1000);
     for (int i = 0; i < 3; i++)
-        probe_cmd(w->cx, &w->kids[0], P_COUNT, NULL, 0);
+        probe_cmd(w->p.cx, &w->kids[0], P_COUNT, NULL, 0);
     cr_assert_eq(count_of(w, 0), 3);
     fail_kid(w, 0, 1);
     started(w, 1);
-    cr_assert_eq(probe_cmd(w->cx, &w->kids[0], P_COUNT, NULL, 0), 0);
+    cr_assert_eq(probe_cmd(w->p.cx, &w->kids[0], P_COUNT, NULL, 0), 0);
     cr_assert_eq(count_of(w, 0), 1);
     close_world(w);
 }
@@ -104,7 +99,7 @@ Test(supervisors, one_for_all_restarts_every_child_in_start_order, .timeout = 30
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(started(w, 3), i);
     ac_stats st;
-    ac_runtime_stats(w->rt, &st);
+    ac_runtime_stats(w->p.rt, &st);
     cr_assert_eq(st.killed, 2);
     close_world(w);
 }
@@ -117,7 +112,7 @@ Test(supervisors, one_for_all_waits_for_every_affected_child_to_be_down, .timeou
     for (int k = 0; k < 2000; k++)
         for (size_t i = 0; i < 4; i++)
             if (i != 2)
-                probe_cmd(w->cx, &w->kids[i], P_COUNT, NULL, 0);
+                probe_cmd(w->p.cx, &w->kids[i], P_COUNT, NULL, 0);
     fail_kid(w, 2, 2);
     for (size_t i = 0; i < 4; i++)
         cr_assert_eq(started(w, 4), i);
@@ -136,7 +131,7 @@ Test(supervisors, rest_for_one_restarts_the_failed_child_and_those_after_it, .ti
     cr_assert_eq(started(w, 4), 1);
     cr_assert_eq(started(w, 4), 2);
     cr_assert_eq(started(w, 4), 3);
-    cr_assert(no_report(w->cx, w->ib, R_STARTED));
+    cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED));
     close_world(w);
 }
 
@@ -144,7 +139,7 @@ Test(supervisors, a_permanent_child_is_restarted_after_a_normal_stop, .timeout =
 {
     world *w = open_world(0);
     start_sup(w, AC_ONE_FOR_ONE, 1, 5, 1000);
-    probe_cmd(w->cx, &w->kids[0], P_STOP_SELF, NULL, 0);
+    probe_cmd(w->p.cx, &w->kids[0], P_STOP_SELF, NULL, 0);
     cr_assert_eq(started(w, 1), 0);
     close_world(w);
 }
@@ -157,9 +152,9 @@ Test(supervisors, a_transient_child_is_restarted_only_after_a_failure, .timeout 
     start_sup(w, AC_ONE_FOR_ONE, 2, 5, 1000);
     fail_kid(w, 0, 3);
     cr_assert_eq(started(w, 2), 0);
-    probe_cmd(w->cx, &w->kids[1], P_STOP_SELF, NULL, 0);
-    cr_assert(no_report(w->cx, w->ib, R_STARTED));
-    cr_assert_eq(probe_cmd(w->cx, &w->kids[1], P_COUNT, NULL, 0), AC_ENOTFOUND);
+    probe_cmd(w->p.cx, &w->kids[1], P_STOP_SELF, NULL, 0);
+    cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED));
+    cr_assert_eq(probe_cmd(w->p.cx, &w->kids[1], P_COUNT, NULL, 0), AC_ENOTFOUND);
     close_world(w);
 }
 
@@ -169,7 +164,7 @@ Test(supervisors, a_temporary_child_is_never_restarted, .timeout = 30)
     w->specs[0].restart = AC_RESTART_TEMPORARY;
     start_sup(w, AC_ONE_FOR_ONE, 1, 5, 1000);
     fail_kid(w, 0, 3);
-    cr_assert(no_report(w->cx, w->ib, R_STARTED));
+    cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED));
     close_world(w);
 }
 
@@ -177,18 +172,18 @@ Test(supervisors, too_many_restarts_fail_the_supervisor_and_end_its_children, .t
 {
     world *w = open_world(0);
     start_sup(w, AC_ONE_FOR_ONE, 2, 2, 1000);
-    cr_assert_eq(ac_monitor(w->cx, w->me, &w->sup, NULL), 0);
+    cr_assert_eq(ac_monitor(w->p.cx, w->p.me, &w->sup, NULL), 0);
     for (int round = 0; round < 2; round++) {
         fail_kid(w, 0, 1);
         cr_assert_eq(started(w, 2), 0);
     }
     fail_kid(w, 0, 1);  /* the third restart within 1000 ticks: too many */
     ac_down d;
-    expect_report(w->cx, w->ib, AC_TAG_DOWN, &d, sizeof d);
+    expect_report(w->p.cx, w->p.ib, AC_TAG_DOWN, &d, sizeof d);
     cr_assert(ac_addr_eq(&d.who, &w->sup));
     cr_assert_eq(d.reason, AC_REASON_FAILED);
-    ac_runtime_run(w->rt);
-    cr_assert_eq(probe_cmd(w->cx, &w->kids[1], P_COUNT, NULL, 0), AC_ENOTFOUND);
+    ac_runtime_run(w->p.rt);
+    cr_assert_eq(probe_cmd(w->p.cx, &w->kids[1], P_COUNT, NULL, 0), AC_ENOTFOUND);
     close_world(w);
 }
 
@@ -199,13 +194,13 @@ Test(supervisors, restarts_spread_over_time_stay_within_the_intensity, .timeout 
     for (int round = 0; round < 10; round++) {
         fail_kid(w, 0, 1);
         cr_assert_eq(started(w, 1), 0);
-        cr_assert_geq(ac_runtime_advance(w->rt, 60), 0);  /* deterministic ticks */
+        cr_assert_geq(ac_runtime_advance(w->p.rt, 60), 0);  /* deterministic ticks */
     }
-    ac_runtime_run(w->rt);
+    ac_runtime_run(w->p.rt);
     ac_stats st;
-    ac_runtime_stats(w->rt, &st);
+    ac_runtime_stats(w->p.rt, &st);
     cr_assert_eq(st.failed, 10);  /* the child's ten failures; not the supervisor */
-    cr_assert_eq(ac_supervisor_stop(w->cx, &w->sup), 0);  /* still there */
+    cr_assert_eq(ac_supervisor_stop(w->p.cx, &w->sup), 0);  /* still there */
     close_world(w);
 }
 
@@ -213,31 +208,31 @@ Test(supervisors, stopping_a_supervisor_stops_its_children_in_reverse_start_orde
 {
     world *w = open_world(2);
     start_sup(w, AC_ONE_FOR_ONE, 4, 5, 1000);
-    cr_assert_eq(ac_supervisor_stop(w->cx, &w->sup), 0);
+    cr_assert_eq(ac_supervisor_stop(w->p.cx, &w->sup), 0);
     for (size_t i = 4; i-- > 0;) {
         probe_stopped s;
-        expect_report(w->cx, w->ib, R_STOPPED, &s, sizeof s);
+        expect_report(w->p.cx, w->p.ib, R_STOPPED, &s, sizeof s);
         cr_assert(ac_addr_eq(&s.who, &w->kids[i]), "child %zu stops in its turn", i);
     }
-    ac_runtime_run(w->rt);
+    ac_runtime_run(w->p.rt);
     ac_stats st;
-    ac_runtime_stats(w->rt, &st);
+    ac_runtime_stats(w->p.rt, &st);
     cr_assert_eq(st.stopped, 5);
-    cr_assert(no_report(w->cx, w->ib, R_STARTED));
+    cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED));
     close_world(w);
 }
 
 Test(supervisors, a_child_that_cannot_start_fails_the_supervisor_start, .timeout = 30)
 {
     world *w = open_world(0);
-    probe_args bad = {*w->me, 44, false};
+    probe_args bad = {*w->p.me, 44, false};
     w->specs[1].args = &bad;
     ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 3, 1000, w->specs, 2};
     ac_addr sup;
-    cr_assert_eq(ac_supervisor_start(w->cx, &spec, &sup, NULL), 44);
-    ac_runtime_run(w->rt);
+    cr_assert_eq(ac_supervisor_start(w->p.cx, &spec, &sup, NULL), 44);
+    ac_runtime_run(w->p.rt);
     ac_stats st;
-    ac_runtime_stats(w->rt, &st);
+    ac_runtime_stats(w->p.rt, &st);
     cr_assert_eq(st.killed, 1);  /* the first child, started before */
     close_world(w);
 }
@@ -247,10 +242,10 @@ Test(supervisors, a_bad_specification_is_refused, .timeout = 30)
     world *w = open_world(0);
     ac_supervisor_spec spec = {7, 3, 1000, w->specs, 1};
     ac_addr sup;
-    cr_assert_eq(ac_supervisor_start(w->cx, &spec, &sup, NULL), AC_EINVAL);
+    cr_assert_eq(ac_supervisor_start(w->p.cx, &spec, &sup, NULL), AC_EINVAL);
     spec.strategy = AC_ONE_FOR_ONE;
     w->specs[0].restart = 9;
-    cr_assert_eq(ac_supervisor_start(w->cx, &spec, &sup, NULL), AC_EINVAL);
+    cr_assert_eq(ac_supervisor_start(w->p.cx, &spec, &sup, NULL), AC_EINVAL);
     close_world(w);
 }
 
@@ -258,12 +253,12 @@ Test(supervisors, killing_the_supervisor_kills_its_children, .timeout = 30)
 {
     world *w = open_world(0);
     start_sup(w, AC_ONE_FOR_ONE, 3, 5, 1000);
-    cr_assert_eq(ac_kill(w->cx, &w->sup), 0);
-    ac_runtime_run(w->rt);
+    cr_assert_eq(ac_kill(w->p.cx, &w->sup), 0);
+    ac_runtime_run(w->p.rt);
     for (size_t i = 0; i < 3; i++)
-        cr_assert_eq(probe_cmd(w->cx, &w->kids[i], P_COUNT, NULL, 0), AC_ENOTFOUND);
+        cr_assert_eq(probe_cmd(w->p.cx, &w->kids[i], P_COUNT, NULL, 0), AC_ENOTFOUND);
     ac_stats st;
-    ac_runtime_stats(w->rt, &st);
+    ac_runtime_stats(w->p.rt, &st);
     cr_assert_eq(st.killed, 4);
     close_world(w);
 }
@@ -274,11 +269,11 @@ Test(supervisors, a_named_child_gets_its_name_back_after_a_restart, .timeout = 3
     w->specs[0].name = "worker";
     start_sup(w, AC_ONE_FOR_ONE, 1, 5, 1000);
     ac_addr a;
-    cr_assert_eq(ac_whereis(w->cx, "worker", &a), 0);
+    cr_assert_eq(ac_whereis(w->p.cx, "worker", &a), 0);
     cr_assert(ac_addr_eq(&a, &w->kids[0]));
     fail_kid(w, 0, 1);
     started(w, 1);
-    cr_assert_eq(ac_whereis(w->cx, "worker", &a), 0);
+    cr_assert_eq(ac_whereis(w->p.cx, "worker", &a), 0);
     cr_assert(ac_addr_eq(&a, &w->kids[0]));
     close_world(w);
 }
@@ -293,6 +288,6 @@ Test(supervisors, many_failures_under_load_each_restart_once, .timeout = 60)
         fail_kid(w, i, r + 1);
         cr_assert_eq(started(w, 4), i);
     }
-    cr_assert(no_report(w->cx, w->ib, R_STARTED));
+    cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED));
     close_world(w);
 }
