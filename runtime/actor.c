@@ -46,7 +46,7 @@ static size_t prefix_size(const ac_actor_type *type, unsigned attrs)
     return pre;
 }
 
-static ac__actor *actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
+ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
 {
     size_t pre = prefix_size(type, attrs);
     size_t size = pre + offsetof(ac__actor, state) + type->state_size;
@@ -181,7 +181,7 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
         return AC_ESHUTDOWN;
-    ac__actor *a = actor_new(cx, type, limit ? AC__ATTR_BOUNDED : 0);
+    ac__actor *a = ac__actor_new(cx, type, limit ? AC__ATTR_BOUNDED : 0);
     if (a == NULL)
         return AC_ENOMEM;
     if (limit) {

@@ -18,7 +18,6 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <string.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -54,16 +53,9 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
     if (cx == NULL || out == NULL)
         return AC_EINVAL;
     *out = NULL;
-    uint16_t klass;
-    size_t size = offsetof(ac__actor, state) + sizeof(inbox_state);
-    ac__actor *a = ac__block_alloc(cx, size, &klass);
+    ac__actor *a = ac__actor_new(cx, &inbox_type, AC__ATTR_INBOX);
     if (a == NULL)
         return AC_ENOMEM;
-    memset(a, 0, size);
-    a->type = &inbox_type;
-    a->klass = klass;
-    a->attrs = AC__ATTR_INBOX;
-    atomic_init(&a->flags, 0);
     atomic_init(&state_of(a)->seq, 0);
     /* Marked empty from the start: the first push wakes the receiver. */
     ac__mailbox_init(a, false);
@@ -73,7 +65,7 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
     int rc = ac__route_insert(&cx->rt->route, a);
     ac__leave(cx);
     if (rc != 0) {
-        ac__block_free(cx, a, klass);
+        ac__actor_free(cx, a);
         return rc;
     }
     *out = (ac_inbox *)(void *)a;
@@ -132,15 +124,11 @@ static bool arm(ac__actor *a)
     inbox_state *s = state_of(a);
     if (s->armed)
         return true;
-    ac__env *stub = ac__stub_of(a);
-    if (a->tail != stub || atomic_load_explicit(&stub->next, memory_order_acquire) != NULL)
-        return false;
-    ac__env *expect = stub;
-    /* Release/acquire as ac__mailbox_mark_empty: the CAS fails if a
-     * producer exchanged in a node since. */
-    s->armed = atomic_compare_exchange_strong_explicit(
-        &a->head, &expect, (ac__env *)((uintptr_t)stub | EMPTY_BIT),
-        memory_order_acq_rel, memory_order_acquire);
+    /* The queue is empty only as the stub alone (take never leaves a node
+     * behind once head reaches it): then a->tail is the stub and head is
+     * too, unless a producer has exchanged in a node since, which makes
+     * the CAS fail. */
+    s->armed = ac__mailbox_mark_empty(a);
     return s->armed;
 }
 

@@ -488,6 +488,9 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
 /* Gives up a drained actor: true if it is now unscheduled, false if a
  * message arrived and the caller must keep running it. */
 bool ac__turn_release(ac__actor *a);
+/* A zeroed actor block of `type` with `attrs` (AC__ATTR_*), its mailbox
+ * not yet initialised; ac__actor_free gives it back. */
+ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
 /* A system envelope asking its actor to stop (NULL when out of memory). */

@@ -143,13 +143,11 @@ static void finalize(ac_ctx *cx, ac__env *e)
         ac__schedule(cx, a);
 }
 
-/* Finalizes the actors of *list whose grace period is over; keeps the rest.
- * Returns whether any was finalized. The orphan list mixes the retire lists
- * of several contexts, so it is scanned whole. */
-static bool reap(ac_ctx *cx, ac__env **list)
+/* Finalizes the actors of *list whose grace period is over; keeps the rest,
+ * *tail the last of them. Returns whether any was finalized. The orphan
+ * list mixes the retire lists of several contexts, so it is scanned whole. */
+static bool reap(ac_ctx *cx, ac__env **list, ac__env **tail)
 {
-    if (*list == NULL)
-        return false;
     uint64_t oldest = oldest_reader(cx->rt, cx);
     bool any = false;
     ac__env *kept = NULL, *kept_tail = NULL;
@@ -168,6 +166,7 @@ static bool reap(ac_ctx *cx, ac__env **list)
         kept_tail = e;
     }
     *list = kept;
+    *tail = kept_tail;
     return any;
 }
 
@@ -222,14 +221,10 @@ bool ac__qsbr_finalize_orphans(ac_ctx *cx)
     pthread_mutex_unlock(&rt->orphan_lock);
     if (list == NULL)
         return false;
-    bool any = reap(cx, &list);
-    if (list) {
-        /* Not yet past their grace period: hand them back. */
-        ac__env *last = list;
-        while (next_of(last))
-            last = next_of(last);
-        add_orphans(rt, list, last);
-    }
+    ac__env *last;
+    bool any = reap(cx, &list, &last);
+    if (list)
+        add_orphans(rt, list, last);  /* not yet past their grace period */
     return any;
 }
 

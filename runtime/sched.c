@@ -193,17 +193,43 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
     push_local(w, a, true);
 }
 
+/* The LIFO slot's actor, if its streak is not over (next_local's first
+ * case, and worker_main's inline fast path). */
+static inline ac__actor *take_slot(ac__worker *w)
+{
+    ac__actor *a = w->lifo;
+    if (a == NULL || w->lifo_streak >= LIFO_LIMIT)
+        return NULL;
+    w->lifo = NULL;
+    w->lifo_streak++;
+    w->since_oldest++;
+    return a;
+}
+
+/* The newest actor this worker's turns woke, from the deque's bottom;
+ * NULL if there is none or the oldest entry is due. */
+static ac__actor *pop_fresh(ac__worker *w)
+{
+    if (w->fresh == 0 || w->since_oldest >= OLDEST_INTERVAL)
+        return NULL;
+    ac__actor *a = ac__deque_pop(&w->deque);
+    if (a == NULL) {
+        w->fresh = 0;  /* thieves took the rest */
+        return NULL;
+    }
+    w->fresh--;
+    w->since_oldest++;
+    return a;
+}
+
 static ac__actor *next_local(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
-    ac__actor *a = w->lifo;
-    if (a) {
+    ac__actor *a = take_slot(w);
+    if (a)
+        return a;
+    if ((a = w->lifo) != NULL) {
         w->lifo = NULL;
-        if (w->lifo_streak < LIFO_LIMIT) {
-            w->lifo_streak++;
-            w->since_oldest++;
-            return a;
-        }
         w->lifo_streak = 0;
         if (ac__deque_size(&w->deque) == 0 &&
             atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0) {
@@ -215,15 +241,10 @@ static ac__actor *next_local(ac__worker *w)
          * its place: a spawn tree stays depth-first. Else it goes behind
          * the oldest, as always: two actors that keep waking each other
          * (ping-pong) never wake a third, so they cannot hold the bottom. */
-        if (w->fresh > 0 && w->since_oldest < OLDEST_INTERVAL) {
-            ac__actor *b = ac__deque_pop(&w->deque);
-            if (b != NULL) {
-                w->fresh--;
-                push_local(w, a, true);
-                w->since_oldest++;
-                return b;
-            }
-            w->fresh = 0;  /* thieves took the rest */
+        ac__actor *b = pop_fresh(w);
+        if (b != NULL) {
+            push_local(w, a, true);
+            return b;
         }
         /* Fresh only above other fresh entries (the oldest is due): the
          * bottom stays a depth-first stack after the oldest has run. */
@@ -232,14 +253,8 @@ static ac__actor *next_local(ac__worker *w)
     w->lifo_streak = 0;
     if (w->tick % INJECT_INTERVAL == 0 && (a = inject_pop(rt)) != NULL)
         return a;
-    if (w->fresh > 0 && w->since_oldest < OLDEST_INTERVAL) {
-        if ((a = ac__deque_pop(&w->deque)) != NULL) {
-            w->fresh--;
-            w->since_oldest++;
-            return a;
-        }
-        w->fresh = 0;  /* thieves took the rest */
-    }
+    if ((a = pop_fresh(w)) != NULL)
+        return a;
     w->since_oldest = 0;
     if ((a = ac__deque_steal(&w->deque)) != NULL)
         return a;
@@ -463,14 +478,9 @@ static void *worker_main(void *arg)
         /* The slot within its streak, inline (next_local's first case):
          * most turns of a chain of sends (ring, ping-pong) come from here,
          * and the call cost 4-8 % of their throughput. */
-        ac__actor *a = w->lifo;
-        if (a != NULL && w->lifo_streak < LIFO_LIMIT) {
-            w->lifo = NULL;
-            w->lifo_streak++;
-            w->since_oldest++;
-        } else {
+        ac__actor *a = take_slot(w);
+        if (a == NULL)
             a = next_local(w);
-        }
         if (a == NULL && (a = search(w)) == NULL)
             break;
         if (w->searching)
