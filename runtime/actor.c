@@ -318,7 +318,7 @@ int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
     return send_env(cx, to, e, true);
 }
 
-static ac__env *system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
+ac__env *ac__system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
 {
     ac__env *e = ac__pool_alloc(cx, size);
     if (e != NULL) {
@@ -330,7 +330,7 @@ static ac__env *system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
 
 ac__env *ac__stop_envelope(ac_ctx *cx)
 {
-    return system_envelope(cx, AC__TAG_STOP, 0);
+    return ac__system_envelope(cx, AC__TAG_STOP, 0);
 }
 
 int ac_stop(ac_ctx *cx, const ac_addr *to)
@@ -349,7 +349,7 @@ typedef struct kill_note {
 
 int ac__kill(ac_ctx *cx, ac__actor *a, int reason, int code)
 {
-    ac__env *e = system_envelope(cx, AC__TAG_KILL, sizeof(kill_note));
+    ac__env *e = ac__system_envelope(cx, AC__TAG_KILL, sizeof(kill_note));
     if (e == NULL)
         return AC_ENOMEM;
     /* The reason travels in the envelope: the flag only makes the actor

@@ -15,12 +15,11 @@
  * reply or the timeout, one of which always comes while the asker lives,
  * makes it exactly once.
  *
- * Timeouts use the timer service: ac_timer_after sends only ordinary
- * messages, so the timer's message goes to a small runtime actor (spawned
- * on first use) that turns it into a timed-out reply for the asker. The
- * timer is started in the asker's handler, so it is the asker's: its death
- * cancels it (timer.c). A record made by a dying actor is refused by the
- * services' protocol (services.c), so none outlives its asker.
+ * A timeout is a timer (ac__timer_after_system) whose message is the
+ * timed-out reply itself, sent to the asker. The timer is started in the
+ * asker's handler, so it is the asker's: its death cancels it (timer.c). A
+ * record made by a dying actor is refused by the services' protocol
+ * (services.c), so none outlives its asker.
  */
 #include "internal.h"
 
@@ -43,41 +42,21 @@ typedef struct ac__asks {
     pthread_mutex_t lock;
     ac__amap pending;
     uint64_t next_id;
-    pthread_mutex_t spawn_lock;  /* the timeout actor is spawned once */
-    bool have_timeouts;
-    ac_addr timeouts;
 } ac__asks;
 
-/* The timeout actor's one message: whose ask ran out of time. */
-typedef struct timeout_note {
-    ac_addr asker;
-    uint64_t id;
-} timeout_note;
-
-static int timeouts_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+/* A reply envelope (AC_TAG_REPLY) with its head filled in. */
+static ac__env *reply_new(ac_ctx *cx, uint64_t id, int status, uint32_t flags,
+                          size_t body_size)
 {
-    (void)state;
-    if (e->tag != 0)
-        return AC_EBADTAG;
-    const timeout_note *n = ac_envelope_payload(e);
-    ac__env *r = ac__pool_alloc(cx, AC_REPLY_HEAD_SIZE);
-    if (r == NULL)
-        return 0;  /* out of memory: the ask stays pending until its asker dies */
-    r->tag = AC_TAG_REPLY;
-    r->flags = 0;
-    ac_reply_head *h = ac_envelope_payload(ac__env_pub(r));
-    h->id = n->id;
-    h->status = AC_ETIMEDOUT;
-    h->flags = FROM_TIMER;
-    /* An asker that is gone took its record with it: nothing to count. */
-    (void)ac__send_system(cx, &n->asker, r);
-    return 0;
+    ac__env *e = ac__system_envelope(cx, AC_TAG_REPLY, AC_REPLY_HEAD_SIZE + body_size);
+    if (e == NULL)
+        return NULL;
+    ac_reply_head *h = ac_envelope_payload(ac__env_pub(e));
+    h->id = id;
+    h->status = status;
+    h->flags = flags;
+    return e;
 }
-
-static const ac_actor_type timeouts_type = {
-    AC_ABI_VERSION, "actorc.AskTimeouts", 0, 1, timeouts_dispatch, NULL, NULL,
-    0, NULL, NULL, NULL, NULL, 0, AC_OVERFLOW_REJECT,
-};
 
 /* The runtime's ask table, made on first use. NULL when out of memory. */
 static ac__asks *asks_of(ac_runtime *rt)
@@ -94,7 +73,6 @@ static ac__asks *asks_of(ac_runtime *rt)
         return NULL;
     }
     pthread_mutex_init(&A->lock, NULL);
-    pthread_mutex_init(&A->spawn_lock, NULL);
     A->next_id = 1;
     ac__asks *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(&rt->asks, &expected, A,
@@ -102,24 +80,9 @@ static ac__asks *asks_of(ac_runtime *rt)
                                                 memory_order_acquire))
         return A;
     pthread_mutex_destroy(&A->lock);
-    pthread_mutex_destroy(&A->spawn_lock);
     ac__amap_destroy(&A->pending);
     free(A);
     return expected;
-}
-
-static int timeouts_addr(ac_ctx *cx, ac__asks *A, ac_addr *out)
-{
-    int rc = 0;
-    pthread_mutex_lock(&A->spawn_lock);
-    if (!A->have_timeouts) {
-        rc = ac_spawn(cx, &timeouts_type, NULL, &A->timeouts);
-        A->have_timeouts = rc == 0;
-    }
-    if (rc == 0)
-        *out = A->timeouts;
-    pthread_mutex_unlock(&A->spawn_lock);
-    return rc;
 }
 
 /* Removes and returns the record of ask `id` of `asker`, or NULL. */
@@ -181,18 +144,11 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     }
 
     if (timeout_ms > 0) {
-        ac_addr tq;
-        ac_envelope *note = NULL;
-        rc = timeouts_addr(cx, A, &tq);
-        if (rc == 0 && (note = ac_envelope_new(cx, 0, sizeof(timeout_note))) == NULL)
-            rc = AC_ENOMEM;
-        if (rc == 0) {
-            timeout_note *n = ac_envelope_payload(note);
-            n->asker = self->addr;
-            n->id = id;
-            /* The record is ours until the send: no reply can come yet. */
-            rc = ac_timer_after(cx, &tq, timeout_ms, note, &k->timer);
-        }
+        /* The timed-out reply itself, sent to us when the time is up. */
+        ac__env *timeout = reply_new(cx, id, AC_ETIMEDOUT, FROM_TIMER, 0);
+        /* The record is ours until the send: no reply can come yet. */
+        rc = timeout ? ac__timer_after_system(cx, &self->addr, timeout_ms, timeout, &k->timer)
+                     : AC_ENOMEM;
     }
     if (rc == 0) {
         ac_reply_to *back = reply_to_of(request);
@@ -265,16 +221,8 @@ ac_envelope *ac_reply_new(ac_ctx *cx, const ac_reply_to *to, size_t body_size)
 {
     if (cx == NULL || to == NULL || body_size > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
         return NULL;
-    ac__env *e = ac__pool_alloc(cx, AC_REPLY_HEAD_SIZE + body_size);
-    if (e == NULL)
-        return NULL;
-    e->tag = AC_TAG_REPLY;
-    e->flags = 0;
-    ac_reply_head *h = ac_envelope_payload(ac__env_pub(e));
-    h->id = to->id;
-    h->status = 0;
-    h->flags = 0;
-    return ac__env_pub(e);
+    ac__env *e = reply_new(cx, to->id, 0, 0, body_size);
+    return e ? ac__env_pub(e) : NULL;
 }
 
 int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
@@ -408,6 +356,5 @@ void ac__asks_free(ac_runtime *rt)
     ac__amap_each(&A->pending, free_ask, NULL);
     ac__amap_destroy(&A->pending);
     pthread_mutex_destroy(&A->lock);
-    pthread_mutex_destroy(&A->spawn_lock);
     free(A);
 }

@@ -29,10 +29,9 @@ typedef struct member {
 } member;
 
 typedef struct group {
-    ac__tnode by_name;
+    ac__tname by_name;  /* points at name */
     member *first, *last;
     size_t count;
-    size_t len;
     char name[];
 } group;
 
@@ -42,22 +41,9 @@ struct ac__groups {
     ac__amap by_addr;
 };
 
-typedef struct name_key {
-    const char *s;
-    size_t len;
-} name_key;
-
-static bool group_eq(const ac__tnode *n, const void *key)
-{
-    const group *g = AC__CONTAINER_OF(n, const group, by_name);
-    const name_key *k = key;
-    return g->len == k->len && memcmp(g->name, k->s, k->len) == 0;
-}
-
 static group *find(struct ac__groups *t, const char *name, size_t len)
 {
-    name_key k = {name, len};
-    ac__tnode *n = ac__table_find(&t->by_name, ac__hash_name(name, len), group_eq, &k);
+    ac__tname *n = ac__table_find_name(&t->by_name, name, len);
     return n ? AC__CONTAINER_OF(n, group, by_name) : NULL;
 }
 
@@ -82,7 +68,7 @@ static group *unlink_member(struct ac__groups *t, member *m)
     *(m->next ? &m->next->prev : &g->last) = m->prev;
     if (--g->count > 0)
         return NULL;
-    ac__table_remove(&t->by_name, &g->by_name);
+    ac__table_remove(&t->by_name, &g->by_name.node);
     return g;
 }
 
@@ -103,7 +89,7 @@ int ac__groups_init(ac_runtime *rt)
 static void free_group(ac__tnode *n, void *arg)
 {
     (void)arg;
-    group *g = AC__CONTAINER_OF(n, group, by_name);
+    group *g = AC__CONTAINER_OF(n, group, by_name.node);
     for (member *m = g->first, *next; m != NULL; m = next) {
         next = m->next;
         free(m);
@@ -139,7 +125,7 @@ static int join(struct ac__groups *t, const char *name, size_t len, ac__actor *a
         }
     } else {
         g = *spare_g;
-        int rc = ac__table_insert(&t->by_name, &g->by_name);
+        int rc = ac__table_insert(&t->by_name, &g->by_name.node);
         if (rc != 0)
             return rc;
         *spare_g = NULL;
@@ -171,8 +157,7 @@ int ac_group_join(ac_ctx *cx, const char *group_name, const ac_addr *who)
     int rc = AC_ENOMEM;
     if (g != NULL && m != NULL) {
         memcpy(g->name, group_name, len);
-        g->len = len;
-        g->by_name.hash = ac__hash_name(group_name, len);
+        ac__tname_set(&g->by_name, g->name, len);
         ac__enter(cx);  /* ac__service_target reads the routing table */
         pthread_mutex_lock(&t->lock);
         ac__actor *a = ac__service_target(cx, who);
@@ -285,9 +270,9 @@ typedef struct listing {
 static void list_one(ac__tnode *node, void *arg)
 {
     listing *l = arg;
-    const group *g = AC__CONTAINER_OF(node, group, by_name);
+    const group *g = AC__CONTAINER_OF(node, group, by_name.node);
     if (l->n < l->max) {
-        memcpy(l->out[l->n].name, g->name, g->len + 1);
+        memcpy(l->out[l->n].name, g->name, g->by_name.len + 1);
         l->out[l->n].members = g->count;
     }
     l->n++;
@@ -309,7 +294,7 @@ void ac__groups_died(ac_ctx *cx, ac__actor *a)
 {
     struct ac__groups *t = cx->rt->groups;
     member *dead = NULL;   /* unlinked, chained through next */
-    ac__tnode *emptied = NULL; /* groups unlinked, chained by by_name.next */
+    ac__tnode *emptied = NULL; /* groups unlinked, chained by by_name.node.next */
     pthread_mutex_lock(&t->lock);
     ac__amap_node *x = ac__amap_find(&t->by_addr, &a->addr, 0);
     while (x != NULL) {
@@ -318,8 +303,8 @@ void ac__groups_died(ac_ctx *cx, ac__actor *a)
         if (m->actor == a) {  /* not a successor's, restarted at this address */
             group *g = unlink_member(t, m);
             if (g != NULL) {
-                g->by_name.next = emptied;
-                emptied = &g->by_name;
+                g->by_name.node.next = emptied;
+                emptied = &g->by_name.node;
             }
             m->next = dead;
             dead = m;
@@ -334,7 +319,7 @@ void ac__groups_died(ac_ctx *cx, ac__actor *a)
     }
     while (emptied != NULL) {
         ac__tnode *next = emptied->next;
-        free(AC__CONTAINER_OF(emptied, group, by_name));
+        free(AC__CONTAINER_OF(emptied, group, by_name.node));
         emptied = next;
     }
 }

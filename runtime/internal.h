@@ -493,6 +493,9 @@ bool ac__turn_release(ac__actor *a);
 ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
+/* A runtime message with this system tag and payload size, flags clear
+ * (NULL when out of memory); ac__stop_envelope is the stop one. */
+ac__env *ac__system_envelope(ac_ctx *cx, uint32_t tag, size_t size);
 /* A system envelope asking its actor to stop (NULL when out of memory). */
 ac__env *ac__stop_envelope(ac_ctx *cx);
 /* Sends a runtime message (AC_TAG_DOWN, AC_TAG_EXIT, AC_TAG_REPLY, stop):
@@ -549,6 +552,10 @@ void ac__routers_died(ac_ctx *cx, ac__actor *a);
  * thread before anything else; destroy frees what is left. */
 typedef struct ac__timers ac__timers;
 void ac__timers_died(ac_ctx *cx, ac__actor *a);
+/* ac_timer_after for a runtime message (a timed-out reply, ask.c): sent
+ * with ac__send_system when due. Consumes e. */
+int ac__timer_after_system(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac__env *e,
+                           ac_timer_id *id);
 /* Milliseconds on the runtime's clock: monotonic, or in deterministic mode
  * the ticks ac_runtime_advance has counted (supervisors' restart intensity). */
 uint64_t ac__clock_ms(ac_runtime *rt);

@@ -32,26 +32,26 @@ int ac__links_init(ac_runtime *rt)
     return ac__amap_init(&rt->links);
 }
 
+/* Chains the records through their end 0, each once. */
 static void gather(ac__amap_node *x, void *arg)
 {
-    link_rec **all = arg;
-    if (x->extra != 0)
-        return;
-    x->next = *all ? &(*all)->end[0] : NULL;
-    *all = AC__CONTAINER_OF(x, link_rec, end[0]);
+    ac__amap_node **all = arg;
+    if (x->extra == 0) {
+        x->next = *all;
+        *all = x;
+    }
 }
 
 void ac__links_fini(ac_runtime *rt)
 {
     ac__amap *m = &rt->links;
-    /* Each record has two nodes on the map: gather the records through
-     * their end 0, then free them once the walk is over. */
-    link_rec *all = NULL;
+    /* Each record has two nodes on the map: gather the records, then free
+     * them once the walk is over. */
+    ac__amap_node *all = NULL;
     ac__amap_each(m, gather, &all);
-    while (all != NULL) {
-        link_rec *r = all;
-        all = r->end[0].next ? AC__CONTAINER_OF(r->end[0].next, link_rec, end[0]) : NULL;
-        free(r);
+    for (ac__amap_node *x = all, *next; x != NULL; x = next) {
+        next = x->next;
+        free(AC__CONTAINER_OF(x, link_rec, end[0]));
     }
     ac__amap_destroy(m);
     pthread_mutex_destroy(&rt->link_lock);
@@ -131,11 +131,9 @@ int ac_unlink(ac_ctx *cx, const ac_addr *other)
 
 static void send_exit(ac_ctx *cx, const ac_addr *to, const ac_addr *who, int reason, int code)
 {
-    ac__env *e = ac__pool_alloc(cx, sizeof(ac_exit));
+    ac__env *e = ac__system_envelope(cx, AC_TAG_EXIT, sizeof(ac_exit));
     if (e == NULL)
         return;
-    e->tag = AC_TAG_EXIT;
-    e->flags = 0;
     ac_exit *x = ac_envelope_payload(ac__env_pub(e));
     x->who = *who;
     x->reason = reason;

@@ -55,11 +55,9 @@ void ac__monitors_fini(ac_runtime *rt)
 static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
                      uint64_t ref, int reason, int code)
 {
-    ac__env *e = ac__pool_alloc(cx, sizeof(ac_down));
+    ac__env *e = ac__system_envelope(cx, AC_TAG_DOWN, sizeof(ac_down));
     if (e == NULL)
         return AC_ENOMEM;
-    e->tag = AC_TAG_DOWN;
-    e->flags = 0;
     ac_down *d = ac_envelope_payload(ac__env_pub(e));
     d->who = *who;
     d->ref = ref;

@@ -19,11 +19,10 @@
 #include <string.h>
 
 typedef struct entry {
-    ac__tnode by_name;      /* in names->by_name */
+    ac__tname by_name;      /* in names->by_name; points at name */
     ac__amap_node by_addr;  /* in names->by_addr, keyed by the holder */
     ac__actor *actor;       /* the holder: tells a restarted actor at the
                                same address from the one that died */
-    size_t len;
     char name[];
 } entry;
 
@@ -33,22 +32,9 @@ struct ac__names {
     ac__amap by_addr;
 };
 
-typedef struct name_key {
-    const char *s;
-    size_t len;
-} name_key;
-
-static bool name_eq(const ac__tnode *n, const void *key)
-{
-    const entry *e = AC__CONTAINER_OF(n, const entry, by_name);
-    const name_key *k = key;
-    return e->len == k->len && memcmp(e->name, k->s, k->len) == 0;
-}
-
 static entry *find(struct ac__names *t, const char *name, size_t len)
 {
-    name_key k = {name, len};
-    ac__tnode *n = ac__table_find(&t->by_name, ac__hash_name(name, len), name_eq, &k);
+    ac__tname *n = ac__table_find_name(&t->by_name, name, len);
     return n ? AC__CONTAINER_OF(n, entry, by_name) : NULL;
 }
 
@@ -59,8 +45,7 @@ static entry *entry_new(const char *name, size_t len)
         return NULL;
     memcpy(e->name, name, len);
     e->name[len] = '\0';
-    e->len = len;
-    e->by_name.hash = ac__hash_name(name, len);
+    ac__tname_set(&e->by_name, e->name, len);
     e->by_addr.extra = 0;
     return e;
 }
@@ -68,7 +53,7 @@ static entry *entry_new(const char *name, size_t len)
 /* Under the lock: records e for actor a. */
 static int add(struct ac__names *t, entry *e, ac__actor *a)
 {
-    int rc = ac__table_insert(&t->by_name, &e->by_name);
+    int rc = ac__table_insert(&t->by_name, &e->by_name.node);
     if (rc != 0)
         return rc;
     e->actor = a;
@@ -80,7 +65,7 @@ static int add(struct ac__names *t, entry *e, ac__actor *a)
 /* Under the lock. */
 static void drop(struct ac__names *t, entry *e)
 {
-    ac__table_remove(&t->by_name, &e->by_name);
+    ac__table_remove(&t->by_name, &e->by_name.node);
     ac__amap_remove(&t->by_addr, &e->by_addr);
 }
 
@@ -101,7 +86,7 @@ int ac__names_init(ac_runtime *rt)
 static void free_entry(ac__tnode *n, void *arg)
 {
     (void)arg;
-    free(AC__CONTAINER_OF(n, entry, by_name));
+    free(AC__CONTAINER_OF(n, entry, by_name.node));
 }
 
 void ac__names_fini(ac_runtime *rt)
@@ -240,9 +225,9 @@ typedef struct listing {
 static void list_one(ac__tnode *n, void *arg)
 {
     listing *l = arg;
-    const entry *e = AC__CONTAINER_OF(n, entry, by_name);
+    const entry *e = AC__CONTAINER_OF(n, entry, by_name.node);
     if (l->n < l->max) {
-        memcpy(l->out[l->n].name, e->name, e->len + 1);
+        memcpy(l->out[l->n].name, e->name, e->by_name.len + 1);
         l->out[l->n].addr = e->by_addr.key;
     }
     l->n++;
@@ -263,7 +248,7 @@ size_t ac_registered(ac_ctx *cx, ac_name_entry *out, size_t max)
 void ac__names_died(ac_ctx *cx, ac__actor *a)
 {
     struct ac__names *t = cx->rt->names;
-    ac__tnode *freed = NULL;  /* unlinked entries, chained by by_name.next */
+    ac__tnode *freed = NULL;  /* unlinked entries, chained by by_name.node.next */
     pthread_mutex_lock(&t->lock);
     /* Names held at this address by this actor, not by a successor that a
      * supervisor restarted there. */
@@ -273,15 +258,15 @@ void ac__names_died(ac_ctx *cx, ac__actor *a)
         entry *e = AC__CONTAINER_OF(x, entry, by_addr);
         if (e->actor == a) {
             drop(t, e);
-            e->by_name.next = freed;
-            freed = &e->by_name;
+            e->by_name.node.next = freed;
+            freed = &e->by_name.node;
         }
         x = next;
     }
     pthread_mutex_unlock(&t->lock);
     while (freed != NULL) {  /* free() outside the lock */
         ac__tnode *next = freed->next;
-        free(AC__CONTAINER_OF(freed, entry, by_name));
+        free(AC__CONTAINER_OF(freed, entry, by_name.node));
         freed = next;
     }
 }

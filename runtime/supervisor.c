@@ -178,6 +178,10 @@ static int sup_start(void *state, ac_ctx *cx, const void *args)
         if (a->children)
             a->children[i] = s->c[i].addr;
     }
+    /* Marks services as used even without children (whose monitors would
+     * do it), so that the supervisor's death runs ac__supervisor_died and
+     * frees s (services.c). Not yet published: it cannot be dying. */
+    (void)ac__service_alive(cx, cx->current);
     st->s = s;
     s->mode = RUNNING;
     return 0;

@@ -108,6 +108,27 @@ uint64_t ac__hash_name(const char *s, size_t len)
     return h;
 }
 
+static bool same_name(const ac__tnode *n, const void *key)
+{
+    const ac__tname *x = (const ac__tname *)(const void *)n;  /* node is first */
+    const ac__tname *k = key;
+    return x->len == k->len && memcmp(x->name, k->name, k->len) == 0;
+}
+
+void ac__tname_set(ac__tname *n, const char *name, size_t len)
+{
+    n->name = name;
+    n->len = len;
+    n->node.hash = ac__hash_name(name, len);
+}
+
+ac__tname *ac__table_find_name(const ac__table *t, const char *name, size_t len)
+{
+    ac__tname k;
+    ac__tname_set(&k, name, len);
+    return (ac__tname *)(void *)ac__table_find(t, k.node.hash, same_name, &k);
+}
+
 uint64_t ac__hash_addr(const ac_addr *a)
 {
     uint64_t h;

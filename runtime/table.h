@@ -45,6 +45,19 @@ void ac__table_each(const ac__table *t, void (*fn)(ac__tnode *, void *), void *a
 /* Frees the bucket array (not the nodes). */
 void ac__table_fini(ac__table *t);
 
+/* A node indexed by name (names.c's entries, groups.c's groups): `name`
+ * points at the record's own copy, len bytes. */
+typedef struct ac__tname {
+    ac__tnode node;
+    const char *name;
+    size_t len;
+} ac__tname;
+
+/* Points n at its name (kept by the caller) and sets its hash. */
+void ac__tname_set(ac__tname *n, const char *name, size_t len);
+/* The node named name[0..len), or NULL. */
+ac__tname *ac__table_find_name(const ac__table *t, const char *name, size_t len);
+
 /* The hash of a name (FNV-1a: names are short and chosen by the program). */
 uint64_t ac__hash_name(const char *s, size_t len);
 

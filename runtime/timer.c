@@ -14,9 +14,10 @@
  * mode (no workers) there is no thread: the clock is a tick counter that
  * ac_runtime_advance moves, firing what falls due on the caller's thread.
  *
- * Firing sends with ac_send from the firing thread's own context, outside
- * the lock, so a send to a dead target is an ordinary dead letter and the
- * dead-letter hook may even start or cancel timers. While its message is
+ * Firing sends with ac_send (ac__send_system for the runtime's own timers:
+ * ask timeouts) from the firing thread's own context, outside the lock, so
+ * a send to a dead target is an ordinary dead letter and the dead-letter
+ * hook may even start or cancel timers. While its message is
  * being sent a timer is "firing": out of the heap, still findable by id.
  * ac_timer_cancel waits for a firing in progress to end, which gives the
  * guarantee documented in actorc.h: once ac_timer_cancel has returned,
@@ -41,6 +42,7 @@ typedef struct timer {
     uint32_t slot;              /* index in the heap, NOT_QUEUED while firing */
     bool owned;                 /* in the owners table */
     bool cancelled;             /* cancelled while firing: its firer frees it */
+    bool system;                /* a runtime message (ac__timer_after_system) */
     ac__actor *owner;           /* when owned: its block (see ac__timers_died) */
     ac__env *env;               /* one-shot: the message; interval: its model */
     const ac_actor_type *type;  /* interval: whose copy makes each message */
@@ -276,9 +278,13 @@ static void fire(ac_runtime *rt, ac_ctx *cx, ac__timers *T, timer *t, uint64_t n
         e = copy ? ac__env_of(copy) : NULL;  /* out of memory: skip a beat */
     }
     if (e != NULL) {
-        /* Every outcome is accounted for by ac_send itself: a dead target
-         * is a counted dead letter, a full mailbox a counted drop. */
-        (void)ac_send(cx, &t->to, ac__env_pub(e));
+        /* Every outcome is accounted for by the send itself: for ac_send a
+         * dead target is a counted dead letter, a full mailbox a counted
+         * drop; a runtime message to nobody is nothing. */
+        if (t->system)
+            (void)ac__send_system(cx, &t->to, e);
+        else
+            (void)ac_send(cx, &t->to, ac__env_pub(e));
     }
 
     pthread_mutex_lock(&T->lock);
@@ -340,8 +346,9 @@ static void *timer_thread(void *arg)
     return NULL;
 }
 
-/* Validates, then queues a timer. Consumes e in every case. */
-static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every,
+/* Validates, then queues a timer. Consumes e in every case. Only the
+ * runtime's own timers (system) may carry a system tag. */
+static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every, bool system,
                  const ac_actor_type *type, ac_envelope *e, ac_timer_id *id)
 {
     uint32_t period = every ? ms : 0;
@@ -350,7 +357,7 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every,
     if (e == NULL || cx == NULL)
         return AC_EINVAL;  /* without a context e cannot even be freed */
     int rc = 0;
-    if (to == NULL || e->tag >= AC_TAG_SYSTEM)
+    if (to == NULL || (e->tag >= AC_TAG_SYSTEM) != system)
         rc = AC_EINVAL;
     else if (every && (ms == 0 || type == NULL || type->copy == NULL))
         rc = AC_EINVAL;  /* a zero period never ends; each beat needs a copy */
@@ -366,6 +373,7 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every,
         return AC_ENOMEM;
     }
     t->period = period;
+    t->system = system;
     t->type = type;
     t->to = *to;
     t->env = ac__env_of(e);
@@ -426,13 +434,19 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every,
 int ac_timer_after(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac_envelope *e,
                    ac_timer_id *id)
 {
-    return start(cx, to, ms, false, NULL, e, id);
+    return start(cx, to, ms, false, false, NULL, e, id);
+}
+
+int ac__timer_after_system(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac__env *e,
+                           ac_timer_id *id)
+{
+    return start(cx, to, ms, false, true, NULL, ac__env_pub(e), id);
 }
 
 int ac_timer_every(ac_ctx *cx, const ac_addr *to, uint32_t ms,
                    const ac_actor_type *type, ac_envelope *e, ac_timer_id *id)
 {
-    return start(cx, to, ms, true, type, e, id);
+    return start(cx, to, ms, true, false, type, e, id);
 }
 
 int ac_timer_cancel(ac_ctx *cx, ac_timer_id id)
