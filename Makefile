@@ -59,6 +59,21 @@ $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) $(OBJ_LTO) $(CFLAGS) -c $< -o $@
 
+# The rules for the .actor files of one folder, shared by the examples,
+# the test suites and the benchmarks: $(1) the folder, $(2) where the
+# generated files go, $(3) extra compile flags. One actorc run writes a
+# file's .h and .c (a grouped target); a generated object waits for every
+# generated header of the folder, since a file includes the headers of the
+# files it imports. (actorc.mk is the same for users' Makefiles.)
+define actorc_rules
+$(2)/%.actor.c $(2)/%.actor.h &: $(1)/%.actor $(BUILD)/actorc
+	@mkdir -p $$(@D)
+	$(BUILD)/actorc -o $(2) $$<
+
+$(2)/%.actor.o: $(2)/%.actor.c | $$(patsubst $(1)/%.actor,$(2)/%.actor.h,$$(wildcard $(1)/*.actor))
+	$(CC) $(CPPFLAGS) -I$(2) $(BASE_CFLAGS) $(WARN) -Wpedantic $(3) $(CFLAGS) -c $$< -o $$@
+endef
+
 .PHONY: all deps demo test bench examples clean install
 all: $(BUILD)/actorc $(BUILD)/libactorc.a $(BUILD)/libactorc.so
 

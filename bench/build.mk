@@ -6,14 +6,9 @@ BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
 bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
 
-$(BENCH_GEN)/%.actor.c $(BENCH_GEN)/%.actor.h &: bench/%.actor $(BUILD)/actorc
-	@mkdir -p $(@D)
-	$(BUILD)/actorc -o $(BENCH_GEN) $<
-
 # Built as a user who wants speed builds: with link-time optimisation
 # (gcc release builds; see LTO_CFLAGS in the Makefile).
-$(BENCH_GEN)/%.actor.o: $(BENCH_GEN)/%.actor.c
-	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) -Wpedantic $(LTO_CFLAGS) $(CFLAGS) -c $< -o $@
+$(eval $(call actorc_rules,bench,$(BENCH_GEN),$(LTO_CFLAGS)))
 
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
 $(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)

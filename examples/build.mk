@@ -6,12 +6,7 @@ EXAMPLES := $(patsubst examples/%/,%,$(sort $(dir $(wildcard examples/*/*.actor)
 EXAMPLE_BINS := $(foreach e,$(EXAMPLES),$(BUILD)/examples/$(e)/$(e))
 
 define example_rules
-$(BUILD)/examples/$(1)/%.actor.c $(BUILD)/examples/$(1)/%.actor.h &: examples/$(1)/%.actor $(BUILD)/actorc
-	@mkdir -p $$(@D)
-	$(BUILD)/actorc -o $(BUILD)/examples/$(1) $$<
-
-$(BUILD)/examples/$(1)/%.actor.o: $(BUILD)/examples/$(1)/%.actor.c
-	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) -Wpedantic $(CFLAGS) -c $$< -o $$@
+$$(eval $$(call actorc_rules,examples/$(1),$(BUILD)/examples/$(1),))
 
 $(1)_OBJ := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard examples/$(1)/*.c)) \
             $$(patsubst examples/$(1)/%.actor,$(BUILD)/examples/$(1)/%.actor.o,$$(wildcard examples/$(1)/*.actor))

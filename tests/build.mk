@@ -31,14 +31,7 @@ $(1)_GEN_DIR := $(BUILD)/tests/gen/$(1)
 $(1)_GEN_C := $$($(1)_IDL:tests/$(1)/%.actor=$$($(1)_GEN_DIR)/%.actor.c)
 $(1)_OBJ := $$($(1)_SRC:%.c=$(BUILD)/obj/%.o) $$($(1)_GEN_C:%.c=%.o)
 
-$$($(1)_GEN_DIR)/%.actor.c $$($(1)_GEN_DIR)/%.actor.h &: tests/$(1)/%.actor $(BUILD)/actorc
-	@mkdir -p $$(@D)
-	$(BUILD)/actorc -o $$($(1)_GEN_DIR) $$<
-
-# Order-only on every header of the suite: a generated file includes the
-# headers of the files it imports.
-$$($(1)_GEN_DIR)/%.actor.o: $$($(1)_GEN_DIR)/%.actor.c | $$($(1)_GEN_C:%.c=%.h)
-	$(CC) $(CPPFLAGS) -I$$($(1)_GEN_DIR) $(BASE_CFLAGS) $(WARN) -Wpedantic $(CFLAGS) -c $$< -o $$@
+$$(eval $$(call actorc_rules,tests/$(1),$$($(1)_GEN_DIR),))
 
 $$($(1)_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -I$$($(1)_GEN_DIR) -Itests/$(1) $(COMPILER_CPPFLAGS) $(TEST_CRITERION_CFLAGS) \
     -DACTORC_BIN='"$(BUILD)/actorc"' -DTEST_SRC_DIR='"tests/$(1)"' -DTEST_BUILD_DIR='"$(BUILD)/tests"'
@@ -59,12 +52,11 @@ $(BUILD)/tests/test_runtime: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=r
 # machines have two cores; parallel test processes only add noise.
 # The examples are part of the suite: each runs to completion and verifies
 # its own result (pingpong its round-trip count, chat what each user heard,
-# bank every balance).
+# bank every balance); a failing one shows its whole output.
+EXAMPLE_TEST_ARGS_pingpong := 20000
 test: all $(TEST_BINS) examples
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
-	@echo "== examples"; $(BUILD)/examples/pingpong/pingpong 20000
-	@$(BUILD)/examples/chat/chat > $(BUILD)/examples/chat/chat.out || { cat $(BUILD)/examples/chat/chat.out; exit 1; }
-	@tail -1 $(BUILD)/examples/chat/chat.out
-	@$(BUILD)/examples/bank/bank > $(BUILD)/examples/bank/bank.out || { cat $(BUILD)/examples/bank/bank.out; exit 1; }
-	@tail -1 $(BUILD)/examples/bank/bank.out
-
+	@echo "== examples"; set -e; $(foreach e,$(EXAMPLES),\
+	    $(BUILD)/examples/$(e)/$(e) $(EXAMPLE_TEST_ARGS_$(e)) > $(BUILD)/examples/$(e)/$(e).out \
+	        || { cat $(BUILD)/examples/$(e)/$(e).out; exit 1; }; \
+	    tail -1 $(BUILD)/examples/$(e)/$(e).out;)

@@ -12,6 +12,7 @@
 
 static _Atomic uint64_t bounces, marked_at = UINT64_MAX;
 static _Atomic bool stop_bouncing;
+static ac_addr marker;  /* set before the game starts */
 
 typedef struct bouncer {
     ac_addr peer;
@@ -30,7 +31,10 @@ static int bouncer_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         self->peer = *(const ac_addr *)ac_envelope_payload(e);
         return 0;
     }
-    atomic_fetch_add(&bounces, 1);
+    /* The first ball wakes the marker from inside the game, so what is
+     * measured is the scheduler, not when the test thread got to send. */
+    if (atomic_fetch_add(&bounces, 1) == 0 && bounce(cx, &marker) != 0)
+        return AC_ENOMEM;
     if (atomic_load(&stop_bouncing))
         return 0;
     return bounce(cx, &self->peer);
@@ -69,15 +73,14 @@ static void pair_cannot_starve_a_third(int workers)
 {
     ac_runtime *rt = make_runtime(workers);
     ac_ctx *cx = ac_runtime_ctx(rt);
-    ac_addr a, b, m;
+    ac_addr a, b;
     cr_assert_eq(ac_spawn(cx, &bouncer_type, NULL, &a), 0);
     cr_assert_eq(ac_spawn(cx, &bouncer_type, NULL, &b), 0);
-    cr_assert_eq(ac_spawn(cx, &marker_type, NULL, &m), 0);
+    cr_assert_eq(ac_spawn(cx, &marker_type, NULL, &marker), 0);
     set_peer(cx, &a, &b);
     set_peer(cx, &b, &a);
     ac_runtime_run(rt);
     cr_assert_eq(bounce(cx, &a), 0);
-    cr_assert_eq(bounce(cx, &m), 0);
     ac_runtime_run(rt);  /* ends only because the marker stops the game */
     cr_assert_lt(atomic_load(&marked_at), 100000, "the marker waited %lu bounces",
                  (unsigned long)atomic_load(&marked_at));
