@@ -740,28 +740,54 @@ static bool add_name(namer *nm, gen_name *g)
     return false;
 }
 
+/* Records `name`, generated for one of actor a, message m, decl d or its
+ * value v (the others NULL). */
 static bool add(namer *nm, gen_kind kind, const acc_actor *a,
-                const acc_message *m, const char *name)
+                const acc_message *m, const acc_decl *d,
+                const acc_enumerator *v, const char *name)
 {
     gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
-    g->name = name;
-    g->kind = kind;
-    g->mod = nm->mod;
-    g->actor = a;
-    g->msg = m;
+    *g = (gen_name){ name, kind, nm->mod, a, m, d, v };
     return add_name(nm, g);
 }
 
-static bool add_decl(namer *nm, gen_kind kind, const acc_decl *d,
-                     const acc_enumerator *v, const char *name)
+/* The names of an actor: its prefix P then `post`; the hooks' names only
+ * for the hooks it has (has_hook). */
+static const struct { gen_kind kind; const char *post; } actor_names[] = {
+    { G_REF, "_ref" }, { G_REF_SEQ, "_ref_seq" }, { G_STATE, "" },
+    { G_TAG_ENUM, "_tag" }, { G_SPAWN, "_spawn" },
+    { G_REF_SELF, "_ref_self" }, { G_TYPE, "_type" },
+    { G_SPAWN_OPTS, "_spawn_opts" }, { G_WHEREIS, "_whereis" },
+    { G_REF_OF, "_ref_of" }, { G_START_ARGS, "_start_args" },
+    { G_ON_START, "_on_start" }, { G_ON_STOP, "_on_stop" },
+    { G_ON_DOWN, "_on_down" }, { G_ON_EXIT, "_on_exit" },
+};
+
+/* The names of a message: P, then `pre`, the message's name, `post`; the
+ * ones from G_MSG_REPLY_STRUCT on for a request only. */
+static const struct {
+    gen_kind kind;
+    const char *pre, *post;
+} msg_names[] = {
+    { G_MSG_TAG, "_TAG_", "" }, { G_MSG_STRUCT, "_", "" },
+    { G_MSG_HANDLER, "_on_", "" }, { G_MSG_SEND, "_send_", "" },
+    { G_MSG_PUBLISH, "_publish_", "" },
+    { G_MSG_SEND_AFTER, "_send_", "_after" },
+    { G_MSG_SEND_EVERY, "_send_", "_every" },
+    { G_MSG_REPLY_STRUCT, "_", "_reply" }, { G_MSG_REPLY, "_reply_", "" },
+    { G_MSG_FN, "_", "_fn" }, { G_MSG_ASK, "_ask_", "" },
+    { G_MSG_ASK_WAIT, "_ask_", "_wait" },
+};
+
+static bool has_hook(const acc_actor *a, gen_kind k)
 {
-    gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
-    g->name = name;
-    g->kind = kind;
-    g->mod = nm->mod;
-    g->decl = d;
-    g->value = v;
-    return add_name(nm, g);
+    switch (k) {
+    case G_START_ARGS: case G_ON_START: return a->start != NULL;
+    case G_ON_STOP: return a->stop != NULL;
+    case G_ON_DOWN: return a->down != NULL;
+    case G_ON_EXIT: return a->exit != NULL;
+    default: return true;
+    }
 }
 
 static void module_names(acc_module *mod, void *arg)
@@ -776,66 +802,49 @@ static void module_names(acc_module *mod, void *arg)
     int mn = (int)mod->name.len;
     const char *ms = mod->name.s;
 
-    add(nm, G_GUARD, NULL, NULL, acc_gen_guard(ar, mod));
+    add(nm, G_GUARD, NULL, NULL, NULL, NULL, acc_gen_guard(ar, mod));
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
         const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)d->name.len,
                                     d->name.s);
         bool e = d->kind == ACC_ENUM;
-        if (!(add_decl(nm, e ? G_ENUM : G_STRUCT, d, NULL, p) &&
-              add_decl(nm, e ? G_ENUM_SEQ : G_STRUCT_SEQ, d, NULL,
-                       acc_aprintf(ar, "%s_seq", p))))
+        if (!(add(nm, e ? G_ENUM : G_STRUCT, NULL, NULL, d, NULL, p) &&
+              add(nm, e ? G_ENUM_SEQ : G_STRUCT_SEQ, NULL, NULL, d, NULL,
+                  acc_aprintf(ar, "%s_seq", p))))
             continue;
         for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
-            if (!add_decl(nm, G_ENUM_VALUE, d, v, acc_aprintf(ar, "%s_%.*s",
-                          p, (int)v->name.len, v->name.s)))
+            if (!add(nm, G_ENUM_VALUE, NULL, NULL, d, v, acc_aprintf(ar,
+                     "%s_%.*s", p, (int)v->name.len, v->name.s)))
                 break;
     }
+    /* One report per actor or message is enough. */
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
         const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)a->name.len,
                                     a->name.s);
-        /* One report per actor or message is enough. */
-        if (!(add(nm, G_REF, a, NULL, acc_aprintf(ar, "%s_ref", p)) &&
-              add(nm, G_REF_SEQ, a, NULL, acc_aprintf(ar, "%s_ref_seq", p)) &&
-              add(nm, G_STATE, a, NULL, p) &&
-              add(nm, G_TAG_ENUM, a, NULL, acc_aprintf(ar, "%s_tag", p)) &&
-              add(nm, G_SPAWN, a, NULL, acc_aprintf(ar, "%s_spawn", p)) &&
-              add(nm, G_REF_SELF, a, NULL, acc_aprintf(ar, "%s_ref_self", p)) &&
-              add(nm, G_TYPE, a, NULL, acc_aprintf(ar, "%s_type", p)) &&
-              add(nm, G_SPAWN_OPTS, a, NULL, acc_aprintf(ar, "%s_spawn_opts", p)) &&
-              add(nm, G_WHEREIS, a, NULL, acc_aprintf(ar, "%s_whereis", p)) &&
-              add(nm, G_REF_OF, a, NULL, acc_aprintf(ar, "%s_ref_of", p)) &&
-              (a->start == NULL ||
-               (add(nm, G_START_ARGS, a, NULL, acc_aprintf(ar, "%s_start_args", p)) &&
-                add(nm, G_ON_START, a, NULL, acc_aprintf(ar, "%s_on_start", p)))) &&
-              (a->stop == NULL ||
-               add(nm, G_ON_STOP, a, NULL, acc_aprintf(ar, "%s_on_stop", p))) &&
-              (a->down == NULL ||
-               add(nm, G_ON_DOWN, a, NULL, acc_aprintf(ar, "%s_on_down", p))) &&
-              (a->exit == NULL ||
-               add(nm, G_ON_EXIT, a, NULL, acc_aprintf(ar, "%s_on_exit", p)))))
+        bool ok = true;
+        for (size_t i = 0; ok && i < sizeof(actor_names) / sizeof(*actor_names);
+             i++)
+            if (has_hook(a, actor_names[i].kind))
+                ok = add(nm, actor_names[i].kind, a, NULL, NULL, NULL,
+                         acc_aprintf(ar, "%s%s", p, actor_names[i].post));
+        if (!ok)
             continue;
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             if (m->bad)
                 continue;
-            int n = (int)m->name.len;
-            const char *s = m->name.s;
-            (void)(add(nm, G_MSG_TAG, a, m, acc_aprintf(ar, "%s_TAG_%.*s", p, n, s)) &&
-                   add(nm, G_MSG_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s", p, n, s)) &&
-                   add(nm, G_MSG_HANDLER, a, m, acc_aprintf(ar, "%s_on_%.*s", p, n, s)) &&
-                   add(nm, G_MSG_SEND, a, m, acc_aprintf(ar, "%s_send_%.*s", p, n, s)) &&
-                   add(nm, G_MSG_PUBLISH, a, m, acc_aprintf(ar, "%s_publish_%.*s", p, n, s)) &&
-                   add(nm, G_MSG_SEND_AFTER, a, m, acc_aprintf(ar, "%s_send_%.*s_after", p, n, s)) &&
-                   add(nm, G_MSG_SEND_EVERY, a, m, acc_aprintf(ar, "%s_send_%.*s_every", p, n, s)) &&
-                   (!m->has_reply ||
-                    (add(nm, G_MSG_REPLY_STRUCT, a, m, acc_aprintf(ar, "%s_%.*s_reply", p, n, s)) &&
-                     add(nm, G_MSG_REPLY, a, m, acc_aprintf(ar, "%s_reply_%.*s", p, n, s)) &&
-                     add(nm, G_MSG_FN, a, m, acc_aprintf(ar, "%s_%.*s_fn", p, n, s)) &&
-                     add(nm, G_MSG_ASK, a, m, acc_aprintf(ar, "%s_ask_%.*s", p, n, s)) &&
-                     add(nm, G_MSG_ASK_WAIT, a, m, acc_aprintf(ar, "%s_ask_%.*s_wait", p, n, s)))));
+            size_t count = sizeof(msg_names) / sizeof(*msg_names);
+            for (size_t i = 0; i < count; i++) {
+                if (msg_names[i].kind == G_MSG_REPLY_STRUCT && !m->has_reply)
+                    break;
+                if (!add(nm, msg_names[i].kind, a, m, NULL, NULL,
+                         acc_aprintf(ar, "%s%s%.*s%s", p, msg_names[i].pre,
+                                     (int)m->name.len, m->name.s,
+                                     msg_names[i].post)))
+                    break;
+            }
         }
     }
 }

@@ -123,15 +123,13 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
         acc_gen_line(g, "\n/* The same message through the runtime's services "
-                        "(docs/IDL.md). publish:\n * to every member of `group` "
-                        "(ac_group_publish; the members are trusted\n * to be of "
-                        "type %.*s), returns how many it reached or an AC_E* "
-                        "code.\n * send_x_after: to `to` once, delay_ms from now "
-                        "(ac_timer_after);\n * send_x_every: every period_ms "
-                        "(> 0) until cancelled (ac_timer_every).\n * Both write "
-                        "the timer's id to *timer_id (may be NULL; 0 on error) "
-                        "for\n * ac_timer_cancel. */", (int)a->name.len,
-                     a->name.s);
+                        "(docs/IDL.md): publish\n * to every member of `group` "
+                        "(returns how many it reached), send_x_after\n * once, "
+                        "delay_ms from now, send_x_every every period_ms (> 0) "
+                        "until\n * cancelled; *timer_id (may be NULL; 0 on "
+                        "error) is for ac_timer_cancel.\n * The group's members "
+                        "are trusted to be of type %.*s. */",
+                     (int)a->name.len, a->name.s);
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             acc_gen_line(g, "%s;", acc_gen_publish_decl(g, a, m));
             acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, false));

@@ -290,21 +290,17 @@ static bool fields_have_var(const acc_field *f)
 static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
                           bool msg)
 {
-    const char *end = ";";
-    bool define = false;
     if (fields_have_var(fields)) {
         if (!msg)
-            acc_gen_line(g, "static void %s__tail(const %s *v, size_t *at)%s",
-                         n, n, end);
+            acc_gen_line(g, "static void %s__tail(const %s *v, size_t *at);",
+                         n, n);
         acc_gen_line(g, "static void %s__copy(%s *v, unsigned char *base, "
-                        "size_t *at)%s", n, n, end);
+                        "size_t *at);", n, n);
     }
-    if (define)
-        return;
-    acc_gen_line(g, "static void %s__enc(const %s *v, ac_wire_out *o)%s", n, n, end);
-    acc_gen_line(g, "static void %s__dsize(ac_wire_in *in, size_t *at)%s", n, end);
+    acc_gen_line(g, "static void %s__enc(const %s *v, ac_wire_out *o);", n, n);
+    acc_gen_line(g, "static void %s__dsize(ac_wire_in *in, size_t *at);", n);
     acc_gen_line(g, "static void %s__dec(%s *v, ac_wire_in *in, unsigned char "
-                    "*base, size_t *at)%s", n, n, end);
+                    "*base, size_t *at);", n, n);
 }
 
 /* req: a request, whose struct begins with its ac_reply_to (on the wire:
@@ -331,25 +327,16 @@ static void helper(acc_gen *g, const char *n, const acc_field *fields,
 #pragma GCC diagnostic pop
     acc_gen_line(g, "{");
     /* Parameters a pass does not use. */
-    if (p == P_DSIZE || p == P_DEC) {
-        bool uses_at = var;
-        if (!uses_at)
-            acc_gen_line(g, "    (void)at;");
-        if (p == P_DEC && !var)
-            acc_gen_line(g, "    (void)base;");
-    }
-    if (p == P_DSIZE || p == P_DEC || p == P_ENC) {
-        bool any = req;
-        for (const acc_field *f = fields; f != NULL; f = f->next)
-            any = true;
-        if (!any) {
-            if (p == P_ENC)
-                acc_gen_line(g, "    (void)v;\n    (void)o;");
-            else if (p == P_DSIZE)
-                acc_gen_line(g, "    (void)in;");
-            else
-                acc_gen_line(g, "    (void)in;\n    v->unused_ = 0;");
-        }
+    if ((p == P_DSIZE || p == P_DEC) && !var)
+        acc_gen_line(g, p == P_DEC ? "    (void)at;\n    (void)base;"
+                                   : "    (void)at;");
+    if (!req && fields == NULL) {
+        if (p == P_ENC)
+            acc_gen_line(g, "    (void)v;\n    (void)o;");
+        else if (p == P_DSIZE)
+            acc_gen_line(g, "    (void)in;");
+        else if (p == P_DEC)
+            acc_gen_line(g, "    (void)in;\n    v->unused_ = 0;");
     }
     /* A struct can hold a sequence of itself: bound the recursion that
      * hostile input could drive. */
@@ -482,65 +469,88 @@ static bool has_replies(const acc_actor *a)
     return false;
 }
 
-/* The reply codecs: the body's fields only (the transport carries the
- * ask's id and status next to them, like a message's tag). */
-static void put_reply_codecs(acc_gen *g, const acc_actor *a, const char *p)
+/* One case per message (reply: per message with a reply, on its reply
+ * struct) running pass p on the body m_ (o_ or in_, size_ or at_). */
+static void put_cases(acc_gen *g, const acc_actor *a, const char *p,
+                      bool reply, pass ps)
 {
-    if (!has_replies(a))
-        return;
-    acc_gen_line(g, "\nlong %s_encode_reply(uint32_t tag, const ac_envelope "
-                    "*reply, uint8_t *buf, size_t cap)\n{", p);
-    acc_gen_line(g, "    const void *m_ = ac_reply_body((ac_envelope *)reply);");
-    acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
-    acc_gen_line(g, "    switch (tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        if (!m->has_reply)
+        if (reply && !m->has_reply)
             continue;
-        const char *n = reply_name(g, p, m);
+        const char *n = reply ? reply_name(g, p, m) : msg_name(g, p, m);
         acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
-        acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
+        if (ps == P_ENC) {
+            acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
+        } else if (ps == P_DSIZE) {
+            acc_gen_line(g, "        size_ = sizeof(%s);", n);
+            acc_gen_line(g, "        %s__dsize(&in_, &size_);", n);
+        } else {
+            acc_gen_line(g, "        at_ = sizeof(%s);", n);
+            acc_gen_line(g, "        %s__dec((%s *)m_, &in_, (unsigned char *)m_, "
+                            "&at_);", n, n);
+        }
         acc_gen_line(g, "        break;");
     }
-    acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
-    acc_gen_line(g, "    return (long)o_.len;\n}");
+}
 
-    acc_gen_line(g, "\nint %s_decode_reply(ac_ctx *cx, uint32_t tag, const "
-                    "ac_reply_to *to, const uint8_t *buf, size_t len, "
-                    "ac_envelope **out)\n{", p);
+/* The encode and decode functions of the messages (an actor without any
+ * gets stubs) or, with `reply`, of the replies: the body's fields only
+ * (the transport carries the ask's id and status next to them, like a
+ * message's tag). */
+static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
+                          bool reply)
+{
+    if (reply)
+        acc_gen_line(g, "\nlong %s_encode_reply(uint32_t tag, const ac_envelope "
+                        "*reply, uint8_t *buf, size_t cap)\n{", p);
+    else
+        acc_gen_line(g, "\nstatic long %s__encode(const ac_envelope *e, "
+                        "uint8_t *buf, size_t cap)\n{", p);
+    if (a->messages == NULL) {
+        acc_gen_line(g, "    (void)e;\n    (void)buf;\n    (void)cap;\n"
+                        "    return AC_EBADTAG;\n}");
+    } else {
+        acc_gen_line(g, "    const void *m_ = %s;", reply
+                     ? "ac_reply_body((ac_envelope *)reply)"
+                     : "ac_envelope_payload((ac_envelope *)e)");
+        acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
+        acc_gen_line(g, "    switch (%s) {", reply ? "tag" : "e->tag");
+        put_cases(g, a, p, reply, P_ENC);
+        acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
+        acc_gen_line(g, "    return (long)o_.len;\n}");
+    }
+
+    if (reply)
+        acc_gen_line(g, "\nint %s_decode_reply(ac_ctx *cx, uint32_t tag, const "
+                        "ac_reply_to *to, const uint8_t *buf, size_t len, "
+                        "ac_envelope **out)\n{", p);
+    else
+        acc_gen_line(g, "\nstatic int %s__decode(ac_ctx *cx, uint32_t tag, "
+                        "const uint8_t *buf, size_t len,\n"
+                        "                      ac_envelope **out)\n{", p);
+    if (a->messages == NULL) {
+        acc_gen_line(g, "    (void)cx;\n    (void)tag;\n    (void)buf;\n"
+                        "    (void)len;\n    *out = NULL;\n    return AC_EBADTAG;\n}");
+        return;
+    }
     acc_gen_line(g, "    ac_wire_in in_ = { buf, len, 0, false, 0 };");
     acc_gen_line(g, "    size_t size_, at_;");
     acc_gen_line(g, "    ac_envelope *e_;");
     acc_gen_line(g, "    void *m_;\n");
     acc_gen_line(g, "    *out = NULL;");
     acc_gen_line(g, "    switch (tag) {");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        if (!m->has_reply)
-            continue;
-        const char *n = reply_name(g, p, m);
-        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
-        acc_gen_line(g, "        size_ = sizeof(%s);", n);
-        acc_gen_line(g, "        %s__dsize(&in_, &size_);", n);
-        acc_gen_line(g, "        break;");
-    }
+    put_cases(g, a, p, reply, P_DSIZE);
     acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
-    acc_gen_line(g, "    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD "
-                    "- AC_REPLY_HEAD_SIZE)");
+    acc_gen_line(g, "    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD%s)",
+                 reply ? " - AC_REPLY_HEAD_SIZE" : "");
     acc_gen_line(g, "        return AC_EINVAL;");
-    acc_gen_line(g, "    e_ = ac_reply_new(cx, to, size_);");
+    acc_gen_line(g, "    e_ = %s;", reply ? "ac_reply_new(cx, to, size_)"
+                                          : "ac_envelope_new(cx, tag, size_)");
     acc_gen_line(g, "    if (e_ == NULL)\n        return AC_ENOMEM;");
-    acc_gen_line(g, "    m_ = ac_reply_body(e_);");
+    acc_gen_line(g, "    m_ = %s(e_);", reply ? "ac_reply_body" : "ac_envelope_payload");
     acc_gen_line(g, "    in_.pos = 0;");
     acc_gen_line(g, "    switch (tag) {");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        if (!m->has_reply)
-            continue;
-        const char *n = reply_name(g, p, m);
-        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
-        acc_gen_line(g, "        at_ = sizeof(%s);", n);
-        acc_gen_line(g, "        %s__dec((%s *)m_, &in_, (unsigned char *)m_, "
-                        "&at_);", n, n);
-        acc_gen_line(g, "        break;");
-    }
+    put_cases(g, a, p, reply, P_DEC);
     acc_gen_line(g, "    }");
     acc_gen_line(g, "    *out = e_;\n    return 0;\n}");
 }
@@ -639,64 +649,9 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
             helpers(g, reply_name(g, p, m), m->reply, true, false);
     }
 
-    acc_gen_line(g, "\nstatic long %s__encode(const ac_envelope *e, uint8_t *buf, "
-                    "size_t cap)\n{", p);
-    if (a->messages == NULL) {
-        acc_gen_line(g, "    (void)e;\n    (void)buf;\n    (void)cap;\n"
-                        "    return AC_EBADTAG;\n}");
-    } else {
-        acc_gen_line(g, "    const void *m_ = ac_envelope_payload((ac_envelope *)e);");
-        acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
-        acc_gen_line(g, "    switch (e->tag) {");
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-            const char *n = msg_name(g, p, m);
-            acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
-            acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
-            acc_gen_line(g, "        break;");
-        }
-        acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
-        acc_gen_line(g, "    return (long)o_.len;\n}");
-    }
-
-    acc_gen_line(g, "\nstatic int %s__decode(ac_ctx *cx, uint32_t tag, "
-                    "const uint8_t *buf, size_t len,\n"
-                    "                      ac_envelope **out)\n{", p);
-    if (a->messages == NULL) {
-        acc_gen_line(g, "    (void)cx;\n    (void)tag;\n    (void)buf;\n"
-                        "    (void)len;\n    *out = NULL;\n    return AC_EBADTAG;\n}");
-        return;
-    }
-    acc_gen_line(g, "    ac_wire_in in_ = { buf, len, 0, false, 0 };");
-    acc_gen_line(g, "    size_t size_, at_;");
-    acc_gen_line(g, "    ac_envelope *e_;");
-    acc_gen_line(g, "    void *m_;\n");
-    acc_gen_line(g, "    *out = NULL;");
-    acc_gen_line(g, "    switch (tag) {");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        const char *n = msg_name(g, p, m);
-        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
-        acc_gen_line(g, "        size_ = sizeof(%s);", n);
-        acc_gen_line(g, "        %s__dsize(&in_, &size_);", n);
-        acc_gen_line(g, "        break;");
-    }
-    acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
-    acc_gen_line(g, "    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD)");
-    acc_gen_line(g, "        return AC_EINVAL;");
-    acc_gen_line(g, "    e_ = ac_envelope_new(cx, tag, size_);");
-    acc_gen_line(g, "    if (e_ == NULL)\n        return AC_ENOMEM;");
-    acc_gen_line(g, "    m_ = ac_envelope_payload(e_);");
-    acc_gen_line(g, "    in_.pos = 0;");
-    acc_gen_line(g, "    switch (tag) {");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        const char *n = msg_name(g, p, m);
-        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
-        acc_gen_line(g, "        at_ = sizeof(%s);", n);
-        acc_gen_line(g, "        %s__dec((%s *)m_, &in_, (unsigned char *)m_, "
-                        "&at_);", n, n);
-        acc_gen_line(g, "        break;");
-    }
-    acc_gen_line(g, "    }");
-    acc_gen_line(g, "    *out = e_;\n    return 0;\n}");
+    put_codec_fns(g, a, p, false);
+    if (has_replies(a))
+        put_codec_fns(g, a, p, true);
 }
 
 /* The descriptor's copy: the send's builder run on a message that is
@@ -782,15 +737,16 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    %s\n};", overflow[a->mailbox_overflow]);
 }
 
-/* Assigns field f (a parameter of the same name) to dst->f. */
+/* Assigns field f (a parameter of the same name) to dst f, dst being
+ * "msg_->" or "args_.". */
 static void assign(acc_gen *g, const char *dst, const acc_field *f)
 {
     int n = (int)f->name.len;
     if (f->type.kind == ACC_ARRAY)
-        acc_gen_line(g, "    memcpy(%s->%.*s, %.*s, sizeof(%s->%.*s));", dst, n,
+        acc_gen_line(g, "    memcpy(%s%.*s, %.*s, sizeof(%s%.*s));", dst, n,
                      f->name.s, n, f->name.s, dst, n, f->name.s);
     else
-        acc_gen_line(g, "    %s->%.*s = %.*s;", dst, n, f->name.s, n, f->name.s);
+        acc_gen_line(g, "    %s%.*s = %.*s;", dst, n, f->name.s, n, f->name.s);
 }
 
 /* "f1, f2": the fields as arguments. */
@@ -828,7 +784,7 @@ static void put_fill(acc_gen *g, const char *sn, const acc_field *fields,
     else if (fields == NULL)
         acc_gen_line(g, "    msg_->unused_ = 0;");
     for (const acc_field *f = fields; f != NULL; f = f->next)
-        assign(g, "msg_", f);
+        assign(g, "msg_->", f);
     if (var) {
         acc_gen_line(g, "    size_ = sizeof(%s);", sn);
         acc_gen_line(g, "    %s__copy(msg_, (unsigned char *)msg_, &size_);", sn);
@@ -843,72 +799,59 @@ static void open_fn(acc_gen *g, const char *decl)
     acc_gen_line(g, "{");
 }
 
-/* The opening of a function that builds the message into env_ with the
- * builder; on failure it runs `fail` (may be "") and returns the code. */
+/* A function that builds the message into env_ with the builder and hands
+ * it to `call` (a runtime function taking env_); a timer's id is 0 when
+ * the build fails. */
 static void put_built(acc_gen *g, const char *decl, const char *mn,
-                      const char *args, const char *fail)
+                      const char *args, const char *call, bool timer)
 {
     open_fn(g, decl);
     acc_gen_line(g, "    ac_envelope *env_ = NULL;");
     acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);", mn, args);
     acc_buf_putc(g->out, '\n');
-    if (fail[0] == '\0') {
-        acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
-    } else {
-        acc_gen_line(g, "    if (rc_ != 0) {\n%s", fail);
-        acc_gen_line(g, "        return rc_;\n    }");
-    }
+    if (timer)
+        acc_gen_line(g, "    if (rc_ != 0 && timer_id != NULL)\n"
+                        "        *timer_id = 0;");
+    acc_gen_line(g, "    return rc_ != 0 ? rc_ : %s;", call);
+    acc_gen_line(g, "}");
 }
 
 /* The message's builder (a request's with a nil reply_to), then every
  * function that sends one built message: send, publish, send_after and
  * send_every, each a call of the builder and one of the runtime. */
 static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
-                        const char *p)
+                        const char *p, const char *mn, const char *args)
 {
+    acc_arena *ar = &g->cx->arena;
     int n = (int)m->name.len;
     const char *s = m->name.s;
-    const char *mn = msg_name(g, p, m);
     const char *send = acc_gen_send_decl(g, a, m);
-    const char *head = acc_aprintf(&g->cx->arena, "int %s_send_%.*s(ac_ctx *cx, "
-                                   "%s_ref to", p, n, s, p);
-    const char *args = args_of(g, m->fields);
-    const char *no_timer = "        if (timer_id != NULL)\n"
-                           "            *timer_id = 0;";
+    const char *head = acc_aprintf(ar, "int %s_send_%.*s(ac_ctx *cx, %s_ref to",
+                                   p, n, s, p);
 
-    open_fn(g, acc_aprintf(&g->cx->arena, "static int %s__build(ac_ctx *cx, "
+    open_fn(g, acc_aprintf(ar, "static int %s__build(ac_ctx *cx, "
                            "ac_envelope **built_%s", mn, send + strlen(head)));
-    put_fill(g, mn, m->fields, acc_aprintf(&g->cx->arena, "ac_envelope_new(cx, "
+    put_fill(g, mn, m->fields, acc_aprintf(ar, "ac_envelope_new(cx, "
              "%s_TAG_%.*s, size_)", p, n, s), "ac_envelope_payload",
              "AC_MAX_PAYLOAD", m->has_reply);
     acc_gen_line(g, "    *built_ = env_;\n    return 0;\n}");
 
-    put_built(g, send, mn, args, "");
-    acc_gen_line(g, "    return ac_send(cx, &to.addr, env_);");
-    acc_gen_line(g, "}");
-
-    put_built(g, acc_gen_publish_decl(g, a, m), mn, args, "");
-    acc_gen_line(g, "    return ac_group_publish(cx, group, &%s_type, env_);", p);
-    acc_gen_line(g, "}");
-
-    put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args, no_timer);
-    acc_gen_line(g, "    return ac_timer_after(cx, &to.addr, delay_ms, env_, "
-                    "timer_id);");
-    acc_gen_line(g, "}");
-
-    put_built(g, acc_gen_timer_decl(g, a, m, true), mn, args, no_timer);
-    acc_gen_line(g, "    return ac_timer_every(cx, &to.addr, period_ms, &%s_type, "
-                    "env_, timer_id);", p);
-    acc_gen_line(g, "}");
+    put_built(g, send, mn, args, "ac_send(cx, &to.addr, env_)", false);
+    put_built(g, acc_gen_publish_decl(g, a, m), mn, args, acc_aprintf(ar,
+              "ac_group_publish(cx, group, &%s_type, env_)", p), false);
+    put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args,
+              "ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id)", true);
+    put_built(g, acc_gen_timer_decl(g, a, m, true), mn, args, acc_aprintf(ar,
+              "ac_timer_every(cx, &to.addr, period_ms, &%s_type, env_, "
+              "timer_id)", p), true);
 }
 
 /* A message with a reply: the ask and blocking ask (on the send's
  * builder), the reply function, the continuation's trampoline. */
 static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
-                        const char *p)
+                        const char *p, const char *mn, const char *args)
 {
-    const char *mn = msg_name(g, p, m), *rn = reply_name(g, p, m);
-    const char *args = args_of(g, m->fields);
+    const char *rn = reply_name(g, p, m);
 
     open_fn(g, acc_aprintf(&g->cx->arena, "static int %s__call(ac_any_fn fn, "
                            "void *state, ac_ctx *cx, int status, const void "
@@ -917,10 +860,9 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
                     "arg);", mn, rn);
     acc_gen_line(g, "}");
 
-    put_built(g, acc_gen_ask_decl(g, a, m, false), mn, args, "");
-    acc_gen_line(g, "    return ac_ask_via(cx, &to.addr, env_, timeout_ms, %s__call, "
-                    "(ac_any_fn)fn, arg);", mn);
-    acc_gen_line(g, "}");
+    put_built(g, acc_gen_ask_decl(g, a, m, false), mn, args, acc_aprintf(
+              &g->cx->arena, "ac_ask_via(cx, &to.addr, env_, timeout_ms, "
+              "%s__call, (ac_any_fn)fn, arg)", mn), false);
 
     open_fn(g, acc_gen_ask_decl(g, a, m, true));
     acc_gen_line(g, "    ac_envelope *env_ = NULL, *reply_ = NULL;");
@@ -948,14 +890,8 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
     open_fn(g, acc_gen_spawn_decl(g, a, true));
     if (start != NULL) {
         acc_gen_line(g, "    %s_start_args args_;\n", p);
-        for (const acc_field *f = start; f != NULL; f = f->next) {
-            int n = (int)f->name.len;
-            if (f->type.kind == ACC_ARRAY)
-                acc_gen_line(g, "    memcpy(args_.%.*s, %.*s, sizeof(args_.%.*s));",
-                             n, f->name.s, n, f->name.s, n, f->name.s);
-            else
-                acc_gen_line(g, "    args_.%.*s = %.*s;", n, f->name.s, n, f->name.s);
-        }
+        for (const acc_field *f = start; f != NULL; f = f->next)
+            assign(g, "args_.", f);
         acc_gen_line(g, "    return ac_spawn_opts(cx, &%s_type, &args_, opts, "
                         "&out->addr);\n}", p);
     } else {
@@ -967,9 +903,10 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
                  args_of(g, start));
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        put_senders(g, a, m, p);
+        const char *mn = msg_name(g, p, m), *args = args_of(g, m->fields);
+        put_senders(g, a, m, p, mn, args);
         if (m->has_reply)
-            put_request(g, a, m, p);
+            put_request(g, a, m, p, mn, args);
     }
 
     open_fn(g, acc_aprintf(&g->cx->arena, "int %s_whereis(ac_ctx *cx, const "
@@ -1003,7 +940,6 @@ void acc_gen_source(acc_gen *g)
         put_dispatch(g, a, p);
         put_hooks(g, a, p);
         put_codecs(g, a, p);
-        put_reply_codecs(g, a, p);
         put_copy(g, a, p);
         put_type(g, a, p);
         put_functions(g, a, p);

@@ -233,34 +233,32 @@ static void put_wrapped(acc_buf *out, const char *line)
 
 void acc_gen_line(acc_gen *g, const char *fmt, ...)
 {
+    /* Formatted once: into `small` when it fits, else into the arena. */
+    char small[512], *line = small;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
     va_end(ap);
-    char *line = acc_alloc(&g->cx->arena, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(line, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if ((size_t)n >= sizeof(small)) {
+        line = acc_alloc(&g->cx->arena, (size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(line, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     put_wrapped(g->out, line);
     acc_buf_putc(g->out, '\n');
 }
 
-/* head + ", T name" for each field + ")". */
-static const char *params(acc_gen *g, const char *head, const acc_field *f)
+/* head + ", T name" for each field + extra + ")". */
+static const char *params(acc_gen *g, const char *head, const acc_field *f,
+                          const char *extra)
 {
-    size_t len = strlen(head) + 2;
-    for (const acc_field *p = f; p != NULL; p = p->next) {
-        const char *name = acc_strndup(&g->cx->arena, p->name.s, p->name.len);
-        len += strlen(acc_gen_cdecl(g, &p->type, name, true)) + 2;
-    }
-    char *decl = acc_alloc(&g->cx->arena, len), *w = decl;
-    w += sprintf(w, "%s", head);
     for (; f != NULL; f = f->next) {
         const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
-        w += sprintf(w, ", %s", acc_gen_cdecl(g, &f->type, name, true));
+        head = acc_aprintf(&g->cx->arena, "%s, %s", head,
+                           acc_gen_cdecl(g, &f->type, name, true));
     }
-    strcpy(w, ")");
-    return decl;
+    return acc_aprintf(&g->cx->arena, "%s%s)", head, extra);
 }
 
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
@@ -270,15 +268,7 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
     const char *head = acc_aprintf(&g->cx->arena,
                                    "int %s_send_%.*s(ac_ctx *cx, %s_ref to",
                                    p, (int)m->name.len, m->name.s, p);
-    return params(g, head, m->fields);
-}
-
-/* params() with `extra` before the closing parenthesis. */
-static const char *params_extra(acc_gen *g, const char *head,
-                                const acc_field *f, const char *extra)
-{
-    const char *d = params(g, head, f);
-    return acc_aprintf(&g->cx->arena, "%.*s%s)", (int)(strlen(d) - 1), d, extra);
+    return params(g, head, m->fields, "");
 }
 
 const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
@@ -288,7 +278,7 @@ const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
     const char *head = acc_aprintf(&g->cx->arena, "int %s_reply_%.*s(ac_ctx *cx, "
                                    "const ac_reply_to *to", p, (int)m->name.len,
                                    m->name.s);
-    return params(g, head, m->reply);
+    return params(g, head, m->reply, "");
 }
 
 const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
@@ -304,7 +294,7 @@ const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
                       p, n, m->name.s)
         : acc_aprintf(&g->cx->arena, ", uint32_t timeout_ms, %s_%.*s_fn fn, "
                       "void *arg", p, n, m->name.s);
-    return params_extra(g, head, m->fields, extra);
+    return params(g, head, m->fields, extra);
 }
 
 const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
@@ -314,7 +304,7 @@ const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
                                    "%s%s_ref *out", p, opts ? "_opts" : "",
                                    opts ? "const ac_spawn_options *opts, " : "",
                                    p);
-    return params(g, head, a->start != NULL ? a->start->fields : NULL);
+    return params(g, head, a->start != NULL ? a->start->fields : NULL, "");
 }
 
 const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
@@ -323,7 +313,7 @@ const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
     const char *head = acc_aprintf(&g->cx->arena, "int %s_publish_%.*s(ac_ctx "
                                    "*cx, const char *group", acc_gen_prefix(g, a),
                                    (int)m->name.len, m->name.s);
-    return params(g, head, m->fields);
+    return params(g, head, m->fields, "");
 }
 
 const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
@@ -335,5 +325,5 @@ const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
                                    (int)m->name.len, m->name.s,
                                    every ? "every" : "after", p,
                                    every ? "period_ms" : "delay_ms");
-    return params_extra(g, head, m->fields, ", ac_timer_id *timer_id");
+    return params(g, head, m->fields, ", ac_timer_id *timer_id");
 }

@@ -343,9 +343,7 @@ int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
@@ -354,9 +352,7 @@ int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &edge_Odd_type, env_);
 }
 
 int edge_Odd_send_state_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
@@ -366,12 +362,10 @@ int edge_Odd_send_state_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int edge_Odd_send_state_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
@@ -381,13 +375,10 @@ int edge_Odd_send_state_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &edge_Odd_type, env_, timer_id);
 }
 
 static int edge_Odd_on__build(ac_ctx *cx, ac_envelope **built_)
@@ -410,9 +401,7 @@ int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_on__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int edge_Odd_publish_on(ac_ctx *cx, const char *group)
@@ -420,9 +409,7 @@ int edge_Odd_publish_on(ac_ctx *cx, const char *group)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_on__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &edge_Odd_type, env_);
 }
 
 int edge_Odd_send_on_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
@@ -431,12 +418,10 @@ int edge_Odd_send_on_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_on__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int edge_Odd_send_on_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
@@ -445,13 +430,10 @@ int edge_Odd_send_on_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_on__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &edge_Odd_type, env_, timer_id);
 }
 
 static int edge_Odd_Mixed_Case9__build(ac_ctx *cx, ac_envelope **built_,
@@ -475,9 +457,7 @@ int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1)
@@ -485,9 +465,7 @@ int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &edge_Odd_type, env_);
 }
 
 int edge_Odd_send_Mixed_Case9_after(ac_ctx *cx, edge_Odd_ref to,
@@ -497,12 +475,10 @@ int edge_Odd_send_Mixed_Case9_after(ac_ctx *cx, edge_Odd_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int edge_Odd_send_Mixed_Case9_every(ac_ctx *cx, edge_Odd_ref to,
@@ -512,13 +488,10 @@ int edge_Odd_send_Mixed_Case9_every(ac_ctx *cx, edge_Odd_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &edge_Odd_type, env_, timer_id);
 }
 
 static int edge_Odd_last__build(ac_ctx *cx, ac_envelope **built_)
@@ -541,9 +514,7 @@ int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_last__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int edge_Odd_publish_last(ac_ctx *cx, const char *group)
@@ -551,9 +522,7 @@ int edge_Odd_publish_last(ac_ctx *cx, const char *group)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_last__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &edge_Odd_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &edge_Odd_type, env_);
 }
 
 int edge_Odd_send_last_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
@@ -562,12 +531,10 @@ int edge_Odd_send_last_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_last__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int edge_Odd_send_last_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
@@ -576,13 +543,10 @@ int edge_Odd_send_last_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_last__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &edge_Odd_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &edge_Odd_type, env_, timer_id);
 }
 
 int edge_Odd_whereis(ac_ctx *cx, const char *name, edge_Odd_ref *out)

@@ -85,13 +85,11 @@ int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to);
 int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1);
 int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Odd), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Odd. */
 int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
                            edge_Odd_ref ref, uint8_t actor, bool module);
 int edge_Odd_send_state_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,

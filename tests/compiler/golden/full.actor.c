@@ -1212,9 +1212,7 @@ int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_put__build(cx, &env_, item, meter);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
@@ -1223,9 +1221,8 @@ int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_put__build(cx, &env_, item, meter);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Store_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
 }
 
 int full_Store_send_put_after(ac_ctx *cx, full_Store_ref to, uint32_t delay_ms,
@@ -1235,12 +1232,10 @@ int full_Store_send_put_after(ac_ctx *cx, full_Store_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_put__build(cx, &env_, item, meter);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Store_send_put_every(ac_ctx *cx, full_Store_ref to,
@@ -1250,13 +1245,10 @@ int full_Store_send_put_every(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_put__build(cx, &env_, item, meter);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
 }
 
 static int full_Store_tree__build(ac_ctx *cx, ac_envelope **built_,
@@ -1285,9 +1277,7 @@ int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_tree__build(cx, &env_, t);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
@@ -1295,9 +1285,8 @@ int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_tree__build(cx, &env_, t);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Store_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
 }
 
 int full_Store_send_tree_after(ac_ctx *cx, full_Store_ref to,
@@ -1307,12 +1296,10 @@ int full_Store_send_tree_after(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_tree__build(cx, &env_, t);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Store_send_tree_every(ac_ctx *cx, full_Store_ref to,
@@ -1322,13 +1309,10 @@ int full_Store_send_tree_every(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_tree__build(cx, &env_, t);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
 }
 
 static int full_Store_many__build(ac_ctx *cx, ac_envelope **built_,
@@ -1382,9 +1366,7 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
     int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
                                      bits);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
@@ -1396,9 +1378,8 @@ int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
     int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
                                      bits);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Store_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
 }
 
 int full_Store_send_many_after(ac_ctx *cx, full_Store_ref to,
@@ -1411,12 +1392,10 @@ int full_Store_send_many_after(ac_ctx *cx, full_Store_ref to,
     int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
                                      bits);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Store_send_many_every(ac_ctx *cx, full_Store_ref to,
@@ -1429,13 +1408,10 @@ int full_Store_send_many_every(ac_ctx *cx, full_Store_ref to,
     int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
                                      bits);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
 }
 
 static int full_Store_ping__build(ac_ctx *cx, ac_envelope **built_)
@@ -1458,9 +1434,7 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_ping__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Store_publish_ping(ac_ctx *cx, const char *group)
@@ -1468,9 +1442,8 @@ int full_Store_publish_ping(ac_ctx *cx, const char *group)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_ping__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Store_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
 }
 
 int full_Store_send_ping_after(ac_ctx *cx, full_Store_ref to,
@@ -1479,12 +1452,10 @@ int full_Store_send_ping_after(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_ping__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Store_send_ping_every(ac_ctx *cx, full_Store_ref to,
@@ -1493,13 +1464,10 @@ int full_Store_send_ping_every(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_ping__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
 }
 
 static int full_Store_lookup__build(ac_ctx *cx, ac_envelope **built_,
@@ -1529,9 +1497,7 @@ int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
@@ -1539,9 +1505,8 @@ int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Store_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
 }
 
 int full_Store_send_lookup_after(ac_ctx *cx, full_Store_ref to,
@@ -1551,12 +1516,10 @@ int full_Store_send_lookup_after(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Store_send_lookup_every(ac_ctx *cx, full_Store_ref to,
@@ -1566,13 +1529,10 @@ int full_Store_send_lookup_every(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
 }
 
 static int full_Store_lookup__call(ac_any_fn fn, void *state, ac_ctx *cx,
@@ -1589,10 +1549,9 @@ int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_lookup__call,
-                      (ac_any_fn)fn, arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
+                                       full_Store_lookup__call, (ac_any_fn)fn,
+                                       arg);
 }
 
 int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key,
@@ -1653,9 +1612,7 @@ int full_Store_send_sync(ac_ctx *cx, full_Store_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Store_publish_sync(ac_ctx *cx, const char *group)
@@ -1663,9 +1620,8 @@ int full_Store_publish_sync(ac_ctx *cx, const char *group)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Store_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
 }
 
 int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
@@ -1674,12 +1630,10 @@ int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
@@ -1688,13 +1642,10 @@ int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Store_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
 }
 
 static int full_Store_sync__call(ac_any_fn fn, void *state, ac_ctx *cx,
@@ -1710,10 +1661,9 @@ int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, full_Store_sync__call,
-                      (ac_any_fn)fn, arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
+                                       full_Store_sync__call, (ac_any_fn)fn,
+                                       arg);
 }
 
 int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms,
@@ -1957,9 +1907,7 @@ int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
     ac_envelope *env_ = NULL;
     int rc_ = full_Bare_poke__build(cx, &env_, b, s);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
@@ -1968,9 +1916,7 @@ int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
     ac_envelope *env_ = NULL;
     int rc_ = full_Bare_poke__build(cx, &env_, b, s);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &full_Bare_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Bare_type, env_);
 }
 
 int full_Bare_send_poke_after(ac_ctx *cx, full_Bare_ref to, uint32_t delay_ms,
@@ -1980,12 +1926,10 @@ int full_Bare_send_poke_after(ac_ctx *cx, full_Bare_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = full_Bare_poke__build(cx, &env_, b, s);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int full_Bare_send_poke_every(ac_ctx *cx, full_Bare_ref to, uint32_t period_ms,
@@ -1995,13 +1939,10 @@ int full_Bare_send_poke_every(ac_ctx *cx, full_Bare_ref to, uint32_t period_ms,
     ac_envelope *env_ = NULL;
     int rc_ = full_Bare_poke__build(cx, &env_, b, s);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &full_Bare_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Bare_type, env_, timer_id);
 }
 
 int full_Bare_whereis(ac_ctx *cx, const char *name, full_Bare_ref *out)

@@ -162,13 +162,11 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key);
 int full_Store_send_sync(ac_ctx *cx, full_Store_ref to);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Store), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Store. */
 int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
                            units_Meter_ref meter);
 int full_Store_send_put_after(ac_ctx *cx, full_Store_ref to, uint32_t delay_ms,
@@ -292,13 +290,11 @@ int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
                         full_Store_ref s);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Bare), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Bare. */
 int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
                            full_Store_ref s);
 int full_Bare_send_poke_after(ac_ctx *cx, full_Bare_ref to, uint32_t delay_ms,

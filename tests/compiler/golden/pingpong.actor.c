@@ -237,9 +237,7 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
@@ -248,9 +246,8 @@ int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &pingpong_Pinger_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &pingpong_Pinger_type,
+                                             env_);
 }
 
 int pingpong_Pinger_send_serve_after(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -261,12 +258,10 @@ int pingpong_Pinger_send_serve_after(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int pingpong_Pinger_send_serve_every(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -277,13 +272,11 @@ int pingpong_Pinger_send_serve_every(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &pingpong_Pinger_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &pingpong_Pinger_type, env_,
+                                           timer_id);
 }
 
 static int pingpong_Pinger_pong__build(ac_ctx *cx, ac_envelope **built_,
@@ -309,9 +302,7 @@ int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
@@ -320,9 +311,8 @@ int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &pingpong_Pinger_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &pingpong_Pinger_type,
+                                             env_);
 }
 
 int pingpong_Pinger_send_pong_after(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -333,12 +323,10 @@ int pingpong_Pinger_send_pong_after(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int pingpong_Pinger_send_pong_every(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -349,13 +337,11 @@ int pingpong_Pinger_send_pong_every(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &pingpong_Pinger_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &pingpong_Pinger_type, env_,
+                                           timer_id);
 }
 
 int pingpong_Pinger_whereis(ac_ctx *cx, const char *name,
@@ -561,9 +547,7 @@ int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,
@@ -572,9 +556,8 @@ int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &pingpong_Ponger_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &pingpong_Ponger_type,
+                                             env_);
 }
 
 int pingpong_Ponger_send_ping_after(ac_ctx *cx, pingpong_Ponger_ref to,
@@ -585,12 +568,10 @@ int pingpong_Ponger_send_ping_after(ac_ctx *cx, pingpong_Ponger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int pingpong_Ponger_send_ping_every(ac_ctx *cx, pingpong_Ponger_ref to,
@@ -601,13 +582,11 @@ int pingpong_Ponger_send_ping_every(ac_ctx *cx, pingpong_Ponger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &pingpong_Ponger_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &pingpong_Ponger_type, env_,
+                                           timer_id);
 }
 
 int pingpong_Ponger_whereis(ac_ctx *cx, const char *name,

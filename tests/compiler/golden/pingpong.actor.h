@@ -66,13 +66,11 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
 int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
                               pingpong_Ponger_ref from, uint64_t n);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Pinger), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Pinger. */
 int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
                                   pingpong_Ponger_ref peer, uint64_t rounds);
 int pingpong_Pinger_send_serve_after(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -138,13 +136,11 @@ int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
                               pingpong_Pinger_ref from, uint64_t n);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Ponger), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Ponger. */
 int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,
                                  pingpong_Pinger_ref from, uint64_t n);
 int pingpong_Ponger_send_ping_after(ac_ctx *cx, pingpong_Ponger_ref to,

@@ -234,9 +234,7 @@ int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                                       u_16, u_32, u_64, f_32, f_64, other,
                                       holder, any);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
@@ -251,9 +249,8 @@ int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
                                       u_16, u_32, u_64, f_32, f_64, other,
                                       holder, any);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &types_Holder_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &types_Holder_type,
+                                             env_);
 }
 
 int types_Holder_send_all_after(ac_ctx *cx, types_Holder_ref to,
@@ -269,12 +266,10 @@ int types_Holder_send_all_after(ac_ctx *cx, types_Holder_ref to,
                                       u_16, u_32, u_64, f_32, f_64, other,
                                       holder, any);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int types_Holder_send_all_every(ac_ctx *cx, types_Holder_ref to,
@@ -290,13 +285,10 @@ int types_Holder_send_all_every(ac_ctx *cx, types_Holder_ref to,
                                       u_16, u_32, u_64, f_32, f_64, other,
                                       holder, any);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &types_Holder_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &types_Holder_type, env_, timer_id);
 }
 
 int types_Holder_whereis(ac_ctx *cx, const char *name, types_Holder_ref *out)
@@ -493,9 +485,7 @@ int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x)
     ac_envelope *env_ = NULL;
     int rc_ = types_Other_one__build(cx, &env_, x);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x)
@@ -503,9 +493,8 @@ int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x)
     ac_envelope *env_ = NULL;
     int rc_ = types_Other_one__build(cx, &env_, x);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &types_Other_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &types_Other_type,
+                                             env_);
 }
 
 int types_Other_send_one_after(ac_ctx *cx, types_Other_ref to,
@@ -515,12 +504,10 @@ int types_Other_send_one_after(ac_ctx *cx, types_Other_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = types_Other_one__build(cx, &env_, x);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int types_Other_send_one_every(ac_ctx *cx, types_Other_ref to,
@@ -530,13 +517,10 @@ int types_Other_send_one_every(ac_ctx *cx, types_Other_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = types_Other_one__build(cx, &env_, x);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &types_Other_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &types_Other_type, env_, timer_id);
 }
 
 int types_Other_whereis(ac_ctx *cx, const char *name, types_Other_ref *out)

@@ -80,13 +80,11 @@ int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                           types_Other_ref other, types_Holder_ref holder,
                           ac_addr any);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Holder), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Holder. */
 int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
                              int16_t i_16, int32_t i_32, int64_t i_64,
                              uint8_t u_8, uint16_t u_16, uint32_t u_32,
@@ -148,13 +146,11 @@ int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
 int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Other), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Other. */
 int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x);
 int types_Other_send_one_after(ac_ctx *cx, types_Other_ref to,
                                uint32_t delay_ms, uint8_t x,

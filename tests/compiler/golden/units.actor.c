@@ -171,9 +171,7 @@ int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to, units_Meter_ref back)
     ac_envelope *env_ = NULL;
     int rc_ = units_Meter_read__build(cx, &env_, back);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int units_Meter_publish_read(ac_ctx *cx, const char *group,
@@ -182,9 +180,8 @@ int units_Meter_publish_read(ac_ctx *cx, const char *group,
     ac_envelope *env_ = NULL;
     int rc_ = units_Meter_read__build(cx, &env_, back);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &units_Meter_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &units_Meter_type,
+                                             env_);
 }
 
 int units_Meter_send_read_after(ac_ctx *cx, units_Meter_ref to,
@@ -194,12 +191,10 @@ int units_Meter_send_read_after(ac_ctx *cx, units_Meter_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = units_Meter_read__build(cx, &env_, back);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int units_Meter_send_read_every(ac_ctx *cx, units_Meter_ref to,
@@ -209,13 +204,10 @@ int units_Meter_send_read_every(ac_ctx *cx, units_Meter_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = units_Meter_read__build(cx, &env_, back);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &units_Meter_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &units_Meter_type, env_, timer_id);
 }
 
 int units_Meter_whereis(ac_ctx *cx, const char *name, units_Meter_ref *out)

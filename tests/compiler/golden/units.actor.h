@@ -68,13 +68,11 @@ int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to,
                           units_Meter_ref back);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Meter), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Meter. */
 int units_Meter_publish_read(ac_ctx *cx, const char *group,
                              units_Meter_ref back);
 int units_Meter_send_read_after(ac_ctx *cx, units_Meter_ref to,

@@ -1470,9 +1470,7 @@ int cov_Server_send_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Server_publish_scalars(ac_ctx *cx, const char *group, bool b, int8_t a,
@@ -1484,9 +1482,8 @@ int cov_Server_publish_scalars(ac_ctx *cx, const char *group, bool b, int8_t a,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Server_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Server_type,
+                                             env_);
 }
 
 int cov_Server_send_scalars_after(ac_ctx *cx, cov_Server_ref to,
@@ -1499,12 +1496,10 @@ int cov_Server_send_scalars_after(ac_ctx *cx, cov_Server_ref to,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Server_send_scalars_every(ac_ctx *cx, cov_Server_ref to,
@@ -1517,13 +1512,10 @@ int cov_Server_send_scalars_every(ac_ctx *cx, cov_Server_ref to,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Server_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Server_type, env_, timer_id);
 }
 
 static int cov_Server_scalars__call(ac_any_fn fn, void *state, ac_ctx *cx,
@@ -1543,10 +1535,9 @@ int cov_Server_ask_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, cov_Server_scalars__call,
-                      (ac_any_fn)fn, arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
+                                       cov_Server_scalars__call, (ac_any_fn)fn,
+                                       arg);
 }
 
 int cov_Server_ask_scalars_wait(ac_ctx *cx, cov_Server_ref to, bool b,
@@ -1661,9 +1652,7 @@ int cov_Server_send_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Server_publish_lookup(ac_ctx *cx, const char *group, ac_string key,
@@ -1678,9 +1667,8 @@ int cov_Server_publish_lookup(ac_ctx *cx, const char *group, ac_string key,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Server_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Server_type,
+                                             env_);
 }
 
 int cov_Server_send_lookup_after(ac_ctx *cx, cov_Server_ref to,
@@ -1697,12 +1685,10 @@ int cov_Server_send_lookup_after(ac_ctx *cx, cov_Server_ref to,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Server_send_lookup_every(ac_ctx *cx, cov_Server_ref to,
@@ -1719,13 +1705,10 @@ int cov_Server_send_lookup_every(ac_ctx *cx, cov_Server_ref to,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Server_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Server_type, env_, timer_id);
 }
 
 static int cov_Server_lookup__call(ac_any_fn fn, void *state, ac_ctx *cx,
@@ -1749,10 +1732,9 @@ int cov_Server_ask_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, cov_Server_lookup__call,
-                      (ac_any_fn)fn, arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
+                                       cov_Server_lookup__call, (ac_any_fn)fn,
+                                       arg);
 }
 
 int cov_Server_ask_lookup_wait(ac_ctx *cx, cov_Server_ref to, ac_string key,
@@ -1846,9 +1828,7 @@ int cov_Server_send_nothing(ac_ctx *cx, cov_Server_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Server_publish_nothing(ac_ctx *cx, const char *group)
@@ -1856,9 +1836,8 @@ int cov_Server_publish_nothing(ac_ctx *cx, const char *group)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Server_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Server_type,
+                                             env_);
 }
 
 int cov_Server_send_nothing_after(ac_ctx *cx, cov_Server_ref to,
@@ -1867,12 +1846,10 @@ int cov_Server_send_nothing_after(ac_ctx *cx, cov_Server_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Server_send_nothing_every(ac_ctx *cx, cov_Server_ref to,
@@ -1881,13 +1858,10 @@ int cov_Server_send_nothing_every(ac_ctx *cx, cov_Server_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Server_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Server_type, env_, timer_id);
 }
 
 static int cov_Server_nothing__call(ac_any_fn fn, void *state, ac_ctx *cx,
@@ -1903,10 +1877,9 @@ int cov_Server_ask_nothing(ac_ctx *cx, cov_Server_ref to, uint32_t timeout_ms,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_ask_via(cx, &to.addr, env_, timeout_ms, cov_Server_nothing__call,
-                      (ac_any_fn)fn, arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
+                                       cov_Server_nothing__call, (ac_any_fn)fn,
+                                       arg);
 }
 
 int cov_Server_ask_nothing_wait(ac_ctx *cx, cov_Server_ref to, int timeout_ms,
@@ -1958,9 +1931,7 @@ int cov_Server_send_note(ac_ctx *cx, cov_Server_ref to, uint32_t n)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_note__build(cx, &env_, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Server_publish_note(ac_ctx *cx, const char *group, uint32_t n)
@@ -1968,9 +1939,8 @@ int cov_Server_publish_note(ac_ctx *cx, const char *group, uint32_t n)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_note__build(cx, &env_, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Server_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Server_type,
+                                             env_);
 }
 
 int cov_Server_send_note_after(ac_ctx *cx, cov_Server_ref to,
@@ -1980,12 +1950,10 @@ int cov_Server_send_note_after(ac_ctx *cx, cov_Server_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_note__build(cx, &env_, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Server_send_note_every(ac_ctx *cx, cov_Server_ref to,
@@ -1995,13 +1963,10 @@ int cov_Server_send_note_every(ac_ctx *cx, cov_Server_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_note__build(cx, &env_, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Server_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Server_type, env_, timer_id);
 }
 
 static int cov_Server_tree__build(ac_ctx *cx, ac_envelope **built_, cov_Tree t)
@@ -2029,9 +1994,7 @@ int cov_Server_send_tree(ac_ctx *cx, cov_Server_ref to, cov_Tree t)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_tree__build(cx, &env_, t);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Server_publish_tree(ac_ctx *cx, const char *group, cov_Tree t)
@@ -2039,9 +2002,8 @@ int cov_Server_publish_tree(ac_ctx *cx, const char *group, cov_Tree t)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_tree__build(cx, &env_, t);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Server_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Server_type,
+                                             env_);
 }
 
 int cov_Server_send_tree_after(ac_ctx *cx, cov_Server_ref to,
@@ -2051,12 +2013,10 @@ int cov_Server_send_tree_after(ac_ctx *cx, cov_Server_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_tree__build(cx, &env_, t);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Server_send_tree_every(ac_ctx *cx, cov_Server_ref to,
@@ -2066,13 +2026,10 @@ int cov_Server_send_tree_every(ac_ctx *cx, cov_Server_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_tree__build(cx, &env_, t);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Server_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Server_type, env_, timer_id);
 }
 
 int cov_Server_whereis(ac_ctx *cx, const char *name, cov_Server_ref *out)
@@ -2275,9 +2232,7 @@ int cov_Client_send_go(ac_ctx *cx, cov_Client_ref to, cov_Server_ref server,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Client_go__build(cx, &env_, server, what);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Client_publish_go(ac_ctx *cx, const char *group, cov_Server_ref server,
@@ -2286,9 +2241,8 @@ int cov_Client_publish_go(ac_ctx *cx, const char *group, cov_Server_ref server,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Client_go__build(cx, &env_, server, what);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Client_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Client_type,
+                                             env_);
 }
 
 int cov_Client_send_go_after(ac_ctx *cx, cov_Client_ref to, uint32_t delay_ms,
@@ -2298,12 +2252,10 @@ int cov_Client_send_go_after(ac_ctx *cx, cov_Client_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Client_go__build(cx, &env_, server, what);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Client_send_go_every(ac_ctx *cx, cov_Client_ref to, uint32_t period_ms,
@@ -2313,13 +2265,10 @@ int cov_Client_send_go_every(ac_ctx *cx, cov_Client_ref to, uint32_t period_ms,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Client_go__build(cx, &env_, server, what);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Client_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Client_type, env_, timer_id);
 }
 
 int cov_Client_whereis(ac_ctx *cx, const char *name, cov_Client_ref *out)
@@ -2527,9 +2476,7 @@ int cov_Queue_send_item(ac_ctx *cx, cov_Queue_ref to, uint32_t n)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Queue_item__build(cx, &env_, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
 }
 
 int cov_Queue_publish_item(ac_ctx *cx, const char *group, uint32_t n)
@@ -2537,9 +2484,7 @@ int cov_Queue_publish_item(ac_ctx *cx, const char *group, uint32_t n)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Queue_item__build(cx, &env_, n);
 
-    if (rc_ != 0)
-        return rc_;
-    return ac_group_publish(cx, group, &cov_Queue_type, env_);
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &cov_Queue_type, env_);
 }
 
 int cov_Queue_send_item_after(ac_ctx *cx, cov_Queue_ref to, uint32_t delay_ms,
@@ -2548,12 +2493,10 @@ int cov_Queue_send_item_after(ac_ctx *cx, cov_Queue_ref to, uint32_t delay_ms,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Queue_item__build(cx, &env_, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
+                                           timer_id);
 }
 
 int cov_Queue_send_item_every(ac_ctx *cx, cov_Queue_ref to, uint32_t period_ms,
@@ -2562,13 +2505,10 @@ int cov_Queue_send_item_every(ac_ctx *cx, cov_Queue_ref to, uint32_t period_ms,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Queue_item__build(cx, &env_, n);
 
-    if (rc_ != 0) {
-        if (timer_id != NULL)
-            *timer_id = 0;
-        return rc_;
-    }
-    return ac_timer_every(cx, &to.addr, period_ms, &cov_Queue_type, env_,
-                          timer_id);
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &cov_Queue_type, env_, timer_id);
 }
 
 int cov_Queue_whereis(ac_ctx *cx, const char *name, cov_Queue_ref *out)

@@ -211,13 +211,11 @@ int cov_Server_send_nothing(ac_ctx *cx, cov_Server_ref to);
 int cov_Server_send_note(ac_ctx *cx, cov_Server_ref to, uint32_t n);
 int cov_Server_send_tree(ac_ctx *cx, cov_Server_ref to, cov_Tree t);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Server), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Server. */
 int cov_Server_publish_scalars(ac_ctx *cx, const char *group, bool b, int8_t a,
                                int16_t c, int32_t d, int64_t e, uint8_t f,
                                uint16_t g, uint32_t h, uint64_t i, float x,
@@ -381,13 +379,11 @@ int cov_Client_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 int cov_Client_send_go(ac_ctx *cx, cov_Client_ref to, cov_Server_ref server,
                        uint8_t what);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Client), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Client. */
 int cov_Client_publish_go(ac_ctx *cx, const char *group, cov_Server_ref server,
                           uint8_t what);
 int cov_Client_send_go_after(ac_ctx *cx, cov_Client_ref to, uint32_t delay_ms,
@@ -447,13 +443,11 @@ int cov_Queue_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
  * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
 int cov_Queue_send_item(ac_ctx *cx, cov_Queue_ref to, uint32_t n);
 
-/* The same message through the runtime's services (docs/IDL.md). publish:
- * to every member of `group` (ac_group_publish; the members are trusted
- * to be of type Queue), returns how many it reached or an AC_E* code.
- * send_x_after: to `to` once, delay_ms from now (ac_timer_after);
- * send_x_every: every period_ms (> 0) until cancelled (ac_timer_every).
- * Both write the timer's id to *timer_id (may be NULL; 0 on error) for
- * ac_timer_cancel. */
+/* The same message through the runtime's services (docs/IDL.md): publish
+ * to every member of `group` (returns how many it reached), send_x_after
+ * once, delay_ms from now, send_x_every every period_ms (> 0) until
+ * cancelled; *timer_id (may be NULL; 0 on error) is for ac_timer_cancel.
+ * The group's members are trusted to be of type Queue. */
 int cov_Queue_publish_item(ac_ctx *cx, const char *group, uint32_t n);
 int cov_Queue_send_item_after(ac_ctx *cx, cov_Queue_ref to, uint32_t delay_ms,
                               uint32_t n, ac_timer_id *timer_id);
