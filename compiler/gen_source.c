@@ -1,11 +1,10 @@
 /*
- * gen_source.c — writes NAME.actor.c: the wire-format primitives, per
- * struct and message its tail, copy, encode and decode helpers, and per
- * actor the message union, the dispatch function (one switch on the tag),
- * the hook wrappers, the codecs, the message names, the type descriptor,
- * and the spawn, send (one builder per message, shared by its send,
- * publish, send_after, send_every and ask functions), whereis, ref_of and
- * ref_self functions.
+ * gen_source.c — writes NAME.actor.c: per struct and message its tail,
+ * copy, encode and decode helpers, and per actor the message union, the
+ * dispatch function (one switch on the tag), the hook wrappers, the
+ * codecs, the message names, the type descriptor, and the spawn, send (one
+ * builder per message, shared by its send, publish, send_after, send_every
+ * and ask functions), whereis, ref_of and ref_self functions.
  *
  * Names made here that are not in the header contain "__", which no user
  * name can produce; locals end in '_', which no user name can either.
@@ -20,12 +19,6 @@
 #include <string.h>
 
 #include "acc.h"
-
-/* ---- what every generated file needs: the wire primitives are libactorc's
- * ac_wire_* functions (runtime/wire.c), not copies in each file ----------- */
-
-static const char primitives[] =
-"#include <string.h>\n";
 
 /* ---- one value's code ---------------------------------------------------------- */
 
@@ -70,7 +63,6 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
     acc_gen *g = e->g;
     acc_arena *ar = &g->cx->arena;
     const char *in = ind(depth);
-    const char *ct = acc_gen_ctype(g, t);
     int d = depth;
 
     if ((e->p == P_TAIL || e->p == P_COPY) && !acc_type_has_var(t))
@@ -202,7 +194,6 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
         const char *et = acc_gen_ctype(g, t->elem);
         const char *elem_v = acc_aprintf(ar, "d%d_[i%d_]", d, d);
         bool var = acc_type_has_var(t->elem);
-        (void)ct;
         switch (e->p) {
         case P_TAIL:
             acc_gen_line(g, "%sac_wire_grow(&%s, AC_ALIGNOF(%s), %s.len, sizeof(%s));",
@@ -932,7 +923,8 @@ void acc_gen_source(acc_gen *g)
 {
     acc_gen_banner(g);
     acc_gen_line(g, "#include \"%s\"\n", g->header_name);
-    acc_buf_puts(g->out, primitives);
+    /* memcpy/memset; the wire primitives are libactorc's (runtime/wire.c). */
+    acc_gen_line(g, "#include <string.h>");
     put_type_helpers(g);
     for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next) {
         const char *p = acc_gen_prefix(g, a);
