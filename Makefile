@@ -42,7 +42,7 @@ endif
 
 PREFIX ?= /usr/local
 
-CPPFLAGS += -D_GNU_SOURCE -Iruntime
+CPPFLAGS += -D_GNU_SOURCE -Iruntime/include
 BASE_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -pthread -MMD -MP -fPIC
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # lemon and re2c output: warnings stay visible but do not fail the build.
@@ -100,7 +100,7 @@ install: all
 	install -m 644 $(BUILD)/libactorc.a $(DESTDIR)$(PREFIX)/lib/libactorc.a
 	install -m 755 $(BUILD)/libactorc.so $(DESTDIR)$(PREFIX)/lib/libactorc.so.0
 	ln -sf libactorc.so.0 $(DESTDIR)$(PREFIX)/lib/libactorc.so
-	install -m 644 runtime/actorc.h $(DESTDIR)$(PREFIX)/include/actorc.h
+	install -m 644 runtime/include/actorc.h $(DESTDIR)$(PREFIX)/include/actorc.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(AC_VERSION)|' runtime/actorc.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/actorc.pc
 

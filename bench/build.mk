@@ -12,6 +12,7 @@ $(eval $(call actorc_rules,bench,$(BENCH_GEN),$(LTO_CFLAGS)))
 
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
 $(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)
+$(BUILD)/obj/bench/route.o: CPPFLAGS += -Iruntime
 $(foreach b,$(filter-out route,$(BENCH_NAMES)),\
   $(eval $(BUILD)/obj/bench/$(b).o: $(BENCH_GEN)/$(call bench_idl,$(b)).actor.h))
 $(foreach b,$(filter-out route,$(BENCH_NAMES)),\

@@ -6,7 +6,7 @@
  * table's slots and actors) as the floor. See bench/README.md.
  */
 #include "common.h"
-#include "internal.h"
+#include "core/route.h"
 
 #include <sodium.h>
 #include <string.h>

@@ -43,6 +43,9 @@ $(BUILD)/tests/test_$(1): $$($(1)_OBJ) $(TEST_MAIN) $(if $(filter compiler,$(1))
 endef
 $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 
+# test_deque.c takes the deque alone, through the core's own header.
+$(BUILD)/obj/tests/runtime/test_deque.o: CPPFLAGS += -Iruntime
+
 # tests/runtime/alloc_count.c counts every heap allocation of the runtime
 # suite, the runtime's own included, through the linker.
 $(BUILD)/tests/test_runtime: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
@@ -54,7 +57,12 @@ $(BUILD)/tests/test_runtime: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=r
 # its own result (pingpong its round-trip count, chat what each user heard,
 # bank every balance); a failing one shows its whole output.
 EXAMPLE_TEST_ARGS_pingpong := 20000
+# tests/structure: the runtime's dependencies point one way (check.sh, on
+# the sources and the objects just built), and the check catches a planted
+# violation of each kind (selftest.sh).
 test: all $(TEST_BINS) examples
+	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
+	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
 	@echo "== examples"; set -e; $(foreach e,$(EXAMPLES),\
 	    $(BUILD)/examples/$(e)/$(e) $(EXAMPLE_TEST_ARGS_$(e)) > $(BUILD)/examples/$(e)/$(e).out \

@@ -49,7 +49,7 @@ static void compile_with(const char *program, const char *flags)
     for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
         cmd_result r;
         cr_assert(cmd_run(&r, dir, NULL,
-                          "%s %s -Wall -Wextra -Wpedantic -Werror -I'%s/runtime' "
+                          "%s %s -Wall -Wextra -Wpedantic -Werror -I'%s/runtime/include' "
                           "-I. -c '%s' -o out.o",
                           program, flags, root, sources[i]));
         cr_expect_eq(r.status, 0, "%s %s %s:\n%s", program, flags, inputs[i],
@@ -91,7 +91,7 @@ Test(ccompile, header_alone_in_cxx)
     cr_assert(write_file(tu, text, strlen(text)));
     cmd_result r;
     cr_assert(cmd_run(&r, dir, NULL, "g++ -std=c++17 -Wall -Wextra -Wpedantic "
-                      "-Werror -I'%s/runtime' -I. -fsyntax-only tu.cc", root));
+                      "-Werror -I'%s/runtime/include' -I. -fsyntax-only tu.cc", root));
     cr_expect_eq(r.status, 0, "%s", r.err);
     cmd_free(&r);
     for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)

@@ -153,10 +153,10 @@ Test(imports, typed_refs_reject_the_wrong_actor)
                  "{\n    bank_Money m = { 5 };\n"
                  "    return bank_Account_send_deposit(cx, t, m);\n}\n");
     cr_assert(cmd_run(&r, dir, NULL, "cc -std=c11 -Wall -Wextra -Werror "
-                      "-I'%s/runtime' -I. -fsyntax-only good.c", root));
+                      "-I'%s/runtime/include' -I. -fsyntax-only good.c", root));
     cr_expect_eq(r.status, 0, "%s", r.err);
     cmd_free(&r);
-    cr_assert(cmd_run(&r, dir, NULL, "cc -std=c11 -I'%s/runtime' -I. "
+    cr_assert(cmd_run(&r, dir, NULL, "cc -std=c11 -I'%s/runtime/include' -I. "
                       "-fsyntax-only bad.c", root));
     cr_expect_neq(r.status, 0, "sending an Account message to a Teller "
                   "reference compiled");
@@ -187,7 +187,7 @@ Test(imports, actorc_mk)
                           "main.o: | $(ACTORC_HEADERS)\n", root);
     put("Makefile", mk);
     /* Objects only: linking would need this build's sanitizer flags. */
-    char *v = str_printf("ACTORC='%s' ACTORC_RUNTIME_CFLAGS=-I'%s/runtime'",
+    char *v = str_printf("ACTORC='%s' ACTORC_RUNTIME_CFLAGS=-I'%s/runtime/include'",
                          bin, root);
     cmd_result r;
     cr_assert(cmd_run(&r, dir, NULL, "make -j2 %s app", v));

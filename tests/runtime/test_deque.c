@@ -1,6 +1,6 @@
 /* The Chase–Lev deque on its own: one owner pushing (and taking), thieves
  * stealing concurrently; every item is taken exactly once, across growth. */
-#include "internal.h"
+#include "core/deque.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

@@ -6,7 +6,7 @@
  * are (the routing table's identity hash); `extra` separates keys that
  * share an address (a monitor reference on the nil address, a link's end).
  */
-#include "internal.h"
+#include "amap.h"
 
 #include <string.h>
 

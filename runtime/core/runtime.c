@@ -2,7 +2,12 @@
  * runtime.c — creating, running, shutting down and destroying a runtime,
  * and the contexts of the threads that use it.
  */
-#include "internal.h"
+#include "runtime.h"
+
+#include "actor.h"
+#include "qsbr.h"
+#include "sched.h"
+#include "service.h"
 
 #include <inttypes.h>
 #include <sodium.h>
@@ -85,12 +90,7 @@ static void free_runtime(ac_runtime *rt)
         free(e);
         e = next;
     }
-    ac__routers_fini(rt);
-    ac__groups_fini(rt);
-    ac__names_fini(rt);
-    ac__links_fini(rt);
-    ac__monitors_fini(rt);
-    ac__timers_free(rt);
+    ac__services_fini(rt);
     ac__route_destroy(&rt->route);
     ac__depot_destroy(&rt->depot);
     pthread_mutex_destroy(&rt->sleep_lock);
@@ -135,17 +135,9 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         free(rt);
         return AC_ENOMEM;
     }
-    /* Services' tables: on failure the runtime is torn down whole below
-     * (their fini functions accept tables that failed to initialise). */
-    int services_rc = ac__monitors_init(rt);
-    if (services_rc == 0)
-        services_rc = ac__links_init(rt);
-    if (services_rc == 0)
-        services_rc = ac__names_init(rt);
-    if (services_rc == 0)
-        services_rc = ac__groups_init(rt);
-    if (services_rc == 0)
-        services_rc = ac__routers_init(rt);
+    /* The services' state: on failure the runtime is torn down whole below
+     * (ac__services_fini frees what was made). */
+    int services_rc = ac__services_init(rt);
     memset(rt->workers, 0, rt->nslots * sizeof *rt->workers);
     ac__depot_init(&rt->depot);
     pthread_mutex_init(&rt->sleep_lock, NULL);
@@ -162,7 +154,6 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     atomic_init(&rt->closing, false);
     atomic_init(&rt->stopping, false);
     atomic_init(&rt->services_used, false);
-    atomic_init(&rt->timers, NULL);
 
     int rc = services_rc;
     for (unsigned i = 0; i < rt->nslots; i++) {
@@ -276,8 +267,8 @@ int ac_runtime_shutdown(ac_runtime *rt)
     if (cx == NULL)
         return AC_ENOMEM;
 
-    /* 0. Timers first: none fires, none starts, the pending ones are freed. */
-    ac__timers_shutdown(rt, cx);
+    /* 0. The services first: timers stop firing, and none starts. */
+    ac__services_shutdown(cx);
     /* 1. No more sends from outside; let calls in progress finish. */
     atomic_store_explicit(&rt->closing, true, memory_order_seq_cst);
     wait_externals_offline(rt);
@@ -347,7 +338,12 @@ void ac_runtime_destroy(ac_runtime *rt)
     if (rt == NULL)
         return;
     ac_runtime_shutdown(rt);
-    ac__asks_free(rt);
+    /* The contexts' service state (a thread's ask inbox) goes while the
+     * services it belongs to are still there. */
+    for (unsigned i = 0; i < rt->nslots; i++)
+        ac__services_ctx_fini(&rt->workers[i].cx);
+    for (ac_ctx *e = rt->externals; e != NULL; e = e->next_external)
+        ac__services_ctx_fini(e);
     print_stats_at_exit(rt);
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);

@@ -21,7 +21,7 @@
  * until the deque is destroyed, because a thief may still be reading it. The
  * sizes double, so the old arrays together are smaller than the current one.
  */
-#include "internal.h"
+#include "deque.h"
 
 #include <stdlib.h>
 

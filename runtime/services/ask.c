@@ -8,8 +8,8 @@
  * table per runtime, keyed by the asker's address and the ask's id, under
  * one lock (asks are not on the plain send path). The reply reaches the
  * asker as a message, so its continuation runs as one of its turns, with
- * its state, never concurrently with its handlers (actor.c's
- * dispatch_system calls ac__asks_deliver). Whoever removes the record —
+ * its state, never concurrently with its handlers (this service consumes
+ * AC_TAG_REPLY: the core hands such a message to `deliver`, below). Whoever removes the record —
  * the reply, the timeout, or the asker's death — is the only one to act
  * on it, which is what makes the continuation run at most once; the
  * reply or the timeout, one of which always comes while the asker lives,
@@ -17,11 +17,14 @@
  *
  * A timeout is a timer (ac__timer_after_system) whose message is the
  * timed-out reply itself, sent to the asker. The timer is started in the
- * asker's handler, so it is the asker's: its death cancels it (timer.c). A
+ * asker's handler, so it is the asker's: its death cancels it (timers.c). A
  * record made by a dying actor is refused by the services' protocol
- * (services.c), so none outlives its asker.
+ * (core/service.c), so none outlives its asker.
  */
-#include "internal.h"
+#include "services.h"
+#include "timers.h"
+
+#include "../lib/amap.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,6 +47,13 @@ typedef struct ac__asks {
     uint64_t next_id;
 } ac__asks;
 
+/* A thread's blocking asks (its context's slot): one inbox, kept, since
+ * destroying one waits a grace period; the id of its last ask. */
+typedef struct waiter {
+    ac_inbox *inbox;
+    uint64_t seq;
+} waiter;
+
 /* A reply envelope (AC_TAG_REPLY) with its head filled in. */
 static ac__env *reply_new(ac_ctx *cx, uint64_t id, int status, uint32_t flags,
                           size_t body_size)
@@ -58,31 +68,25 @@ static ac__env *reply_new(ac_ctx *cx, uint64_t id, int status, uint32_t flags,
     return e;
 }
 
-/* The runtime's ask table, made on first use. NULL when out of memory. */
-static ac__asks *asks_of(ac_runtime *rt)
+static ac__asks *asks_of(ac_ctx *cx)
 {
-    /* Acquire: pairs with the release of the CAS below. */
-    ac__asks *A = atomic_load_explicit(&rt->asks, memory_order_acquire);
-    if (A != NULL)
-        return A;
-    A = calloc(1, sizeof *A);
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_ask);
+}
+
+static int init(ac_runtime *rt, void **state)
+{
+    (void)rt;
+    ac__asks *A = calloc(1, sizeof *A);
     if (A == NULL)
-        return NULL;
+        return AC_ENOMEM;
     if (ac__amap_init(&A->pending) != 0) {
         free(A);
-        return NULL;
+        return AC_ENOMEM;
     }
     pthread_mutex_init(&A->lock, NULL);
     A->next_id = 1;
-    ac__asks *expected = NULL;
-    if (atomic_compare_exchange_strong_explicit(&rt->asks, &expected, A,
-                                                memory_order_acq_rel,
-                                                memory_order_acquire))
-        return A;
-    pthread_mutex_destroy(&A->lock);
-    ac__amap_destroy(&A->pending);
-    free(A);
-    return expected;
+    *state = A;
+    return 0;
 }
 
 /* Removes and returns the record of ask `id` of `asker`, or NULL. */
@@ -108,14 +112,14 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     if (request == NULL || cx == NULL)
         return AC_EINVAL;
     int rc = 0;
-    ac__actor *self = cx->current;
-    ac__asks *A = NULL;
+    ac__actor *self = ac__current(cx);
+    ac__asks *A = asks_of(cx);
     ask *k = NULL;
     if (self == NULL)
         rc = AC_ESTATE;
     else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM)
         rc = AC_EINVAL;
-    else if ((A = asks_of(cx->rt)) == NULL || (k = calloc(1, sizeof *k)) == NULL)
+    else if ((k = calloc(1, sizeof *k)) == NULL)
         rc = AC_ENOMEM;
     if (rc != 0) {
         ac_envelope_free(cx, request);
@@ -126,7 +130,7 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     k->arg = arg;
     k->node.key = self->addr;
 
-    /* Online: the per-actor-state protocol of services.c. */
+    /* Online: the per-actor-state protocol of core/service.c. */
     ac__enter(cx);
     pthread_mutex_lock(&A->lock);
     k->node.extra = A->next_id++;
@@ -177,12 +181,12 @@ int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     return ac_ask_via(cx, to, request, timeout_ms, NULL, (ac_any_fn)fn, arg);
 }
 
-int ac__asks_deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
+/* A reply (or a timeout) reached its asker `a`, as one of its turns. */
+static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
 {
     ac_envelope *pub = ac__env_pub(e);
     const ac_reply_head *h = ac_envelope_payload(pub);
-    ac__asks *A = atomic_load_explicit(&cx->rt->asks, memory_order_acquire);
-    ask *k = A ? take(A, &a->addr, h->id) : NULL;
+    ask *k = take(state, &a->addr, h->id);
     if (k == NULL) {
         /* The ask is over (answered, timed out): a late reply is a dead
          * letter; a late timeout is nothing. */
@@ -196,19 +200,20 @@ int ac__asks_deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
     int rc = k->call ? k->call(k->fn, a->state, cx, h->status, body, k->arg)
                      : ((ac_reply_fn)k->fn)(a->state, cx, h->status, body, k->arg);
     free(k);
-    /* AC_EBADTAG would read as "no hook" in dispatch_system. */
+    /* AC_EBADTAG would read as "no hook" to the core. */
     return rc == AC_EBADTAG ? AC_EFAILED : rc;
 }
 
-void ac__asks_died(ac_ctx *cx, ac__actor *a)
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    ac__asks *A = atomic_load_explicit(&cx->rt->asks, memory_order_acquire);
-    if (A == NULL)
-        return;
+    (void)cx;
+    (void)reason;
+    (void)code;
+    ac__asks *A = state;
     pthread_mutex_lock(&A->lock);
     ac__amap_node *gone = ac__amap_take(&A->pending, &a->addr, 0);
     pthread_mutex_unlock(&A->lock);
-    /* Their timers are the dead actor's: timer.c cancels them. */
+    /* Their timers are the dead actor's: timers.c cancels them. */
     for (ac__amap_node *x = gone, *next; x != NULL; x = next) {
         next = x->next;
         free(AC__CONTAINER_OF(x, ask, node));
@@ -233,22 +238,10 @@ int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
         ac_envelope_free(cx, reply);
         return AC_EINVAL;
     }
-    ac__env *e = ac__env_of(reply);
-    ac__enter(cx);
-    ac__actor *a = ac__route_lookup(&cx->rt->route, &to->to);
-    int rc = 0;
-    if (a == NULL) {
-        ac__dead_letter(cx, &to->to, e, AC_ENOTFOUND);
-        ac__pool_free(cx, e);
-        rc = AC_ENOTFOUND;
-    } else {
-        /* A system message: outside any mailbox bound, allowed during
-         * shutdown (the asker may be waiting on it). */
-        AC__COUNT(cx, sends, 1);
-        rc = ac__deliver(cx, a, e);
-    }
-    ac__leave(cx);
-    return rc;
+    /* A runtime message: outside any mailbox bound, allowed during
+     * shutdown (the asker may be waiting on it); counted as the send the
+     * program made. */
+    return ac__send_counted(cx, &to->to, ac__env_of(reply));
 }
 
 int ac_reply_error(ac_ctx *cx, const ac_reply_to *to, int status)
@@ -273,6 +266,34 @@ void ac_reply_free(ac_ctx *cx, const void *body)
 
 /* ---- blocking asks ----------------------------------------------------------- */
 
+/* The calling thread's waiter, made on its first blocking ask; NULL when
+ * out of memory. */
+static waiter *waiter_of(ac_ctx *cx)
+{
+    void **slot = ac__ctx_slot(cx, AC__SERVICE_ask);
+    if (*slot != NULL)
+        return *slot;
+    waiter *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    if (ac_inbox_create(cx, &w->inbox) != 0) {
+        free(w);
+        return NULL;
+    }
+    *slot = w;
+    return w;
+}
+
+/* The thread's context goes at destroy: its inbox goes first. */
+static void ctx_fini(ac_ctx *cx, void *state, void **slot)
+{
+    (void)state;
+    waiter *w = *slot;
+    ac_inbox_destroy(cx, w->inbox);
+    free(w);
+    *slot = NULL;
+}
+
 int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
                 int timeout_ms, ac_envelope **reply)
 {
@@ -281,20 +302,20 @@ int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     if (reply != NULL)
         *reply = NULL;
     int rc = 0;
-    if (cx->current != NULL)
+    waiter *w = NULL;
+    if (ac__current(cx) != NULL)
         rc = AC_ESTATE;  /* a worker must not block */
     else if (to == NULL || reply == NULL || request->tag >= AC_TAG_SYSTEM)
         rc = AC_EINVAL;
-    else if (cx->ask_inbox == NULL)
-        rc = ac_inbox_create(cx, &cx->ask_inbox);
+    else if ((w = waiter_of(cx)) == NULL)
+        rc = AC_ENOMEM;
     if (rc != 0) {
         ac_envelope_free(cx, request);
         return rc;
     }
-    /* One inbox per thread, kept: destroying one waits a grace period. */
-    uint64_t id = ++cx->ask_seq;
+    uint64_t id = ++w->seq;
     ac_reply_to *back = reply_to_of(request);
-    back->to = *ac_inbox_addr(cx->ask_inbox);
+    back->to = *ac_inbox_addr(w->inbox);
     back->id = id;
     rc = ac_send(cx, to, request);
     if (rc != 0)
@@ -312,13 +333,13 @@ int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
             left = spent >= timeout_ms ? 0 : timeout_ms - (int)spent;
         }
         ac_envelope *e = NULL;
-        rc = ac_inbox_recv(cx, cx->ask_inbox, AC_TAG_REPLY, left, &e);
+        rc = ac_inbox_recv(cx, w->inbox, AC_TAG_REPLY, left, &e);
         if (rc != 0)
             return rc;
         const ac_reply_head *h = ac_envelope_payload(e);
         if (h->id != id) {
             /* An earlier ask's reply, come after it timed out. */
-            ac__dead_letter(cx, ac_inbox_addr(cx->ask_inbox), ac__env_of(e),
+            ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e),
                             AC_ENOTFOUND);
             ac_envelope_free(cx, e);
             continue;
@@ -339,18 +360,9 @@ static void free_ask(ac__amap_node *x, void *arg)
     free(AC__CONTAINER_OF(x, ask, node));
 }
 
-void ac__asks_free(ac_runtime *rt)
+static void fini(void *state)
 {
-    /* The threads' ask inboxes go before their contexts do. */
-    for (ac_ctx *c = rt->externals; c != NULL; c = c->next_external) {
-        if (c->ask_inbox != NULL) {
-            ac_inbox_destroy(c, c->ask_inbox);
-            c->ask_inbox = NULL;
-        }
-    }
-    ac__asks *A = atomic_load_explicit(&rt->asks, memory_order_acquire);
-    if (A == NULL)
-        return;
+    ac__asks *A = state;
     /* Actors still alive at the end (shutdown stopped them all, so only
      * those it could not) leave records behind. */
     ac__amap_each(&A->pending, free_ask, NULL);
@@ -358,3 +370,13 @@ void ac__asks_free(ac_runtime *rt)
     pthread_mutex_destroy(&A->lock);
     free(A);
 }
+
+const ac__service ac__ask_service = {
+    .name = "ask",
+    .init = init,
+    .ctx_fini = ctx_fini,
+    .fini = fini,
+    .died = died,
+    .consumes = AC_TAG_REPLY,
+    .deliver = deliver,
+};

@@ -7,7 +7,7 @@
  * unpredictable as the key, and a spawn costs a memcpy instead of a system
  * call.
  */
-#include "internal.h"
+#include "addr.h"
 
 #include <sodium.h>
 #include <string.h>

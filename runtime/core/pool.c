@@ -12,7 +12,9 @@
  * is destroyed: reusing warm blocks is what makes the steady state free of
  * page faults and system calls.
  */
-#include "internal.h"
+#include "pool.h"
+
+#include "runtime.h"
 
 #include <stdlib.h>
 

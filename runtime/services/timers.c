@@ -1,5 +1,5 @@
 /*
- * timer.c — messages sent after a delay or at an interval (ac_timer_*).
+ * timers.c — messages sent after a delay or at an interval (ac_timer_*).
  *
  * Every runtime keeps its timers in one binary min-heap ordered by deadline,
  * then by when the timer was (re)scheduled, so equal deadlines fire in FIFO
@@ -23,9 +23,13 @@
  * guarantee documented in actorc.h: once ac_timer_cancel has returned,
  * whatever it returned, the timer sends nothing more.
  */
-#include "internal.h"
+#include "timers.h"
+
+#include "services.h"
+#include "../lib/amap.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,13 +47,14 @@ typedef struct timer {
     bool owned;                 /* in the owners table */
     bool cancelled;             /* cancelled while firing: its firer frees it */
     bool system;                /* a runtime message (ac__timer_after_system) */
-    ac__actor *owner;           /* when owned: its block (see ac__timers_died) */
+    ac__actor *owner;           /* when owned: its block (see died) */
     ac__env *env;               /* one-shot: the message; interval: its model */
     const ac_actor_type *type;  /* interval: whose copy makes each message */
     ac_addr to;
 } timer;
 
-struct ac__timers {
+typedef struct ac__timers {
+    ac_runtime *rt;
     pthread_mutex_t lock;       /* guards everything below but `owned` */
     pthread_cond_t wake;        /* the timer thread: new earliest, or closing */
     pthread_cond_t fired;       /* cancellers waiting for a firing to end */
@@ -65,14 +70,14 @@ struct ac__timers {
     bool advancing;             /* deterministic mode: ac_runtime_advance runs */
     bool closed;                /* shutdown began: no new timers */
     /* Timers in `owners`. Lets a death skip the lock when nobody owns a
-     * timer (every actor's death calls ac__timers_died once any service was
+     * timer (every actor's death calls died once any service was
      * used). Relaxed: an owner's timers are counted in by handlers of that
      * owner, and its death runs on the thread that owns it next, which the
      * scheduler's hand-over orders after those handlers; every value in the
      * counter's modification order after an increment includes that timer
      * until it is removed, so the dying owner never reads 0 while it owns one. */
     _Atomic uint64_t owned;
-};
+} ac__timers;
 
 /* ---- the clock ------------------------------------------------------------ */
 
@@ -88,7 +93,7 @@ static uint64_t mono_ns(void)
 static uint64_t now_ceil_ms(void) { return (mono_ns() + 999999u) / 1000000u; }
 static uint64_t now_floor_ms(void) { return mono_ns() / 1000000u; }
 
-static bool deterministic(ac_runtime *rt) { return rt->nworkers == 0; }
+static bool deterministic(ac_runtime *rt) { return ac_runtime_workers(rt) == 0; }
 
 /* The current time of rt's timer clock; under the lock. */
 static uint64_t clock_now(ac_runtime *rt, ac__timers *T)
@@ -218,41 +223,29 @@ static void cond_init_monotonic(pthread_cond_t *c)
     pthread_condattr_destroy(&attr);
 }
 
-/* The runtime's timer state, made on first use. NULL when out of memory. */
 static ac__timers *timers_of(ac_runtime *rt)
 {
-    /* Acquire: pairs with the release of the CAS below, so the mutex and
-     * the tables are seen initialised. */
-    ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
-    if (T != NULL)
-        return T;
-    T = calloc(1, sizeof *T);
+    return ac__service_state(rt, AC__SERVICE_timers);
+}
+
+static int init(ac_runtime *rt, void **state)
+{
+    ac__timers *T = calloc(1, sizeof *T);
     if (T == NULL)
-        return NULL;
+        return AC_ENOMEM;
     if (ac__amap_init(&T->ids) != 0 || ac__amap_init(&T->owners) != 0) {
         ac__amap_destroy(&T->ids);
         free(T);
-        return NULL;
+        return AC_ENOMEM;
     }
+    T->rt = rt;
     pthread_mutex_init(&T->lock, NULL);
     cond_init_monotonic(&T->wake);
     pthread_cond_init(&T->fired, NULL);
     T->next_id = 1;  /* 0 is never an id */
     atomic_init(&T->owned, 0);
-    ac__timers *expected = NULL;
-    /* Release: publishes the initialisation; acquire on failure: the
-     * winner's, which we use instead. */
-    if (atomic_compare_exchange_strong_explicit(&rt->timers, &expected, T,
-                                                memory_order_acq_rel,
-                                                memory_order_acquire))
-        return T;
-    pthread_mutex_destroy(&T->lock);
-    pthread_cond_destroy(&T->wake);
-    pthread_cond_destroy(&T->fired);
-    ac__amap_destroy(&T->ids);
-    ac__amap_destroy(&T->owners);
-    free(T);
-    return expected;
+    *state = T;
+    return 0;
 }
 
 /* Fires t, the earliest timer, due at or before `now`: sends its message
@@ -306,9 +299,8 @@ static void fire(ac_runtime *rt, ac_ctx *cx, ac__timers *T, timer *t, uint64_t n
 
 static void *timer_thread(void *arg)
 {
-    ac_runtime *rt = arg;
-    /* Acquire: pairs with timers_of's publication (pthread_create orders it too). */
-    ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
+    ac__timers *T = arg;
+    ac_runtime *rt = T->rt;
     ac_ctx *cx = NULL;
     pthread_mutex_lock(&T->lock);
     while (!T->closed) {
@@ -365,9 +357,9 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every, bool sy
         ac_envelope_free(cx, e);
         return rc;
     }
-    ac_runtime *rt = cx->rt;
+    ac_runtime *rt = ac_ctx_runtime(cx);
     ac__timers *T = timers_of(rt);
-    timer *t = T ? calloc(1, sizeof *t) : NULL;
+    timer *t = calloc(1, sizeof *t);
     if (t == NULL) {
         ac_envelope_free(cx, e);
         return AC_ENOMEM;
@@ -378,9 +370,9 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every, bool sy
     t->to = *to;
     t->env = ac__env_of(e);
     t->slot = NOT_QUEUED;
-    ac__actor *owner = cx->current;
+    ac__actor *owner = ac__current(cx);
 
-    /* Online: the per-actor-state protocol of services.c. */
+    /* Online: the per-actor-state protocol of core/service.c. */
     ac__enter(cx);
     pthread_mutex_lock(&T->lock);
     if (T->closed)
@@ -388,7 +380,7 @@ static int start(ac_ctx *cx, const ac_addr *to, uint32_t ms, bool every, bool sy
     else if (heap_reserve(T) != 0)
         rc = AC_ENOMEM;
     else if (!deterministic(rt) && !T->thread_started) {
-        if (pthread_create(&T->thread, NULL, timer_thread, rt) != 0)
+        if (pthread_create(&T->thread, NULL, timer_thread, T) != 0)
             rc = AC_ENOMEM;
         else
             T->thread_started = true;
@@ -453,9 +445,8 @@ int ac_timer_cancel(ac_ctx *cx, ac_timer_id id)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    /* Acquire: pairs with timers_of's publication; NULL: no timer ever. */
-    ac__timers *T = atomic_load_explicit(&cx->rt->timers, memory_order_acquire);
-    if (T == NULL || id == 0)
+    ac__timers *T = timers_of(ac_ctx_runtime(cx));
+    if (id == 0)
         return AC_ENOTFOUND;
     int rc;
     pthread_mutex_lock(&T->lock);
@@ -492,11 +483,9 @@ uint64_t ac__clock_ms(ac_runtime *rt)
 {
     if (!deterministic(rt))
         return now_floor_ms();
-    /* Acquire: pairs with the publication of the timers in timers_of. The
-     * tick count is read unlocked: in deterministic mode the thread that
-     * advances it is the one running every handler. */
-    ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
-    return T ? T->now : 0;
+    /* The tick count is read unlocked: in deterministic mode the thread
+     * that advances it is the one running every handler. */
+    return timers_of(rt)->now;
 }
 
 int ac_runtime_advance(ac_runtime *rt, uint32_t ms)
@@ -506,9 +495,9 @@ int ac_runtime_advance(ac_runtime *rt, uint32_t ms)
     if (!deterministic(rt))
         return AC_ESTATE;  /* the monotonic clock drives these timers */
     ac_ctx *cx = ac_runtime_ctx(rt);
-    ac__timers *T = cx ? timers_of(rt) : NULL;
-    if (T == NULL)
+    if (cx == NULL)
         return AC_ENOMEM;
+    ac__timers *T = timers_of(rt);
     pthread_mutex_lock(&T->lock);
     if (T->closed || T->advancing) {
         /* Advancing from a dead-letter hook of this very advance, or from
@@ -535,12 +524,13 @@ int ac_runtime_advance(ac_runtime *rt, uint32_t ms)
     return fired;
 }
 
-void ac__timers_died(ac_ctx *cx, ac__actor *a)
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    /* Acquire: pairs with timers_of's publication. */
-    ac__timers *T = atomic_load_explicit(&cx->rt->timers, memory_order_acquire);
+    (void)reason;
+    (void)code;
+    ac__timers *T = state;
     /* Relaxed: see `owned`. */
-    if (T == NULL || atomic_load_explicit(&T->owned, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&T->owned, memory_order_relaxed) == 0)
         return;
     pthread_mutex_lock(&T->lock);
     ac__amap_node *n = ac__amap_take(&T->owners, &a->addr, 0);
@@ -581,13 +571,11 @@ void ac__timers_died(ac_ctx *cx, ac__actor *a)
     pthread_mutex_unlock(&T->lock);
 }
 
-void ac__timers_shutdown(ac_runtime *rt, ac_ctx *cx)
+/* Timers go first at shutdown: none fires, none starts (no timer thread
+ * can start once shutdown has passed here), the pending ones are freed. */
+static void close_timers(ac_ctx *cx, void *state)
 {
-    /* Made even if never used, so that no timer thread can start once
-     * shutdown has passed here. */
-    ac__timers *T = timers_of(rt);
-    if (T == NULL)
-        return;
+    ac__timers *T = state;
     pthread_mutex_lock(&T->lock);
     T->closed = true;
     pthread_cond_signal(&T->wake);
@@ -608,12 +596,9 @@ void ac__timers_shutdown(ac_runtime *rt, ac_ctx *cx)
     pthread_mutex_unlock(&T->lock);
 }
 
-void ac__timers_free(ac_runtime *rt)
+static void fini(void *state)
 {
-    /* Acquire: pairs with timers_of's publication (it ran on another thread). */
-    ac__timers *T = atomic_load_explicit(&rt->timers, memory_order_acquire);
-    if (T == NULL)
-        return;
+    ac__timers *T = state;
     ac__amap_destroy(&T->ids);
     ac__amap_destroy(&T->owners);
     free(T->heap);
@@ -622,3 +607,11 @@ void ac__timers_free(ac_runtime *rt)
     pthread_cond_destroy(&T->fired);
     free(T);
 }
+
+const ac__service ac__timers_service = {
+    .name = "timers",
+    .init = init,
+    .shutdown = close_timers,
+    .fini = fini,
+    .died = died,
+};

@@ -15,7 +15,15 @@
  * the receiver's CAS fails, or the producer's exchange comes after it and
  * changes the word the receiver waits on.
  */
-#include "internal.h"
+#include "inbox.h"
+
+#include "mailbox.h"
+#include "pool.h"
+#include "qsbr.h"
+#include "route.h"
+#include "runtime.h"
+#include "sched.h"
+#include "service.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -247,7 +255,7 @@ void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib)
         return;
     ac__actor *a = actor_of(ib);
     inbox_state *s = state_of(a);
-    /* seq_cst: the services' Dekker pair (services.c), as in die(). */
+    /* seq_cst: the services' Dekker pair (service.c), as in die(). */
     atomic_fetch_or_explicit(&a->flags, AC__ACTOR_DEAD, memory_order_seq_cst);
     ac__enter(cx);
     ac__route_remove(&cx->rt->route, a);

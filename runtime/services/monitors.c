@@ -1,5 +1,5 @@
 /*
- * monitor.c — monitors: a watcher gets one `down` message per monitor when
+ * monitors.c — monitors: a watcher gets one `down` message per monitor when
  * the target is gone (Erlang's monitor/2, CAF's monitor).
  *
  * One record per monitor, on three maps under one lock: by target (the
@@ -9,7 +9,9 @@
  * keeps the three maps consistent without ordering rules between shards.
  * The race with the target's death is closed by ac__service_target.
  */
-#include "internal.h"
+#include "services.h"
+
+#include "../lib/amap.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,19 +22,34 @@ typedef struct monitor {
     ac__amap_node by_ref;      /* key: nil address, extra: the reference */
 } monitor;
 
+typedef struct ac__monitors {
+    pthread_mutex_t lock;
+    ac__amap by_target, by_watcher, by_ref;
+    uint64_t next_ref;
+} ac__monitors;
+
 static const ac_addr nil_addr;
 
-int ac__monitors_init(ac_runtime *rt)
+static ac__monitors *monitors_of(ac_ctx *cx)
 {
-    pthread_mutex_init(&rt->monitor_lock, NULL);
-    rt->next_ref = 0;
-    if (ac__amap_init(&rt->mon_by_target) != 0)
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_monitors);
+}
+
+static int init(ac_runtime *rt, void **state)
+{
+    (void)rt;
+    ac__monitors *M = calloc(1, sizeof *M);
+    if (M == NULL)
         return AC_ENOMEM;
-    if (ac__amap_init(&rt->mon_by_watcher) != 0 || ac__amap_init(&rt->mon_by_ref) != 0) {
-        ac__amap_destroy(&rt->mon_by_target);
-        ac__amap_destroy(&rt->mon_by_watcher);
+    if (ac__amap_init(&M->by_target) != 0 || ac__amap_init(&M->by_watcher) != 0 ||
+        ac__amap_init(&M->by_ref) != 0) {
+        ac__amap_destroy(&M->by_target);
+        ac__amap_destroy(&M->by_watcher);
+        free(M);
         return AC_ENOMEM;
     }
+    pthread_mutex_init(&M->lock, NULL);
+    *state = M;
     return 0;
 }
 
@@ -42,14 +59,16 @@ static void free_monitor(ac__amap_node *x, void *arg)
     free(AC__CONTAINER_OF(x, monitor, by_ref));
 }
 
-void ac__monitors_fini(ac_runtime *rt)
+static void fini(void *state)
 {
+    ac__monitors *M = state;
     /* Every record is on the by-reference map exactly once. */
-    ac__amap_each(&rt->mon_by_ref, free_monitor, NULL);
-    ac__amap_destroy(&rt->mon_by_target);
-    ac__amap_destroy(&rt->mon_by_watcher);
-    ac__amap_destroy(&rt->mon_by_ref);
-    pthread_mutex_destroy(&rt->monitor_lock);
+    ac__amap_each(&M->by_ref, free_monitor, NULL);
+    ac__amap_destroy(&M->by_target);
+    ac__amap_destroy(&M->by_watcher);
+    ac__amap_destroy(&M->by_ref);
+    pthread_mutex_destroy(&M->lock);
+    free(M);
 }
 
 static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
@@ -76,10 +95,10 @@ int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
     monitor *m = malloc(sizeof *m);
     if (m == NULL)
         return AC_ENOMEM;
-    ac_runtime *rt = cx->rt;
+    ac__monitors *M = monitors_of(cx);
     ac__enter(cx);
-    pthread_mutex_lock(&rt->monitor_lock);
-    uint64_t r = ++rt->next_ref;
+    pthread_mutex_lock(&M->lock);
+    uint64_t r = ++M->next_ref;
     int rc = 0;
     bool target_alive = false;
     if (ac__service_target(cx, watcher) == NULL) {
@@ -92,11 +111,11 @@ int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
         m->by_watcher.extra = 0;
         m->by_ref.key = nil_addr;
         m->by_ref.extra = r;
-        ac__amap_add(&rt->mon_by_target, &m->by_target);
-        ac__amap_add(&rt->mon_by_watcher, &m->by_watcher);
-        ac__amap_add(&rt->mon_by_ref, &m->by_ref);
+        ac__amap_add(&M->by_target, &m->by_target);
+        ac__amap_add(&M->by_watcher, &m->by_watcher);
+        ac__amap_add(&M->by_ref, &m->by_ref);
     }
-    pthread_mutex_unlock(&rt->monitor_lock);
+    pthread_mutex_unlock(&M->lock);
     if (!target_alive)
         free(m);
     if (rc == 0 && !target_alive)
@@ -107,46 +126,46 @@ int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
     return rc;
 }
 
-static void unlink_all(ac_runtime *rt, monitor *m)
+static void unlink_all(ac__monitors *M, monitor *m)
 {
-    ac__amap_remove(&rt->mon_by_target, &m->by_target);
-    ac__amap_remove(&rt->mon_by_watcher, &m->by_watcher);
-    ac__amap_remove(&rt->mon_by_ref, &m->by_ref);
+    ac__amap_remove(&M->by_target, &m->by_target);
+    ac__amap_remove(&M->by_watcher, &m->by_watcher);
+    ac__amap_remove(&M->by_ref, &m->by_ref);
 }
 
 int ac_demonitor(ac_ctx *cx, uint64_t ref)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    ac_runtime *rt = cx->rt;
-    pthread_mutex_lock(&rt->monitor_lock);
-    ac__amap_node *x = ac__amap_find(&rt->mon_by_ref, &nil_addr, ref);
+    ac__monitors *M = monitors_of(cx);
+    pthread_mutex_lock(&M->lock);
+    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
     monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
     if (m)
-        unlink_all(rt, m);
-    pthread_mutex_unlock(&rt->monitor_lock);
+        unlink_all(M, m);
+    pthread_mutex_unlock(&M->lock);
     free(m);
     return m ? 0 : AC_ENOTFOUND;
 }
 
-void ac__monitors_died(ac_ctx *cx, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    ac_runtime *rt = cx->rt;
-    pthread_mutex_lock(&rt->monitor_lock);
-    ac__amap_node *fire = ac__amap_take(&rt->mon_by_target, &a->addr, 0);
+    ac__monitors *M = state;
+    pthread_mutex_lock(&M->lock);
+    ac__amap_node *fire = ac__amap_take(&M->by_target, &a->addr, 0);
     for (ac__amap_node *x = fire; x != NULL; x = x->next) {
         monitor *m = AC__CONTAINER_OF(x, monitor, by_target);
-        ac__amap_remove(&rt->mon_by_watcher, &m->by_watcher);
-        ac__amap_remove(&rt->mon_by_ref, &m->by_ref);
+        ac__amap_remove(&M->by_watcher, &m->by_watcher);
+        ac__amap_remove(&M->by_ref, &m->by_ref);
     }
     /* Its own monitors of others die with it. */
-    ac__amap_node *drop = ac__amap_take(&rt->mon_by_watcher, &a->addr, 0);
+    ac__amap_node *drop = ac__amap_take(&M->by_watcher, &a->addr, 0);
     for (ac__amap_node *x = drop; x != NULL; x = x->next) {
         monitor *m = AC__CONTAINER_OF(x, monitor, by_watcher);
-        ac__amap_remove(&rt->mon_by_target, &m->by_target);
-        ac__amap_remove(&rt->mon_by_ref, &m->by_ref);
+        ac__amap_remove(&M->by_target, &m->by_target);
+        ac__amap_remove(&M->by_ref, &m->by_ref);
     }
-    pthread_mutex_unlock(&rt->monitor_lock);
+    pthread_mutex_unlock(&M->lock);
 
     /* Outside the lock: a send may schedule, and a watcher's handler may
      * monitor again. The downs go out in the order the monitors were
@@ -162,3 +181,10 @@ void ac__monitors_died(ac_ctx *cx, ac__actor *a, int reason, int code)
         free(AC__CONTAINER_OF(x, monitor, by_watcher));
     }
 }
+
+const ac__service ac__monitors_service = {
+    .name = "monitors",
+    .init = init,
+    .fini = fini,
+    .died = died,
+};

@@ -13,10 +13,13 @@
  * dead actor would; it is not counted as reached.
  *
  * A join racing with the member's death follows the services protocol
- * (internal.h, services.c), as in names.c.
+ * (core/service.c), as in names.c.
  */
-#include "internal.h"
-#include "table.h"
+#include "services.h"
+
+#include "../lib/amap.h"
+
+#include <pthread.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,11 @@ struct ac__groups {
     ac__table by_name;
     ac__amap by_addr;
 };
+
+static struct ac__groups *groups_of(ac_ctx *cx)
+{
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_groups);
+}
 
 static group *find(struct ac__groups *t, const char *name, size_t len)
 {
@@ -72,8 +80,9 @@ static group *unlink_member(struct ac__groups *t, member *m)
     return g;
 }
 
-int ac__groups_init(ac_runtime *rt)
+static int init(ac_runtime *rt, void **state)
 {
+    (void)rt;
     struct ac__groups *t = calloc(1, sizeof *t);
     if (t == NULL)
         return AC_ENOMEM;
@@ -82,7 +91,7 @@ int ac__groups_init(ac_runtime *rt)
         return AC_ENOMEM;
     }
     pthread_mutex_init(&t->lock, NULL);
-    rt->groups = t;
+    *state = t;
     return 0;
 }
 
@@ -97,17 +106,14 @@ static void free_group(ac__tnode *n, void *arg)
     free(g);
 }
 
-void ac__groups_fini(ac_runtime *rt)
+static void fini(void *state)
 {
-    struct ac__groups *t = rt->groups;
-    if (t == NULL)
-        return;
+    struct ac__groups *t = state;
     ac__table_each(&t->by_name, free_group, NULL);
     ac__table_fini(&t->by_name);
     ac__amap_destroy(&t->by_addr);
     pthread_mutex_destroy(&t->lock);
     free(t);
-    rt->groups = NULL;
 }
 
 /* Under the lock: the membership of a (live) in the group, creating the
@@ -150,7 +156,7 @@ int ac_group_join(ac_ctx *cx, const char *group_name, const ac_addr *who)
     size_t len = ac__name_len(group_name);
     if (cx == NULL || who == NULL || len == 0)
         return AC_EINVAL;
-    struct ac__groups *t = cx->rt->groups;
+    struct ac__groups *t = groups_of(cx);
     /* Allocated outside the lock; freed if not needed. */
     group *g = calloc(1, sizeof *g + len + 1);
     member *m = malloc(sizeof *m);
@@ -175,7 +181,7 @@ int ac_group_leave(ac_ctx *cx, const char *group_name, const ac_addr *who)
     size_t len = ac__name_len(group_name);
     if (cx == NULL || who == NULL || len == 0)
         return AC_EINVAL;
-    struct ac__groups *t = cx->rt->groups;
+    struct ac__groups *t = groups_of(cx);
     group *emptied = NULL;
     pthread_mutex_lock(&t->lock);
     group *g = find(t, group_name, len);
@@ -205,7 +211,7 @@ int ac_group_publish(ac_ctx *cx, const char *group_name, const ac_actor_type *ty
         ac_envelope_free(cx, e);
         return AC_EINVAL;
     }
-    struct ac__groups *t = cx->rt->groups;
+    struct ac__groups *t = groups_of(cx);
     target on_stack[PUBLISH_ON_STACK], *to = on_stack;
     size_t n = 0;
     pthread_mutex_lock(&t->lock);
@@ -249,7 +255,7 @@ size_t ac_group_members(ac_ctx *cx, const char *group_name, ac_addr *out, size_t
     size_t len = ac__name_len(group_name);
     if (cx == NULL || len == 0 || (out == NULL && max != 0))
         return 0;
-    struct ac__groups *t = cx->rt->groups;
+    struct ac__groups *t = groups_of(cx);
     size_t n = 0;
     pthread_mutex_lock(&t->lock);
     group *g = find(t, group_name, len);
@@ -282,7 +288,7 @@ size_t ac_groups(ac_ctx *cx, ac_group_entry *out, size_t max)
 {
     if (cx == NULL || (out == NULL && max != 0))
         return 0;
-    struct ac__groups *t = cx->rt->groups;
+    struct ac__groups *t = groups_of(cx);
     listing l = {out, max, 0};
     pthread_mutex_lock(&t->lock);
     ac__table_each(&t->by_name, list_one, &l);
@@ -290,9 +296,12 @@ size_t ac_groups(ac_ctx *cx, ac_group_entry *out, size_t max)
     return l.n;
 }
 
-void ac__groups_died(ac_ctx *cx, ac__actor *a)
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    struct ac__groups *t = cx->rt->groups;
+    (void)cx;
+    (void)reason;
+    (void)code;
+    struct ac__groups *t = state;
     member *dead = NULL;   /* unlinked, chained through next */
     ac__tnode *emptied = NULL; /* groups unlinked, chained by by_name.node.next */
     pthread_mutex_lock(&t->lock);
@@ -323,3 +332,10 @@ void ac__groups_died(ac_ctx *cx, ac__actor *a)
         emptied = next;
     }
 }
+
+const ac__service ac__groups_service = {
+    .name = "groups",
+    .init = init,
+    .fini = fini,
+    .died = died,
+};

@@ -1,7 +1,16 @@
 /*
  * actor.c — spawning, sending, stopping, and one turn of an actor.
  */
-#include "internal.h"
+#include "actor.h"
+
+#include "inbox.h"
+#include "mailbox.h"
+#include "pool.h"
+#include "qsbr.h"
+#include "route.h"
+#include "runtime.h"
+#include "sched.h"
+#include "service.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +107,8 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
 static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
 {
     /* seq_cst: the death is announced before services_used is read; pairs
-     * with ac__service_target, which sets services_used and then reads the
-     * flag (a Dekker pair: one of the two sees the other). */
+     * with ac__service_alive, which sets services_used and then reads the
+     * flag (a Dekker pair: one of the two sees the other; service.c). */
     atomic_fetch_or_explicit(&a->flags, AC__ACTOR_DEAD, memory_order_seq_cst);
     a->exit_code = code;
     if (reason == AC_REASON_NORMAL && a->type->on_stop) {
@@ -200,10 +209,11 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
         ac__addr_next(&cx->addrs, &a->addr);
 
     ac__enter(cx);
-    const char *name = opts ? opts->name : NULL;
-    int rc = name ? ac__names_claim(cx, name, a) : 0;  /* before it is reachable */
-    if (rc == 0 && (rc = ac__route_insert(&rt->route, a)) != 0 && name)
-        ac__names_release(cx, name, a);
+    /* What the options ask of the services is taken before the actor is
+     * reachable (a name), and what needs it reachable (a link) after. */
+    int rc = opts ? ac__services_claim(cx, a, opts) : 0;
+    if (rc == 0 && (rc = ac__route_insert(&rt->route, a)) != 0 && opts)
+        ac__services_unclaim(cx, a, opts);
     if (rc != 0) {
         ac__leave(cx);
         ac__actor_free(cx, a);
@@ -212,8 +222,8 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     AC__COUNT(cx, spawned, 1);
     ac__actor *caller = cx->current;
     cx->current = a;
-    if (opts && opts->link)
-        rc = ac__link_new(cx, a, opts->link);
+    if (opts)
+        rc = ac__services_attach(cx, a, opts);
     if (rc == 0 && type->on_start) {
         rc = type->on_start(a->state, cx, args);
         if (rc == 0 && (ac__flags(a) & AC__ACTOR_FAIL_REQUESTED))
@@ -316,6 +326,33 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
 int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
 {
     return send_env(cx, to, e, true);
+}
+
+int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)
+{
+    ac__enter(cx);
+    ac__actor *a = ac__route_lookup(&cx->rt->route, to);
+    int rc;
+    if (a == NULL) {
+        ac__dead_letter(cx, to, e, AC_ENOTFOUND);
+        ac__pool_free(cx, e);
+        rc = AC_ENOTFOUND;
+    } else {
+        AC__COUNT(cx, sends, 1);
+        rc = ac__deliver(cx, a, e);
+    }
+    ac__leave(cx);
+    return rc;
+}
+
+ac__actor *ac__lookup(ac_ctx *cx, const ac_addr *addr)
+{
+    return ac__route_lookup(&cx->rt->route, addr);
+}
+
+ac__actor *ac__current(const ac_ctx *cx)
+{
+    return cx->current;
 }
 
 ac__env *ac__system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
@@ -434,9 +471,10 @@ static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e)
  * the dispatch says AC_EBADTAG and the message is counted, not fatal. */
 static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
-    if (e->tag == AC_TAG_REPLY)
-        return ac__asks_deliver(cx, a, e);
-    int rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+    int rc;
+    if (ac__services_deliver(cx, a, e, &rc))
+        return rc;
+    rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
     if (rc == AC_EBADTAG) {
         AC__COUNT(cx, unhandled, 1);
         return 0;

@@ -1,5 +1,5 @@
 /*
- * router.c — router pools (ac_router_spawn).
+ * routers.c — router pools (ac_router_spawn).
  *
  * A router is an ordinary actor of a type defined here: it has an address
  * in the routing table, users send to it with the ordinary send functions
@@ -19,8 +19,9 @@
  * orders those writes against ac_router_workers, called from any thread,
  * and against the pool being freed when the router dies.
  */
-#include "internal.h"
+#include "services.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,24 +54,27 @@ struct ac__routers {
     pthread_mutex_t lock;
 };
 
-int ac__routers_init(ac_runtime *rt)
+static struct ac__routers *routers_of(ac_ctx *cx)
 {
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_routers);
+}
+
+static int init(ac_runtime *rt, void **state)
+{
+    (void)rt;
     struct ac__routers *t = calloc(1, sizeof *t);
     if (t == NULL)
         return AC_ENOMEM;
     pthread_mutex_init(&t->lock, NULL);
-    rt->routers = t;
+    *state = t;
     return 0;
 }
 
-void ac__routers_fini(ac_runtime *rt)
+static void fini(void *state)
 {
-    struct ac__routers *t = rt->routers;
-    if (t == NULL)
-        return;
+    struct ac__routers *t = state;
     pthread_mutex_destroy(&t->lock);
     free(t);
-    rt->routers = NULL;
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -119,7 +123,7 @@ static int start_worker(ac_ctx *cx, router *r, uint32_t i)
         (void)ac_stop(cx, &w);  /* unwatched: it would never be replaced */
         return rc;
     }
-    struct ac__routers *t = cx->rt->routers;
+    struct ac__routers *t = routers_of(cx);
     pthread_mutex_lock(&t->lock);
     r->slots[i] = (slot){w, ref, true};
     pthread_mutex_unlock(&t->lock);
@@ -131,11 +135,11 @@ static int router_start(void *state, ac_ctx *cx, const void *args)
     start_args *sa = (start_args *)args;  /* ours: ac_router_spawn's local */
     router_state *st = state;
     router *r = sa->r;
-    struct ac__routers *t = cx->rt->routers;
+    struct ac__routers *t = routers_of(cx);
     pthread_mutex_lock(&t->lock);
     /* Marks services as used, so that the router's death runs
-     * ac__routers_died and frees the pool (services.c). */
-    bool alive = ac__service_alive(cx, cx->current);
+     * the died hook, which frees the pool (core/service.c). */
+    bool alive = ac__service_alive(cx, ac__current(cx));
     if (alive)
         st->r = r;
     pthread_mutex_unlock(&t->lock);
@@ -159,7 +163,7 @@ static int replace(ac_ctx *cx, router *r, const ac_down *d)
     for (uint32_t i = 0; i < r->n; i++) {
         if (!r->slots[i].live || r->slots[i].ref != d->ref)
             continue;
-        struct ac__routers *t = cx->rt->routers;
+        struct ac__routers *t = routers_of(cx);
         pthread_mutex_lock(&t->lock);
         r->slots[i].live = false;
         pthread_mutex_unlock(&t->lock);
@@ -186,7 +190,7 @@ static bool worker_alive(ac_ctx *cx, router *r, uint32_t i)
 {
     if (!r->slots[i].live)
         return false;
-    ac__actor *a = ac__route_lookup(&cx->rt->route, &r->slots[i].addr);
+    ac__actor *a = ac__lookup(cx, &r->slots[i].addr);
     return a != NULL && !(ac__flags(a) & AC__ACTOR_DEAD);
 }
 
@@ -263,11 +267,11 @@ int ac_router_workers(ac_ctx *cx, const ac_addr *router_addr, ac_addr *out, size
 {
     if (cx == NULL || router_addr == NULL || (out == NULL && max != 0))
         return AC_EINVAL;
-    struct ac__routers *t = cx->rt->routers;
+    struct ac__routers *t = routers_of(cx);
     int n = AC_ENOTFOUND;
     ac__enter(cx);  /* the actor's block stays valid while we read it */
     pthread_mutex_lock(&t->lock);
-    ac__actor *a = ac__route_lookup(&cx->rt->route, router_addr);
+    ac__actor *a = ac__lookup(cx, router_addr);
     router *r = a && a->type == &router_type ? ((router_state *)(void *)a->state)->r : NULL;
     if (r != NULL) {
         n = 0;
@@ -284,11 +288,13 @@ int ac_router_workers(ac_ctx *cx, const ac_addr *router_addr, ac_addr *out, size
     return n;
 }
 
-void ac__routers_died(ac_ctx *cx, ac__actor *a)
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
+    (void)reason;
+    (void)code;
     if (a->type != &router_type)
         return;
-    struct ac__routers *t = cx->rt->routers;
+    struct ac__routers *t = state;
     router_state *st = (router_state *)(void *)a->state;
     pthread_mutex_lock(&t->lock);
     router *r = st->r;
@@ -303,3 +309,10 @@ void ac__routers_died(ac_ctx *cx, ac__actor *a)
             (void)ac_stop(cx, &r->slots[i].addr);
     free(r);
 }
+
+const ac__service ac__routers_service = {
+    .name = "routers",
+    .init = init,
+    .fini = fini,
+    .died = died,
+};

@@ -1,20 +1,24 @@
 /*
  * table.h — a small intrusive chained hash table for the services' indexes
- * (names.c, groups.c): a name to its entry, an address to what it holds.
+ * (names.c, groups.c, and amap.h's address maps): a name to its entry, an
+ * address to what it holds.
  *
  * Not concurrent: every table belongs to one service and is used under that
  * service's lock. Nodes are embedded in the caller's records, so a lookup
  * or a removal allocates nothing, and only growing the bucket array can
  * fail (then the table keeps its old array: longer chains, still correct).
  */
-#ifndef AC_TABLE_H
-#define AC_TABLE_H
+#ifndef AC_LIB_TABLE_H
+#define AC_LIB_TABLE_H
 
 #include "actorc.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The record an intrusive node is embedded in. */
+#define AC__CONTAINER_OF(p, T, member) ((T *)(void *)((char *)(p) - offsetof(T, member)))
 
 typedef struct ac__tnode {
     struct ac__tnode *next;
@@ -69,4 +73,4 @@ uint64_t ac__hash_addr(const ac_addr *a);
  * when the name is NULL, empty or too long. */
 size_t ac__name_len(const char *name);
 
-#endif /* AC_TABLE_H */
+#endif /* AC_LIB_TABLE_H */

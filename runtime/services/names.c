@@ -8,12 +8,15 @@
  * a plain mutex costs less than anything cleverer would save.
  *
  * Against a registration racing with the holder's death, registration
- * follows the services protocol (internal.h, services.c): under the lock,
+ * follows the services protocol (core/service.c): under the lock,
  * ac__service_target either refuses a dying actor or guarantees that the
- * death's cleanup (ac__names_died) runs after we unlock and finds the name.
+ * death's cleanup (died, below) runs after we unlock and finds the name.
  */
-#include "internal.h"
-#include "table.h"
+#include "services.h"
+
+#include "../lib/amap.h"
+
+#include <pthread.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,11 @@ struct ac__names {
     ac__table by_name;
     ac__amap by_addr;
 };
+
+static struct ac__names *names_of(ac_ctx *cx)
+{
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_names);
+}
 
 static entry *find(struct ac__names *t, const char *name, size_t len)
 {
@@ -69,8 +77,9 @@ static void drop(struct ac__names *t, entry *e)
     ac__amap_remove(&t->by_addr, &e->by_addr);
 }
 
-int ac__names_init(ac_runtime *rt)
+static int init(ac_runtime *rt, void **state)
 {
+    (void)rt;
     struct ac__names *t = calloc(1, sizeof *t);
     if (t == NULL)
         return AC_ENOMEM;
@@ -79,7 +88,7 @@ int ac__names_init(ac_runtime *rt)
         return AC_ENOMEM;
     }
     pthread_mutex_init(&t->lock, NULL);
-    rt->names = t;
+    *state = t;
     return 0;
 }
 
@@ -89,17 +98,14 @@ static void free_entry(ac__tnode *n, void *arg)
     free(AC__CONTAINER_OF(n, entry, by_name.node));
 }
 
-void ac__names_fini(ac_runtime *rt)
+static void fini(void *state)
 {
-    struct ac__names *t = rt->names;
-    if (t == NULL)
-        return;
+    struct ac__names *t = state;
     ac__table_each(&t->by_name, free_entry, NULL);
     ac__table_fini(&t->by_name);
     ac__amap_destroy(&t->by_addr);
     pthread_mutex_destroy(&t->lock);
     free(t);
-    rt->names = NULL;
 }
 
 int ac_register(ac_ctx *cx, const char *name, const ac_addr *who)
@@ -107,7 +113,7 @@ int ac_register(ac_ctx *cx, const char *name, const ac_addr *who)
     size_t len = ac__name_len(name);
     if (cx == NULL || who == NULL || len == 0)
         return AC_EINVAL;
-    struct ac__names *t = cx->rt->names;
+    struct ac__names *t = names_of(cx);
     entry *e = entry_new(name, len);  /* outside the lock */
     if (e == NULL)
         return AC_ENOMEM;
@@ -128,12 +134,17 @@ int ac_register(ac_ctx *cx, const char *name, const ac_addr *who)
     return rc;
 }
 
-int ac__names_claim(ac_ctx *cx, const char *name, ac__actor *a)
+/* Spawn-time registration (ac_spawn_options.name), before the actor is
+ * published: AC_EEXIST if taken, AC_EINVAL for a bad name. */
+static int claim(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *o)
 {
+    if (o->name == NULL)
+        return 0;
+    const char *name = o->name;
     size_t len = ac__name_len(name);
     if (len == 0)
         return AC_EINVAL;
-    struct ac__names *t = cx->rt->names;
+    struct ac__names *t = state;
     entry *e = entry_new(name, len);
     if (e == NULL)
         return AC_ENOMEM;
@@ -151,12 +162,15 @@ int ac__names_claim(ac_ctx *cx, const char *name, ac__actor *a)
     return rc;
 }
 
-void ac__names_release(ac_ctx *cx, const char *name, ac__actor *a)
+/* Undoes a claim whose spawn failed before the actor existed. */
+static void unclaim(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *o)
 {
-    size_t len = ac__name_len(name);
+    (void)cx;
+    size_t len = o->name ? ac__name_len(o->name) : 0;
     if (len == 0)
         return;
-    struct ac__names *t = cx->rt->names;
+    const char *name = o->name;
+    struct ac__names *t = state;
     pthread_mutex_lock(&t->lock);
     entry *e = find(t, name, len);
     if (e != NULL && e->actor == a)  /* only our own claim, not a winner's */
@@ -172,7 +186,7 @@ int ac_unregister(ac_ctx *cx, const char *name)
     size_t len = ac__name_len(name);
     if (cx == NULL || len == 0)
         return AC_EINVAL;
-    struct ac__names *t = cx->rt->names;
+    struct ac__names *t = names_of(cx);
     pthread_mutex_lock(&t->lock);
     entry *e = find(t, name, len);
     if (e != NULL)
@@ -189,7 +203,7 @@ int ac_whereis(ac_ctx *cx, const char *name, ac_addr *out)
     size_t len = ac__name_len(name);
     if (cx == NULL || out == NULL || len == 0)
         return AC_EINVAL;
-    struct ac__names *t = cx->rt->names;
+    struct ac__names *t = names_of(cx);
     pthread_mutex_lock(&t->lock);
     entry *e = find(t, name, len);
     if (e != NULL)
@@ -237,7 +251,7 @@ size_t ac_registered(ac_ctx *cx, ac_name_entry *out, size_t max)
 {
     if (cx == NULL || (out == NULL && max != 0))
         return 0;
-    struct ac__names *t = cx->rt->names;
+    struct ac__names *t = names_of(cx);
     listing l = {out, max, 0};
     pthread_mutex_lock(&t->lock);
     ac__table_each(&t->by_name, list_one, &l);
@@ -245,9 +259,12 @@ size_t ac_registered(ac_ctx *cx, ac_name_entry *out, size_t max)
     return l.n;
 }
 
-void ac__names_died(ac_ctx *cx, ac__actor *a)
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    struct ac__names *t = cx->rt->names;
+    (void)cx;
+    (void)reason;
+    (void)code;
+    struct ac__names *t = state;
     ac__tnode *freed = NULL;  /* unlinked entries, chained by by_name.node.next */
     pthread_mutex_lock(&t->lock);
     /* Names held at this address by this actor, not by a successor that a
@@ -270,3 +287,12 @@ void ac__names_died(ac_ctx *cx, ac__actor *a)
         freed = next;
     }
 }
+
+const ac__service ac__names_service = {
+    .name = "names",
+    .init = init,
+    .fini = fini,
+    .claim = claim,
+    .unclaim = unclaim,
+    .died = died,
+};

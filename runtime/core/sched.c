@@ -18,7 +18,11 @@
  * separate the two steps with a seq_cst fence, so at least one of them sees
  * the other: no wake-up is lost.
  */
-#include "internal.h"
+#include "sched.h"
+
+#include "actor.h"
+#include "mailbox.h"
+#include "qsbr.h"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -44,12 +48,10 @@
  * from outside cannot be starved by a busy local queue (Go uses 61). */
 #define INJECT_INTERVAL 61
 /* Steal rounds before parking; each round looks at every other worker and
- * then pauses PAUSES_PER_ROUND times (a pause is ~14 ns here, so the 64
- * rounds last ~30 us: about one or two futex round trips, 17-60 us on this
- * machine, which is what parking would cost). Measured with
- * bench/spin_sweep.sh (runtime/README.md, Parking): 0 rounds parks millions
- * of times and makes ring_multi 3x slower; 4 to 256 are alike within noise;
- * 64 stays. Override with -DAC_SPIN_ROUNDS=n / -DAC_PAUSES_PER_ROUND=n. */
+ * then pauses PAUSES_PER_ROUND times, so that the spin lasts about what
+ * parking would cost (the sweep that chose 64 is in runtime/README.md,
+ * "How long to spin"). Override with -DAC_SPIN_ROUNDS=n /
+ * -DAC_PAUSES_PER_ROUND=n. */
 #ifndef AC_SPIN_ROUNDS
 #define AC_SPIN_ROUNDS 64
 #endif
@@ -476,8 +478,8 @@ static void *worker_main(void *arg)
     ac__qsbr_online(cx);
     for (;;) {
         /* The slot within its streak, inline (next_local's first case):
-         * most turns of a chain of sends (ring, ping-pong) come from here,
-         * and the call cost 4-8 % of their throughput. */
+         * most turns of a chain of sends (ring, ping-pong) come from here
+         * (runtime/README.md, Scheduling, says what the call cost). */
         ac__actor *a = take_slot(w);
         if (a == NULL)
             a = next_local(w);

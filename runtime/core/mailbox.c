@@ -13,7 +13,9 @@
  * it. The first stub is a single link inside the actor (ac__stub_of): the
  * queue only ever touches a node's link, so that is all it needs.
  */
-#include "internal.h"
+#include "mailbox.h"
+
+#include "pool.h"
 
 #define EMPTY_BIT ((uintptr_t)1)
 

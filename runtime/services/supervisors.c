@@ -1,5 +1,5 @@
 /*
- * supervisor.c — supervisors (Erlang/OTP's supervisor behaviour): an actor
+ * supervisors.c — supervisors (Erlang/OTP's supervisor behaviour): an actor
  * that starts children from specifications, monitors them, and restarts
  * them by strategy, within a restart intensity.
  *
@@ -19,7 +19,8 @@
  * Downs whose reference is not a child's current monitor are stale (an
  * instance already replaced) and ignored.
  */
-#include "internal.h"
+#include "services.h"
+#include "timers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -179,9 +180,9 @@ static int sup_start(void *state, ac_ctx *cx, const void *args)
             a->children[i] = s->c[i].addr;
     }
     /* Marks services as used even without children (whose monitors would
-     * do it), so that the supervisor's death runs ac__supervisor_died and
-     * frees s (services.c). Not yet published: it cannot be dying. */
-    (void)ac__service_alive(cx, cx->current);
+     * do it), so that the supervisor's death runs the died hook, which
+     * frees s (core/service.c). Not yet published: it cannot be dying. */
+    (void)ac__service_alive(cx, ac__current(cx));
     st->s = s;
     s->mode = RUNNING;
     return 0;
@@ -191,7 +192,7 @@ static int sup_start(void *state, ac_ctx *cx, const void *args)
  * within within_ms: the supervisor gives up. */
 static bool note_restart(ac_ctx *cx, sup *s)
 {
-    uint64_t now = ac__clock_ms(cx->rt);
+    uint64_t now = ac__clock_ms(ac_ctx_runtime(cx));
     s->stamps[s->stamp_at] = now + 1;  /* 0 marks an unused slot */
     s->stamp_at = (s->stamp_at + 1) % s->nstamps;
     /* The ring holds the last max_restarts + 1 restarts: too many if the
@@ -341,13 +342,18 @@ static int sup_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 
 static const char *const sup_names[] = {"shutdown"};
 
-const ac_actor_type ac__supervisor_type = {
+static const ac_actor_type supervisor_type = {
     AC_ABI_VERSION, "actorc.Supervisor", sizeof(sup_state), _Alignof(sup_state),
     sup_dispatch, sup_start, NULL, 1, sup_names, NULL, NULL, NULL, 0, AC_OVERFLOW_REJECT,
 };
 
-void ac__supervisor_died(ac_ctx *cx, ac__actor *a, int reason)
+/* A supervisor died (any reason): its children end with it. */
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
+    (void)state;
+    (void)code;
+    if (a->type != &supervisor_type)
+        return;
     sup_state *st = (sup_state *)(void *)a->state;
     if (st->s == NULL)
         return;  /* its start hook failed and cleaned up */
@@ -362,7 +368,7 @@ int ac_supervisor_start(ac_ctx *cx, const ac_supervisor_spec *spec, ac_addr *out
     if (cx == NULL || spec == NULL || out == NULL)
         return AC_EINVAL;
     start_args a = {spec, children};
-    return ac_spawn(cx, &ac__supervisor_type, &a, out);
+    return ac_spawn(cx, &supervisor_type, &a, out);
 }
 
 int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup_addr)
@@ -374,3 +380,8 @@ int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup_addr)
         return AC_ENOMEM;
     return ac_send(cx, sup_addr, e);
 }
+
+const ac__service ac__supervisors_service = {
+    .name = "supervisors",
+    .died = died,
+};

@@ -19,7 +19,7 @@
  * passed a quiescent state after it was replaced (ac__route_reclaim, driven
  * by qsbr.c): readers may still be probing it until then.
  */
-#include "internal.h"
+#include "route.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -62,7 +62,8 @@ static inline ac__route_shard *shard_of(ac__route *r, uint64_t h)
  * and a store; a rehash now and then), and with 64 shards two writers
  * rarely meet, so a spin lock it is: one exchange to take it and a plain
  * store to give it back, where a mutex paid two locked instructions and two
- * library calls on every spawn and every death (~15 % of skynet). A holder
+ * library calls on every spawn and every death (runtime/README.md, Routing,
+ * says what that cost). A holder
  * preempted by the OS would make spinners burn their time slice, so after
  * a short spin they yield. */
 static void shard_lock(ac__route_shard *sh)

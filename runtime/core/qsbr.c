@@ -19,7 +19,13 @@
  * its target) and links the retire lists, so live actors pay nothing for
  * any of this.
  */
-#include "internal.h"
+#include "qsbr.h"
+
+#include "mailbox.h"
+#include "pool.h"
+#include "route.h"
+#include "runtime.h"
+#include "sched.h"
 
 #include <sched.h>
 
@@ -170,7 +176,7 @@ static bool reap(ac_ctx *cx, ac__env **list, ac__env **tail)
     return any;
 }
 
-/* Finalizes the due prefix of the context's own list (see internal.h). */
+/* Finalizes the due prefix of the context's own list (ac_ctx.retired). */
 static void reap_own(ac_ctx *cx)
 {
     if (cx->retired == NULL)

@@ -1,0 +1,150 @@
+/*
+ * actor.h — an actor's control block and what happens to it: spawning,
+ * delivery, one turn, death.
+ *
+ * Ownership in one paragraph: an actor is owned by whoever runs it. It is
+ * runnable exactly when its mailbox is marked non-empty, and the sender whose
+ * push made the mailbox non-empty is the one that schedules it (mailbox.c).
+ * Senders reach actors through the routing table without locks; an actor
+ * that dies is unlinked from the table and freed only after a grace period
+ * (qsbr.c), by a last "finalize" envelope pushed through its own mailbox, so
+ * the scheduler's single-owner rule also covers its destruction.
+ */
+#ifndef AC_CORE_ACTOR_H
+#define AC_CORE_ACTOR_H
+
+#include "envelope.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Flags change while the actor lives: its owner sets most of them, other
+ * threads set KILLED and read DEAD (service.c), hence atomic. */
+enum {
+    AC__ACTOR_DEAD = 1u << 0,           /* stopped or failed; draining */
+    AC__ACTOR_STOP_REQUESTED = 1u << 1, /* ac_stop_self in this handler */
+    AC__ACTOR_FAIL_REQUESTED = 1u << 2, /* ac_fail in this handler */
+    AC__ACTOR_KILLED = 1u << 3,         /* ac_kill: die before the next message */
+    AC__ACTOR_TRAP_EXITS = 1u << 4      /* linked deaths arrive as messages */
+};
+
+/* Attributes are fixed before the actor is published and never change. */
+enum {
+    AC__ATTR_BOUNDED = 1u << 0,         /* an ac__bound precedes the block */
+    AC__ATTR_INBOX = 1u << 1            /* a thread's inbox (inbox.c) */
+};
+
+/* An actor's control block, followed by its state in the same block. Every
+ * byte counts (an idle actor should cost at most 128 bytes with its table
+ * slot): what only a dead actor needs lives in its finalize envelope
+ * (qsbr.c), what only some actors need sits in front of the block
+ * (ac__bound) or in the services' own tables, and the mailbox's initial
+ * node is just a link. */
+typedef struct ac__actor {
+    _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
+    ac__env *tail;                  /* mailbox: consumer side */
+    const ac_actor_type *type;
+    struct ac__actor *next_runnable; /* injection queue link */
+    _Atomic uint8_t flags;
+    uint8_t attrs;
+    uint16_t klass;                 /* pool class of this block */
+    int exit_code;
+    /* The mailbox's initial node: only its link is ever used (mailbox.c). */
+    _Atomic(ac__env *) stub;
+    ac_addr addr;
+    alignas(16) unsigned char state[];
+} ac__actor;
+
+_Static_assert(offsetof(ac__env, next) == 0, "the stub is an envelope's link");
+_Static_assert(offsetof(ac__actor, state) == 80, "control block size");
+
+/* A bounded mailbox's counters, just in front of its actor's block. */
+typedef struct ac__bound {
+    _Atomic uint32_t len;   /* admitted messages not yet handled or shed */
+    _Atomic uint32_t shed;  /* drop-oldest: how many to drop at the head */
+    uint32_t limit;
+    uint32_t overflow;      /* ac_overflow */
+} ac__bound;
+
+_Static_assert(sizeof(ac__bound) == 16, "keeps the block 16-byte aligned");
+
+static inline ac__bound *ac__bound_of(ac__actor *a)
+{
+    return (ac__bound *)(void *)((unsigned char *)a - sizeof(ac__bound));
+}
+
+static inline unsigned ac__flags(ac__actor *a)
+{
+    /* Relaxed: the owner reads its own writes; a KILLED set by another
+     * thread is also announced by a message (actor.c), which orders it. */
+    return atomic_load_explicit(&a->flags, memory_order_relaxed);
+}
+
+static inline void ac__set_flags(ac__actor *a, unsigned f)
+{
+    /* Relaxed: see ac__flags. DEAD is set with seq_cst in actor.c. */
+    atomic_fetch_or_explicit(&a->flags, (uint8_t)f, memory_order_relaxed);
+}
+
+static inline ac__env *ac__stub_of(ac__actor *a)
+{
+    return (ac__env *)(void *)&a->stub;
+}
+
+/* Calls from threads that are not workers are read-side critical sections
+ * of their own (qsbr.c); every runtime call that looks an address up is
+ * bracketed by these. */
+void ac__enter(ac_ctx *cx);
+void ac__leave(ac_ctx *cx);
+
+/* How a turn ended: the actor is still owned by the caller unless FREED. */
+typedef enum ac__turn {
+    AC__TURN_MORE,     /* the batch ran out: run it again, after the others */
+    AC__TURN_DRAINED,  /* its mailbox looked empty: ac__turn_release it */
+    AC__TURN_FREED     /* it got its finalize envelope and is gone */
+} ac__turn;
+ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled);
+/* Gives up a drained actor: true if it is now unscheduled, false if a
+ * message arrived and the caller must keep running it. */
+bool ac__turn_release(ac__actor *a);
+
+/* A zeroed actor block of `type` with `attrs` (AC__ATTR_*), its mailbox
+ * not yet initialised; ac__actor_free gives it back. */
+ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs);
+void ac__actor_free(ac_ctx *cx, ac__actor *a);
+
+/* Spawns an actor; at `addr` when given (a supervisor restarting a child
+ * under the address it had), else at a fresh random one. */
+int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
+                    const ac_spawn_options *opts, const ac_addr *addr, ac_addr *out);
+
+/* The live actor at `addr`, or NULL; the caller is between ac__enter and
+ * ac__leave. */
+ac__actor *ac__lookup(ac_ctx *cx, const ac_addr *addr);
+/* The actor whose handler is running on this context, or NULL. */
+ac__actor *ac__current(const ac_ctx *cx);
+
+/* Pushes e into a's mailbox, scheduling a (or waking its inbox's thread)
+ * when the push made it non-empty. Consumes e. */
+int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);
+/* A runtime message with this system tag and payload size, flags clear
+ * (NULL when out of memory); ac__stop_envelope is the stop one. */
+ac__env *ac__system_envelope(ac_ctx *cx, uint32_t tag, size_t size);
+ac__env *ac__stop_envelope(ac_ctx *cx);
+/* Sends a runtime message (AC_TAG_DOWN, AC_TAG_EXIT, AC_TAG_REPLY, stop):
+ * allowed during shutdown, outside any mailbox bound, and not counted as a
+ * dead letter when nobody is there. Consumes e. */
+int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e);
+/* The same for a runtime message a program sends (a reply), counted as a
+ * send, and as a dead letter when nobody is there. Consumes e. */
+int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e);
+/* Counts a message that reached no handler and shows it to the dead-letter
+ * hook; the caller frees it. */
+void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
+/* Ends `a` (not running) from outside: killed (ac_kill) or by a link. */
+int ac__kill(ac_ctx *cx, ac__actor *a, int reason, int code);
+
+#endif /* AC_CORE_ACTOR_H */

@@ -1,0 +1,22 @@
+/*
+ * addr.h — a context's stream of fresh random addresses (ChaCha20 keyed
+ * from libsodium), so a spawn needs no system call.
+ */
+#ifndef AC_CORE_ADDR_H
+#define AC_CORE_ADDR_H
+
+#include "actorc.h"
+
+#include <stdint.h>
+
+typedef struct ac__addr_stream {
+    uint8_t key[32];
+    uint64_t nonce;
+    uint32_t pos;
+    uint8_t buf[1024];
+} ac__addr_stream;
+
+void ac__addr_stream_init(ac__addr_stream *s);
+void ac__addr_next(ac__addr_stream *s, ac_addr *out);
+
+#endif /* AC_CORE_ADDR_H */

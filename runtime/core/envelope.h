@@ -1,0 +1,41 @@
+/*
+ * envelope.h — the runtime's view of an envelope (ac_envelope in actorc.h):
+ * its queue link, tag, pool class and flags, and the system tags only the
+ * runtime sends.
+ */
+#ifndef AC_CORE_ENVELOPE_H
+#define AC_CORE_ENVELOPE_H
+
+#include "actorc.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ac__env {
+    _Atomic(struct ac__env *) next;
+    uint32_t tag;
+    uint16_t klass;
+    uint16_t flags;
+} ac__env;
+
+_Static_assert(sizeof(ac__env) == sizeof(ac_envelope), "envelope views differ");
+_Static_assert(sizeof(ac__env) == AC_ENVELOPE_HEADER_SIZE, "header size");
+_Static_assert(offsetof(ac__env, tag) == offsetof(ac_envelope, tag), "tag offset");
+_Static_assert(offsetof(ac__env, klass) == offsetof(ac_envelope, ac_class), "class");
+_Static_assert(sizeof(_Atomic(ac__env *)) == sizeof(void *), "atomic pointer size");
+
+static inline ac__env *ac__env_of(ac_envelope *e) { return (ac__env *)(void *)e; }
+static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void *)e; }
+
+/* System tags live at the top of the tag space; generated tags start at 0. */
+#define AC__TAG_STOP 0xFFFFFFF0u
+#define AC__TAG_FINALIZE 0xFFFFFFF1u
+#define AC__TAG_KILL 0xFFFFFFF2u     /* wakes a killed actor (ac_kill) */
+
+/* Envelope flags (ac__env.flags). */
+enum {
+    AC__ENV_BOUNDED = 1u << 0           /* counted in its target's bound */
+};
+
+#endif /* AC_CORE_ENVELOPE_H */

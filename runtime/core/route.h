@@ -1,0 +1,68 @@
+/*
+ * route.h — the routing table: address -> local actor, identity-hashed,
+ * lock-free lookups, sharded writers (route.c says how).
+ */
+#ifndef AC_CORE_ROUTE_H
+#define AC_CORE_ROUTE_H
+
+#include "actor.h"
+#include "atomics.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A slot is one word: the actor's address in the low 48 bits (user-space
+ * pointers fit), 16 bits of the hash above it to skip most mismatches
+ * without touching the actor, or 0 (empty) or 1 (tombstone). */
+typedef struct ac__route_array {
+    struct ac__route_array *older;  /* outgrown arrays, newest first */
+    uint64_t free_after;            /* once outgrown: its grace-period target */
+    size_t mask;
+    _Atomic uintptr_t slots[];
+} ac__route_array;
+
+/* The table's hash of an address; NULL means the identity hash. */
+typedef uint64_t (*ac__route_hash_fn)(const ac_addr *addr, const void *key);
+
+/* One of the table's independent parts: writers of different shards never
+ * contend (spawns and deaths on all workers at once). */
+typedef struct ac__route_shard {
+    alignas(AC__CACHE_LINE) _Atomic(ac__route_array *) array;
+    _Atomic uint32_t lock;          /* spin lock: serialises this shard's writers */
+    size_t live, used;              /* under lock; used counts tombstones */
+} ac__route_shard;
+
+#define AC__ROUTE_SHARD_BITS 6
+
+typedef struct ac__route {
+    alignas(AC__CACHE_LINE) ac__route_shard shards[1u << AC__ROUTE_SHARD_BITS];
+    ac__route_hash_fn hash;         /* NULL: identity (the runtime's) */
+    const void *hash_key;
+    _Atomic uint64_t *gp;           /* the runtime's grace-period counter */
+    _Atomic bool has_outgrown;      /* some shard keeps an outgrown array */
+    _Atomic uint64_t next_due;      /* no outgrown array is due before it */
+} ac__route;
+
+/* `gp` may be NULL: outgrown arrays are then kept until destroy. */
+int ac__route_init(ac__route *r, size_t capacity, _Atomic uint64_t *gp);
+/* Frees the outgrown arrays whose grace period ends at or before `oldest`
+ * (qsbr.c computes it). */
+void ac__route_reclaim(ac__route *r, uint64_t oldest);
+void ac__route_destroy(ac__route *r);
+ac__actor *ac__route_lookup(ac__route *r, const ac_addr *addr);
+int ac__route_insert(ac__route *r, ac__actor *a);
+/* bench/route.c keys a table with SipHash to compare: set the hash before
+ * the first insert, and look up with the hash computed by the caller. The
+ * runtime always uses the identity hash. */
+void ac__route_set_hash(ac__route *r, ac__route_hash_fn fn, const void *key);
+ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h);
+void ac__route_remove(ac__route *r, ac__actor *a);
+/* Calls fn on every live actor, holding the writer lock. */
+void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
+/* Slots in all the shards' current arrays (for bench/route.c). */
+size_t ac__route_capacity(ac__route *r);
+
+#endif /* AC_CORE_ROUTE_H */

@@ -1,0 +1,111 @@
+/*
+ * runtime.h — a runtime and the contexts of the threads that use it.
+ *
+ * The core's files share these two structures; services never see them
+ * (they hold ac_runtime and ac_ctx as the opaque types of actorc.h and
+ * reach their own state through service.h).
+ */
+#ifndef AC_CORE_RUNTIME_H
+#define AC_CORE_RUNTIME_H
+
+#include "addr.h"
+#include "atomics.h"
+#include "pool.h"
+#include "route.h"
+#include "service.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Written only by the owning thread, read by ac_runtime_stats from any
+ * thread: relaxed atomics, and increments are load+store, not RMW. */
+typedef struct ac__counters {
+    _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
+        steals, parks, pool_misses, mailbox_drops, killed, unhandled;
+} ac__counters;
+
+#define AC__COUNT(cx, field, n)                                               \
+    atomic_store_explicit(&(cx)->stats.field,                                 \
+                          atomic_load_explicit(&(cx)->stats.field,            \
+                                               memory_order_relaxed) + (n),   \
+                          memory_order_relaxed)
+
+typedef struct ac__worker ac__worker;
+
+struct ac_ctx {
+    ac_runtime *rt;
+    ac__actor *current;             /* the actor whose handler is running */
+    ac__worker *worker;             /* NULL for threads that are not workers */
+    ac__pool pool;
+    ac__addr_stream addrs;
+    /* QSBR: 0 while offline, else the grace-period counter last observed. */
+    alignas(AC__CACHE_LINE) _Atomic uint64_t qs_seen;
+    /* Finalize envelopes of dead actors awaiting their grace period, oldest
+     * first: targets only grow, so reaping stops at the first not yet due. */
+    ac__env *retired, *retired_tail;
+    unsigned depth;                 /* external contexts: nested runtime calls */
+    ac__counters stats;
+    void *slots[AC__SERVICE_MAX];   /* the services' per-thread state */
+    pthread_t thread;               /* external contexts: the owning thread */
+    struct ac_ctx *next_external;
+};
+
+struct ac_runtime {
+    uint64_t id;                    /* unique per process, for the TLS cache */
+    ac_config cfg;
+    unsigned nworkers;              /* threads; 0 in deterministic mode */
+    ac__worker *workers;            /* nworkers, or 1 driven by the caller */
+    unsigned nslots;                /* entries in workers[] */
+    ac__route route;
+    ac__depot depot;
+
+    alignas(AC__CACHE_LINE) _Atomic uint32_t idle;
+    pthread_mutex_t sleep_lock;     /* guards sleepers */
+    ac__worker *sleepers;
+    _Atomic bool exiting;           /* workers leave their loop */
+
+    alignas(AC__CACHE_LINE) _Atomic uint64_t gp;  /* QSBR grace-period counter */
+
+    pthread_mutex_t inject_lock;    /* the global injection queue */
+    ac__actor *inject_head, *inject_tail;
+    _Atomic size_t inject_len;
+
+    pthread_mutex_t orphan_lock;    /* retire lists of parked workers */
+    ac__env *orphans;
+    _Atomic bool has_orphans;
+
+    pthread_mutex_t quiet_lock;     /* ac_runtime_run waits here */
+    pthread_cond_t quiet_cond;
+
+    pthread_mutex_t ext_lock;       /* contexts of non-worker threads */
+    ac_ctx *externals;
+
+    _Atomic bool closing;           /* no more sends from outside actors */
+    _Atomic bool stopping;          /* no more spawns */
+    bool shut_down;
+    ac_dead_letter_fn dead_letter_fn;
+    void *dead_letter_arg;
+
+    /* Set once any service keeps per-actor state (service.c). */
+    alignas(AC__CACHE_LINE) _Atomic bool services_used;
+    /* Each service's state, by its row in the table (service.h): set
+     * before the workers start, so read without ordering. */
+    void *services[AC__SERVICE_MAX];
+};
+
+/* A thread's context for the runtime it last used. */
+typedef struct ac__tls_state {
+    uint64_t rt_id;
+    ac_ctx *cx;
+} ac__tls_state;
+ac__tls_state ac__tls_get(void);
+void ac__tls_restore(ac__tls_state s);
+void ac__tls_set(ac_runtime *rt, ac_ctx *cx);
+
+void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w);
+void ac__ctx_fini(ac_ctx *cx);
+
+#endif /* AC_CORE_RUNTIME_H */

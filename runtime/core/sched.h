@@ -1,0 +1,49 @@
+/*
+ * sched.h — workers: their deques and LIFO slots, scheduling an actor that
+ * became runnable, parking and waking (sched.c; design notes in
+ * runtime/README.md).
+ */
+#ifndef AC_CORE_SCHED_H
+#define AC_CORE_SCHED_H
+
+#include "deque.h"
+#include "runtime.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ac__worker {
+    ac_ctx cx;
+    ac__deque deque;
+    ac__actor *lifo;                /* the LIFO slot: runs next, for locality */
+    ac__actor *drained;             /* owned, mailbox empty, not yet released */
+    unsigned lifo_streak;
+    unsigned fresh;                 /* woken actors at the deque's bottom */
+    unsigned since_oldest;          /* turns since the deque's top was served */
+    uint32_t tick;
+    uint64_t rng;
+    bool searching;
+    alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
+    struct ac__worker *next_sleeper;
+    pthread_t thread;
+};
+
+enum { AC__RUNNING = 0, AC__PARKED = 1, AC__NOTIFIED = 2 };
+
+/* searching workers in the low half, sleeping workers in the high half */
+#define AC__IDLE_SEARCH_ONE 1u
+#define AC__IDLE_SLEEP_ONE (1u << 16)
+#define AC__IDLE_SEARCHING(s) ((s) & 0xFFFFu)
+#define AC__IDLE_SLEEPING(s) ((s) >> 16)
+
+void ac__schedule(ac_ctx *cx, ac__actor *a);
+void ac__notify_work(ac_runtime *rt);
+int ac__workers_start(ac_runtime *rt);
+void ac__workers_stop(ac_runtime *rt);
+unsigned ac__run_here(ac_runtime *rt, bool one_turn);
+bool ac__quiescent(ac_runtime *rt);
+
+#endif /* AC_CORE_SCHED_H */

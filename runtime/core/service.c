@@ -1,0 +1,150 @@
+/*
+ * service.c — the core's side of the services: one walk of the table
+ * (services/services.c) per event of a runtime's or an actor's life, and
+ * how a service learns that an actor it keeps state about is alive.
+ *
+ * The race to close: a service records something about actor A (a name, a
+ * monitor) while A dies on another worker. Two steps on each side, in
+ * opposite order, make it a Dekker pair:
+ *   service: set rt->services_used (seq_cst) ; read A's DEAD flag (seq_cst)
+ *   death:   set A's DEAD flag (seq_cst)     ; read rt->services_used (seq_cst)
+ * In the single total order of seq_cst operations one of the two reads
+ * comes after the other side's write: either the service sees DEAD and
+ * refuses, or the death sees services_used and runs the died hooks, each
+ * of which takes its service's lock after the service released it and so
+ * finds the record. Runtimes that never use a service pay one load per
+ * death; the plain send path pays nothing for any of this.
+ */
+#include "service.h"
+
+#include "runtime.h"
+
+void *ac__service_state(ac_runtime *rt, unsigned id)
+{
+    return rt->services[id];
+}
+
+void **ac__ctx_slot(ac_ctx *cx, unsigned id)
+{
+    return &cx->slots[id];
+}
+
+bool ac__service_alive(ac_ctx *cx, ac__actor *a)
+{
+    _Atomic bool *used = &cx->rt->services_used;
+    /* seq_cst on both: the service's half of the pair described above.
+     * Once set the flag stays set, so later services skip the store. */
+    if (!atomic_load_explicit(used, memory_order_seq_cst))
+        atomic_store_explicit(used, true, memory_order_seq_cst);
+    return !(atomic_load_explicit(&a->flags, memory_order_seq_cst) & AC__ACTOR_DEAD);
+}
+
+ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr)
+{
+    ac__actor *a = ac__route_lookup(&cx->rt->route, addr);
+    if (a == NULL || !ac__service_alive(cx, a))
+        return NULL;
+    return a;
+}
+
+/* ---- the walks ----------------------------------------------------------------- */
+
+int ac__services_init(ac_runtime *rt)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        int rc = s->init ? s->init(rt, &rt->services[i]) : 0;
+        if (rc != 0)
+            return rc;  /* ac__services_fini tears down what was made */
+    }
+    return 0;
+}
+
+void ac__services_shutdown(ac_ctx *cx)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->shutdown)
+            s->shutdown(cx, cx->rt->services[i]);
+    }
+}
+
+void ac__services_ctx_fini(ac_ctx *cx)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->ctx_fini && cx->slots[i] != NULL)
+            s->ctx_fini(cx, cx->rt->services[i], &cx->slots[i]);
+    }
+}
+
+void ac__services_fini(ac_runtime *rt)
+{
+    /* Reverse order: a service may use those above it until its end. */
+    for (unsigned i = ac__service_count; i-- > 0;) {
+        const ac__service *s = ac__service_table[i];
+        if (s->fini && rt->services[i] != NULL)
+            s->fini(rt->services[i]);
+        rt->services[i] = NULL;
+    }
+}
+
+/* Undoes the claims of the first n rows, last first. */
+static void unclaim_first(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o, unsigned n)
+{
+    while (n-- > 0) {
+        const ac__service *s = ac__service_table[n];
+        if (s->unclaim)
+            s->unclaim(cx, cx->rt->services[n], a, o);
+    }
+}
+
+int ac__services_claim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        int rc = s->claim ? s->claim(cx, cx->rt->services[i], a, o) : 0;
+        if (rc != 0) {
+            unclaim_first(cx, a, o, i);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void ac__services_unclaim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o)
+{
+    unclaim_first(cx, a, o, ac__service_count);
+}
+
+int ac__services_attach(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        int rc = s->attach ? s->attach(cx, cx->rt->services[i], a, o) : 0;
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->died)
+            s->died(cx, cx->rt->services[i], a, reason, code);
+    }
+}
+
+bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->consumes == e->tag && s->deliver) {
+            *rc = s->deliver(cx, cx->rt->services[i], a, e);
+            return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,97 @@
+/*
+ * service.h — the one header through which a service (names, groups,
+ * monitors, timers, ... in runtime/services/) reaches the core, and the
+ * table of services the core walks without knowing which is which.
+ *
+ * A service is a row of hooks (struct ac__service). The core calls them at
+ * fixed points of a runtime's and an actor's life — create, shutdown,
+ * destroy, a thread context's end, spawn, death, and the arrival of a
+ * system message a service consumes — in the order of the table
+ * (services/services.c), and never names a service. Each service keeps
+ * its state in its own slot of the runtime (ac__service_state), made by
+ * its init hook before any worker starts and freed by its fini hook after
+ * the last one stopped; a service that needs something per thread has a
+ * slot in every context too (ac__ctx_slot).
+ *
+ * Besides this header, a service sees the actor block and the envelope
+ * (actor.h, envelope.h) and calls only the functions they declare.
+ */
+#ifndef AC_CORE_SERVICE_H
+#define AC_CORE_SERVICE_H
+
+#include "actor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Slots in each runtime and context; the table's size is checked against
+ * it where the table is defined. */
+#define AC__SERVICE_MAX 16
+
+typedef struct ac__service {
+    const char *name;
+    /* Makes the service's state (*state) for a new runtime, or fails with
+     * a negative code; fini must accept whatever a failed init left. */
+    int (*init)(ac_runtime *rt, void **state);
+    /* Shutdown begins, before outside sends are refused (timers stop). */
+    void (*shutdown)(ac_ctx *cx, void *state);
+    /* A context is about to be freed; *slot is its ac__ctx_slot. */
+    void (*ctx_fini)(ac_ctx *cx, void *state, void **slot);
+    /* The runtime is destroyed: free the state (every worker is gone). */
+    void (*fini)(void *state);
+    /* A spawn with options, before the actor is reachable: take what the
+     * options ask for (a name), or refuse the spawn with a negative code.
+     * unclaim undoes a claim whose spawn failed afterwards. */
+    int (*claim)(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *o);
+    void (*unclaim)(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *o);
+    /* The same spawn, now reachable and current, before its start hook
+     * (a link); a negative code fails the actor. */
+    int (*attach)(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *o);
+    /* `a` died (reason AC_REASON_*, failure code): forget it, tell who
+     * asked to be told. Called on the dying actor's thread, with the
+     * actor's DEAD flag set (see ac__service_alive). */
+    void (*died)(ac_ctx *cx, void *state, ac__actor *a, int reason, int code);
+    /* A system tag (AC_TAG_*) this service handles instead of the actor's
+     * dispatch, as one of the actor's turns; 0: none. */
+    uint32_t consumes;
+    int (*deliver)(ac_ctx *cx, void *state, ac__actor *a, ac__env *e);
+} ac__service;
+
+/* The table (services/services.c): rows in the order a death reaches them. */
+extern const ac__service *const ac__service_table[];
+extern const unsigned ac__service_count;
+
+/* ---- for services ---------------------------------------------------------- */
+
+/* The state the service in row `id` made for rt. */
+void *ac__service_state(ac_runtime *rt, unsigned id);
+/* This context's slot for the service in row `id` (NULL until it sets it). */
+void **ac__ctx_slot(ac_ctx *cx, unsigned id);
+
+/* A service that records something about a live actor calls one of these
+ * under its own lock, online (between ac__enter and ac__leave): the actor,
+ * or NULL / false when it is gone or dying. The death sets DEAD and then
+ * runs every service's died hook, which takes that service's lock: so a
+ * record is either made before the cleanup runs (and found by it) or
+ * refused. service.c says why this needs no lock of the core's. */
+ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr);
+/* The same for an actor the caller already holds (its own self). */
+bool ac__service_alive(ac_ctx *cx, ac__actor *a);
+
+/* ---- for the core: one walk of the table per event -------------------------- */
+
+int ac__services_init(ac_runtime *rt);
+void ac__services_shutdown(ac_ctx *cx);
+void ac__services_ctx_fini(ac_ctx *cx);
+void ac__services_fini(ac_runtime *rt);
+int ac__services_claim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
+void ac__services_unclaim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
+int ac__services_attach(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
+/* Called by a death after setting DEAD (the other half of the pair). */
+void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code);
+/* A system message for `a`: true when the service that consumes its tag
+ * handled it (*rc: what its handler returned); false when none does, and
+ * it goes to the actor's dispatch. */
+bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc);
+
+#endif /* AC_CORE_SERVICE_H */

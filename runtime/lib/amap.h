@@ -1,0 +1,37 @@
+/*
+ * amap.h — the services' side tables: intrusive nodes keyed by an address
+ * and a 64-bit discriminator, several nodes per key allowed, on the chained
+ * table of table.h. Unlocked: each service holds its own lock around its
+ * maps.
+ */
+#ifndef AC_LIB_AMAP_H
+#define AC_LIB_AMAP_H
+
+#include "table.h"
+
+#include <stdint.h>
+
+typedef struct ac__amap_node {
+    ac__tnode link;                  /* in the table; link.hash is the key's */
+    uint64_t extra;
+    ac_addr key;
+    struct ac__amap_node *next;      /* the list ac__amap_take returns */
+} ac__amap_node;
+
+typedef struct ac__amap {
+    ac__table table;
+} ac__amap;
+
+/* Makes the bucket array up front, so that adding never fails. */
+int ac__amap_init(ac__amap *m);
+void ac__amap_destroy(ac__amap *m);         /* the nodes are the caller's */
+void ac__amap_add(ac__amap *m, ac__amap_node *x);
+ac__amap_node *ac__amap_find(ac__amap *m, const ac_addr *key, uint64_t extra);
+ac__amap_node *ac__amap_find_next(ac__amap_node *x);  /* same key, after x */
+void ac__amap_remove(ac__amap *m, ac__amap_node *x);
+/* Unlinks every node with this key; returns them linked through `next`. */
+ac__amap_node *ac__amap_take(ac__amap *m, const ac_addr *key, uint64_t extra);
+/* Calls fn on every node; fn may free the node (tearing down). */
+void ac__amap_each(ac__amap *m, void (*fn)(ac__amap_node *, void *), void *arg);
+
+#endif /* AC_LIB_AMAP_H */

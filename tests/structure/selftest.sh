@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# selftest.sh RUNTIME OBJ CC — check.sh catches each kind of violation: it
+# is run on a copy of the runtime with one planted at a time, and must fail
+# naming it (a check that cannot fail checks nothing).
+set -u
+here=$(dirname "$0")
+runtime=${1:?usage: selftest.sh RUNTIME OBJ CC}
+obj=${2:?usage: selftest.sh RUNTIME OBJ CC}
+cc=${3:-cc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+# expect WHAT MESSAGE: check.sh on the copy fails, printing MESSAGE.
+expect() {
+    local what=$1 message=$2 out
+    if out=$("$here/check.sh" "$tmp/runtime" "$tmp/obj" 2>&1); then
+        printf 'structure selftest: %s went unnoticed\n' "$what"
+        failed=1
+    elif ! grep -qF -- "$message" <<<"$out"; then
+        printf 'structure selftest: %s: expected "%s", got:\n%s\n' "$what" "$message" "$out"
+        failed=1
+    fi
+}
+
+fresh() {
+    rm -rf "$tmp/runtime" "$tmp/obj"
+    cp -r "$runtime" "$tmp/runtime"
+    mkdir -p "$tmp/obj"
+    cp -r "$obj/core" "$obj/services" "$tmp/obj/"
+}
+
+# Puts an include line at the top of a file of the copy.
+plant_include() { sed -i "1i #include \"$2\"" "$tmp/runtime/$1"; }
+
+fresh
+if ! out=$("$here/check.sh" "$tmp/runtime" "$tmp/obj" 2>&1); then
+    printf 'structure selftest: the unchanged copy fails:\n%s\n' "$out"
+    failed=1
+fi
+
+fresh; plant_include core/actor.c ../services/timers.h
+expect "a core file including a service's header" "core/actor.c includes services/timers.h"
+
+fresh; plant_include core/sched.h ../services/services.h
+expect "a core header including the service list" "core/sched.h includes services/services.h"
+
+fresh; plant_include services/names.c ../core/runtime.h
+expect "a service including a core internal" "services/names.c includes core/runtime.h"
+
+fresh; plant_include lib/table.c ../core/actor.h
+expect "lib including the core" "lib/table.c includes core/actor.h"
+
+fresh
+printf 'int ac_timer_cancel(void *, unsigned long);\nint planted(void);\nint planted(void) { return ac_timer_cancel(0, 1); }\n' > "$tmp/planted.c"
+"$cc" -c "$tmp/planted.c" -o "$tmp/obj/core/planted.o"
+expect "a core object calling a service" "planted.o uses ac_timer_cancel"
+
+if [ $failed -eq 0 ]; then
+    echo "structure: 6 passed, 0 failed"
+fi
+exit $failed
