@@ -24,6 +24,8 @@
 #include "mailbox.h"
 #include "qsbr.h"
 
+#include "../lib/xorshift.h"
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -302,15 +304,6 @@ static void run_turn(ac__worker *w, ac__actor *a)
 
 /* ---- searching and parking --------------------------------------------------- */
 
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
 static bool begin_search(ac__worker *w)
 {
     if (w->searching)
@@ -347,7 +340,7 @@ static ac__actor *steal_round(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
     unsigned n = rt->nslots;
-    unsigned start = (unsigned)(xorshift(&w->rng) % n);
+    unsigned start = (unsigned)(ac__xorshift64(&w->rng) % n);
     for (unsigned i = 0; i < n; i++) {
         ac__worker *victim = &rt->workers[(start + i) % n];
         if (victim == w)

@@ -21,6 +21,8 @@
  */
 #include "services.h"
 
+#include "../lib/xorshift.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,15 +77,6 @@ static void fini(void *state)
     struct ac__routers *t = state;
     pthread_mutex_destroy(&t->lock);
     free(t);
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
 }
 
 /* splitmix64's finaliser: keys like 1, 2, 3 spread over every bucket. */
@@ -220,7 +213,7 @@ static int router_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         sent = forward_from(cx, r, (uint32_t)(r->next++ % r->n), e);
         break;
     case AC_ROUTE_RANDOM:
-        sent = forward_from(cx, r, (uint32_t)(xorshift(&r->rng) % r->n), e);
+        sent = forward_from(cx, r, (uint32_t)(ac__xorshift64(&r->rng) % r->n), e);
         break;
     case AC_ROUTE_BROADCAST:
         for (uint32_t i = 0; i < r->n; i++)
