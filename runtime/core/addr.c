@@ -1,19 +1,25 @@
 /*
- * addr.c — actor addresses: 32 bytes from a per-context ChaCha20 stream.
+ * addr.c — actor addresses: 32 bytes, 24 of them from a per-context
+ * ChaCha20 stream, 8 the node id of the runtime.
  *
  * Each context draws a 256-bit key from the operating system once
  * (randombytes_buf) and then expands it with crypto_stream_chacha20, 1 KiB
  * (32 addresses) at a time under an incrementing nonce. The stream is as
  * unpredictable as the key, and a spawn costs a memcpy instead of a system
- * call.
+ * call. Bytes 0-7 stay random, since the routing table hashes by them
+ * (route.c); bytes 8-15 say which runtime, and which incarnation of it,
+ * the actor lives on, so an address outlives neither its node's process
+ * nor a restart of it; the other 192 bits are what makes an address
+ * unguessable.
  */
 #include "addr.h"
 
 #include <sodium.h>
 #include <string.h>
 
-void ac__addr_stream_init(ac__addr_stream *s)
+void ac__addr_stream_init(ac__addr_stream *s, uint64_t node)
 {
+    s->node = node;
     randombytes_buf(s->key, sizeof s->key);
     s->nonce = 0;
     s->pos = sizeof s->buf;  /* empty: the first use refills */
@@ -35,6 +41,16 @@ void ac__addr_next(ac__addr_stream *s, ac_addr *out)
         refill(s);
     memcpy(out->bytes, s->buf + s->pos, sizeof out->bytes);
     s->pos += (uint32_t)sizeof out->bytes;
+    for (unsigned i = 0; i < 8; i++)
+        out->bytes[AC_ADDR_NODE_OFFSET + i] = (uint8_t)(s->node >> (8 * i));
+}
+
+uint64_t ac_addr_node(const ac_addr *a)
+{
+    uint64_t node = 0;
+    for (unsigned i = 0; i < 8; i++)
+        node |= (uint64_t)a->bytes[AC_ADDR_NODE_OFFSET + i] << (8 * i);
+    return node;
 }
 
 bool ac_addr_eq(const ac_addr *a, const ac_addr *b)

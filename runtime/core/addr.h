@@ -1,6 +1,7 @@
 /*
- * addr.h — a context's stream of fresh random addresses (ChaCha20 keyed
- * from libsodium), so a spawn needs no system call.
+ * addr.h — a context's stream of fresh addresses: random bytes (ChaCha20
+ * keyed from libsodium, so a spawn needs no system call) around the node id
+ * of the runtime that makes them (actorc.h, AC_ADDR_NODE_OFFSET).
  */
 #ifndef AC_CORE_ADDR_H
 #define AC_CORE_ADDR_H
@@ -10,13 +11,14 @@
 #include <stdint.h>
 
 typedef struct ac__addr_stream {
+    uint64_t node;      /* written at AC_ADDR_NODE_OFFSET of every address */
     uint8_t key[32];
     uint64_t nonce;
     uint32_t pos;
     uint8_t buf[1024];
 } ac__addr_stream;
 
-void ac__addr_stream_init(ac__addr_stream *s);
+void ac__addr_stream_init(ac__addr_stream *s, uint64_t node);
 void ac__addr_next(ac__addr_stream *s, ac_addr *out);
 
 #endif /* AC_CORE_ADDR_H */

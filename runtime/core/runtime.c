@@ -54,7 +54,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     memset(cx, 0, sizeof *cx);
     cx->rt = rt;
     cx->worker = w;
-    ac__addr_stream_init(&cx->addrs);
+    ac__addr_stream_init(&cx->addrs, rt->node);
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
@@ -126,6 +126,9 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     if (rt == NULL)
         return AC_ENOMEM;
     rt->id = atomic_fetch_add_explicit(&next_runtime_id, 1, memory_order_relaxed);
+    do
+        randombytes_buf(&rt->node, sizeof rt->node);
+    while (rt->node == 0);  /* 0 is no node: the nil address's */
     rt->cfg = c;
     rt->nworkers = (unsigned)c.workers;
     rt->nslots = rt->nworkers ? rt->nworkers : 1;
@@ -179,6 +182,11 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
 unsigned ac_runtime_workers(const ac_runtime *rt)
 {
     return rt ? rt->nworkers : 0;
+}
+
+uint64_t ac_runtime_node(const ac_runtime *rt)
+{
+    return rt ? rt->node : 0;
 }
 
 ac_ctx *ac_runtime_ctx(ac_runtime *rt)

@@ -55,6 +55,7 @@ struct ac_ctx {
 
 struct ac_runtime {
     uint64_t id;                    /* unique per process, for the TLS cache */
+    uint64_t node;                  /* ac_runtime_node: in every address */
     ac_config cfg;
     unsigned nworkers;              /* threads; 0 in deterministic mode */
     ac__worker *workers;            /* nworkers, or 1 driven by the caller */

@@ -54,14 +54,22 @@ const char *ac_strerror(int code);
 
 /* ---- addresses ------------------------------------------------------------ */
 
-/* 32 cryptographically random bytes; the same for local and remote actors.
- * Knowing an address is what lets you send to it. */
+/* 32 bytes, the same for local and remote actors. Knowing an address is
+ * what lets you send to it: 24 of its bytes are cryptographically random
+ * (192 bits), among them bytes 0-7, a uniform hash; bytes 8-15 hold the node
+ * id of the runtime the actor lives on (ac_addr_node). */
 typedef struct ac_addr {
     uint8_t bytes[32];
 } ac_addr;
 
+#define AC_ADDR_NODE_OFFSET 8
+
 bool ac_addr_eq(const ac_addr *a, const ac_addr *b);
 bool ac_addr_is_nil(const ac_addr *a);
+
+/* The node id in an address (bytes 8-15, little-endian): the one of the
+ * runtime that spawned the actor (ac_runtime_node). */
+uint64_t ac_addr_node(const ac_addr *a);
 
 /* Lower-case hex of the first `nbytes` bytes (1..32) into `buf`, which must
  * hold 2 * nbytes + 1 characters. Returns buf. */
@@ -93,6 +101,12 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg);
 
 /* The number of worker threads (0 in deterministic mode). */
 unsigned ac_runtime_workers(const ac_runtime *rt);
+
+/* This runtime's node id: random and non-zero, drawn anew by every
+ * ac_runtime_create, so each run of a program (each incarnation of a node)
+ * has its own, and an address of an earlier incarnation never reaches an
+ * actor of a later one. Every address the runtime makes carries it. */
+uint64_t ac_runtime_node(const ac_runtime *rt);
 
 /* Blocks until the runtime is quiescent: no actor is running and no message
  * is waiting in any mailbox. In deterministic mode it runs actor turns on

@@ -65,6 +65,61 @@ Test(delivery, addresses_are_distinct_and_random, .timeout = 30)
     ac_runtime_destroy(rt);
 }
 
+/* Bytes 8-15 of every address are the runtime's node id; the other 24
+ * differ from address to address. */
+Test(delivery, addresses_carry_their_runtimes_node_id, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(2);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    uint64_t node = ac_runtime_node(rt);
+    cr_assert_neq(node, 0);
+    ac_addr a = spawn_counter(cx), b = spawn_counter(cx);
+    ac_inbox *ib;
+    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
+    cr_assert_eq(ac_addr_node(&a), node);
+    cr_assert_eq(ac_addr_node(&b), node);
+    cr_assert_eq(ac_addr_node(ac_inbox_addr(ib)), node);
+    uint64_t le = 0;
+    for (int i = 7; i >= 0; i--)
+        le = le << 8 | a.bytes[AC_ADDR_NODE_OFFSET + i];
+    cr_assert_eq(le, node, "little-endian at AC_ADDR_NODE_OFFSET");
+    cr_assert_neq(memcmp(a.bytes, b.bytes, AC_ADDR_NODE_OFFSET), 0);
+    cr_assert_neq(memcmp(a.bytes + 16, b.bytes + 16, 16), 0);
+    ac_addr nil;
+    memset(&nil, 0, sizeof nil);
+    cr_assert_eq(ac_addr_node(&nil), 0);
+    ac_inbox_destroy(cx, ib);
+    ac_runtime_destroy(rt);
+}
+
+/* A runtime created again is a new incarnation: it has another node id, and
+ * an address of the first one reaches nobody in the second, even when the
+ * second has an actor at an address that differs only there. */
+Test(delivery, a_new_runtime_is_a_new_incarnation, .timeout = 30)
+{
+    ac_runtime *first = make_runtime(0);
+    ac_addr old = spawn_counter(ac_runtime_ctx(first));
+    uint64_t first_node = ac_runtime_node(first);
+    ac_runtime_destroy(first);
+
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    cr_assert_neq(ac_runtime_node(rt), first_node);
+    cr_assert_eq(ac_addr_node(&old), first_node);
+    ac_addr now = spawn_counter(cx);
+    ac_addr same_but_node = now;
+    memcpy(same_but_node.bytes + AC_ADDR_NODE_OFFSET, old.bytes + AC_ADDR_NODE_OFFSET, 8);
+    cr_assert_eq(send_item(cx, &old, 0, 0), AC_ENOTFOUND);
+    cr_assert_eq(send_item(cx, &same_but_node, 0, 0), AC_ENOTFOUND);
+    cr_assert_eq(send_item(cx, &now, 0, 0), 0);
+    ac_runtime_run(rt);
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(st.dead_letters, 2);
+    cr_assert_eq(st.messages, 1);
+    ac_runtime_destroy(rt);
+}
+
 Test(delivery, send_to_unknown_address_is_a_counted_dead_letter, .timeout = 30)
 {
     ac_runtime *rt = make_runtime(2);
