@@ -51,6 +51,10 @@ LDFLAGS += $(SANFLAGS) -pthread
 
 SODIUM_CFLAGS := $(shell pkg-config --cflags libsodium 2>/dev/null)
 SODIUM_LIBS := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+ZMQ_CFLAGS := $(shell pkg-config --cflags libzmq 2>/dev/null)
+ZMQ_LIBS := $(shell pkg-config --libs libzmq 2>/dev/null || echo -lzmq)
+# What a program linked with libactorc.a needs besides it.
+RUNTIME_LIBS := $(SODIUM_LIBS) $(ZMQ_LIBS)
 CRITERION_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
@@ -75,7 +79,7 @@ $(2)/%.actor.o: $(2)/%.actor.c | $$(patsubst $(1)/%.actor,$(2)/%.actor.h,$$(wild
 endef
 
 .PHONY: all deps demo test bench examples clean install
-all: $(BUILD)/actorc $(BUILD)/libactorc.a $(BUILD)/libactorc.so
+all: $(BUILD)/actorc $(BUILD)/libactorc.a $(BUILD)/libactorc.so $(BUILD)/actorc-keygen
 
 # Checks for the packages the build needs and installs them when it can.
 deps:
@@ -97,6 +101,7 @@ install: all
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/actorc
 	install -m 644 actorc.mk $(DESTDIR)$(PREFIX)/share/actorc/actorc.mk
 	install -m 755 $(BUILD)/actorc $(DESTDIR)$(PREFIX)/bin/actorc
+	install -m 755 $(BUILD)/actorc-keygen $(DESTDIR)$(PREFIX)/bin/actorc-keygen
 	install -m 644 $(BUILD)/libactorc.a $(DESTDIR)$(PREFIX)/lib/libactorc.a
 	install -m 755 $(BUILD)/libactorc.so $(DESTDIR)$(PREFIX)/lib/libactorc.so.0
 	ln -sf libactorc.so.0 $(DESTDIR)$(PREFIX)/lib/libactorc.so

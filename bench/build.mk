@@ -21,7 +21,7 @@ $(BUILD)/bench/route: $(BUILD)/obj/bench/route.o $(BUILD)/libactorc.a
 
 $(BENCH_BINS):
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(SODIUM_LIBS)
+	$(CC) $(LDFLAGS) $(LTO_LDFLAGS) -o $@ $^ $(RUNTIME_LIBS)
 
 # Sizes from bench/README.md; BENCH_SIZE=small runs a tenth of each.
 ifeq ($(BENCH_SIZE),small)

@@ -14,7 +14,7 @@ $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard examples/$(1)/*.c)): CPPFLAGS += -I
 $$(patsubst %.c,$(BUILD)/obj/%.o,$$(wildcard examples/$(1)/*.c)): $$(patsubst examples/$(1)/%.actor,$(BUILD)/examples/$(1)/%.actor.h,$$(wildcard examples/$(1)/*.actor))
 
 $(BUILD)/examples/$(1)/$(1): $$($(1)_OBJ) $(BUILD)/libactorc.a
-	$(CC) $(LDFLAGS) -o $$@ $$^ $(SODIUM_LIBS)
+	$(CC) $(LDFLAGS) -o $$@ $$^ $(RUNTIME_LIBS)
 endef
 $(foreach e,$(EXAMPLES),$(eval $(call example_rules,$(e))))
 

@@ -39,12 +39,15 @@ $$($(1)_SRC:%.c=$(BUILD)/obj/%.o): $$($(1)_GEN_C)
 
 $(BUILD)/tests/test_$(1): $$($(1)_OBJ) $(TEST_MAIN) $(if $(filter compiler,$(1)),$(BUILD)/libactorc-compiler.a) $(BUILD)/libactorc.a
 	@mkdir -p $$(@D)
-	$(CC) $$(LDFLAGS) -o $$@ $$^ $(SODIUM_LIBS) $(TEST_CRITERION_LIBS)
+	$(CC) $$(LDFLAGS) -o $$@ $$^ $(RUNTIME_LIBS) $(TEST_CRITERION_LIBS)
 endef
 $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 
-# test_deque.c takes the deque alone, through the core's own header.
-$(BUILD)/obj/tests/runtime/test_deque.o: CPPFLAGS += -Iruntime
+# test_deque.c takes the deque alone, through the core's own header;
+# test_node.c the cluster file's parser, through lib's.
+$(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Iruntime
+$(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
+    -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'
 
 # tests/runtime/alloc_count.c counts every heap allocation of the runtime
 # suite, the runtime's own included, through the linker.

@@ -13,6 +13,7 @@ need_cmd pkg-config pkg-config
 need_cmd re2c re2c
 need_cmd lemon lemon
 need_pc libsodium libsodium-dev
+need_pc libzmq libzmq3-dev
 need_pc criterion libcriterion-dev
 # The test suite also compiles generated code as C++ and with clang.
 need_cmd g++ g++

@@ -775,6 +775,78 @@ typedef struct ac_stats {
  * while workers run, so they are a consistent total only at quiescence. */
 void ac_runtime_stats(ac_runtime *rt, ac_stats *out);
 
+/* ---- nodes (docs/NODES.md) -----------------------------------------------------
+ *
+ * Several runtimes, in one process or in many on one or many machines, form
+ * a cluster: each is a node with a name and a CURVE keypair, and the
+ * cluster file lists every node's name, endpoint and public key. Links
+ * between nodes are ZeroMQ connections, encrypted and authenticated with
+ * CURVE: a node accepts a connection only from a key the cluster file (or
+ * ac_node_add_peer) names, and a peer is "up" once the two have greeted
+ * each other, which tells each the other's incarnation (ac_runtime_node). */
+
+#define AC_NODE_NAME_MAX 64       /* letters, digits, '_', '-', '.' */
+#define AC_NODE_ENDPOINT_MAX 255  /* e.g. tcp://127.0.0.1:7101 */
+#define AC_NODE_KEY_LEN 40        /* a 32-byte CURVE key as Z85 text */
+
+/* Makes a CURVE keypair: writes the secret key to a new file `secret_file`
+ * (mode 0600; AC_EEXIST if it exists, AC_EINVAL if it cannot be written)
+ * and the public key, 40 characters of Z85 and a NUL, to `public_key`.
+ * The secret key is never printed. */
+int ac_node_keygen(const char *secret_file, char public_key[AC_NODE_KEY_LEN + 1]);
+/* The public key of the secret key in `secret_file`. */
+int ac_node_public_key(const char *secret_file, char public_key[AC_NODE_KEY_LEN + 1]);
+
+typedef struct ac_node_config {
+    const char *name;             /* this node, as the cluster file names it */
+    const char *cluster_file;     /* "name endpoint public-key" per line */
+    const char *secret_key_file;  /* this node's (ac_node_keygen); readable
+                                     by its owner only */
+    uint32_t heartbeat_ms;        /* 0: 200; how often an idle link pings */
+    uint32_t timeout_ms;          /* 0: 800; silence after which a link is
+                                     down (docs/NODES.md, the trade-off) */
+} ac_node_config;
+
+/* Makes rt the node `cfg->name` of the cluster: listens on its endpoint
+ * and connects to every other node of the file. Returns 0, or a negative
+ * code with a sentence in why[0..why_len) (a malformed cluster file, a name
+ * it does not list, a secret key that is not that node's, an endpoint that
+ * cannot be bound). AC_ESTATE if rt is a node already. */
+int ac_node_start(ac_runtime *rt, const ac_node_config *cfg, char *why, size_t why_len);
+
+/* Adds a node to the cluster at run time (then connected and allowed in),
+ * or removes one (disconnected, its key no longer accepted). AC_EEXIST for
+ * a name, endpoint or key already known, AC_ENOTFOUND for an unknown name,
+ * AC_ESTATE when rt is not a node. */
+int ac_node_add_peer(ac_runtime *rt, const char *name, const char *endpoint,
+                     const char *public_key);
+int ac_node_remove_peer(ac_runtime *rt, const char *name);
+
+typedef struct ac_peer_info {
+    char name[AC_NODE_NAME_MAX + 1];
+    char endpoint[AC_NODE_ENDPOINT_MAX + 1];
+    bool up;              /* linked both ways and greeted */
+    uint64_t node;        /* its incarnation (0 until it greeted) */
+    uint64_t incarnations; /* incarnations seen: a restart makes one more */
+    uint64_t connects;    /* handshakes of our link to it (1 + reconnects) */
+    uint64_t losses;      /* times it went from up to down */
+} ac_peer_info;
+
+/* The node's own counters of what it refused. */
+typedef struct ac_node_stats {
+    uint64_t auth_failures;   /* connections with a key nobody listed */
+    uint64_t protocol_errors; /* connections that did not speak ZMTP+CURVE */
+    uint64_t malformed;       /* batches or records that failed their checks */
+    uint64_t impostors;       /* greetings naming another node than the key's */
+    uint64_t misdirected;     /* batches for another node or incarnation,
+                                 or from a node removed since */
+} ac_node_stats;
+
+/* Writes up to `max` peers to out and returns how many there are. */
+size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max);
+/* AC_ESTATE when rt is not a node. */
+int ac_runtime_node_stats(ac_runtime *rt, ac_node_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

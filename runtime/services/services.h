@@ -5,7 +5,8 @@
  * whoever hears of the death (a supervisor restarting the actor under its
  * name) finds the name free; timers before anyone hears of it (timers.c);
  * links and monitors, which tell others, after the actor's records are
- * gone; supervisors last. Adding a service is writing its file (a const
+ * gone; then supervisors; the node, whose links carry all of that to other
+ * nodes, last. Adding a service is writing its file (a const
  * ac__service named ac__<row>_service) and adding its row here.
  */
 #ifndef AC_SERVICES_SERVICES_H
@@ -21,7 +22,8 @@
     X(ask)                                                                    \
     X(links)                                                                  \
     X(monitors)                                                               \
-    X(supervisors)
+    X(supervisors)                                                            \
+    X(node)
 
 /* A service's row in the table: the index of its state slots. */
 enum ac__service_id {

@@ -1,0 +1,62 @@
+/*
+ * frame.h — the node protocol's batches (docs/WIRE.md, "Node frames"): one
+ * ZeroMQ message from one node to another, a header and a run of records.
+ * Leaf code: encoding into a buffer and a parser that fails closed, on the
+ * wire primitives of actorc.h.
+ */
+#ifndef AC_LIB_FRAME_H
+#define AC_LIB_FRAME_H
+
+#include "actorc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AC__FRAME_MAGIC 0x314E4341u  /* "ACN1" little-endian */
+#define AC__FRAME_VERSION 1u
+#define AC__FRAME_HEADER_SIZE 24u
+#define AC__RECORD_HEADER_SIZE 5u    /* u32 length (of what follows it), u8 op */
+
+typedef enum ac__frame_op {
+    AC__OP_HELLO = 1, /* the sender's name: first record on every new link */
+    AC__OP_BYE = 2    /* the sender removed the receiver from its peers */
+} ac__frame_op;
+
+typedef struct ac__frame_header {
+    uint16_t records;
+    uint64_t from_node;  /* the sender's incarnation (ac_runtime_node) */
+    uint64_t to_node;    /* the receiver's, as the sender knows it; 0: not yet */
+} ac__frame_header;
+
+/* One record of a parsed batch: its op and body (length bytes). */
+typedef struct ac__record {
+    uint8_t op;
+    const uint8_t *body;
+    uint32_t len;
+} ac__record;
+
+/* A batch being read. */
+typedef struct ac__frame_reader {
+    ac_wire_in in;
+    uint16_t left;       /* records still to read */
+} ac__frame_reader;
+
+/* Writes a header into out (AC__FRAME_HEADER_SIZE bytes). */
+void ac__frame_put_header(ac_wire_out *out, const ac__frame_header *h);
+/* A HELLO record carrying `name` (1..AC_NODE_NAME_MAX bytes). */
+void ac__frame_put_hello(ac_wire_out *out, const char *name);
+/* A record without a body. */
+void ac__frame_put_empty(ac_wire_out *out, ac__frame_op op);
+
+/* Starts reading buf[0..len): the header, checked (magic, version); false
+ * when it is not a batch of this protocol. */
+bool ac__frame_open(ac__frame_reader *r, const uint8_t *buf, size_t len, ac__frame_header *h);
+/* The next record: 1, 0 at the end of a well-formed batch, or -1 when
+ * the batch is malformed (a length past its end, a record count that does
+ * not match, bytes after the last record). */
+int ac__frame_next(ac__frame_reader *r, ac__record *rec);
+/* The name in a HELLO body, copied with its NUL; false when malformed. */
+bool ac__frame_get_hello(const ac__record *rec, char name[AC_NODE_NAME_MAX + 1]);
+
+#endif /* AC_LIB_FRAME_H */

@@ -1,0 +1,580 @@
+/*
+ * test_node.c — nodes: keys, the cluster file, authenticated links between
+ * runtimes over loopback TCP, and what a node refuses.
+ *
+ * The runtimes of one test share its process (each is a node of its own,
+ * with its own ZeroMQ context); every wait is bounded.
+ */
+#include "fixtures.h"
+#include "lib/cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define WAIT_MS 10000
+
+typedef struct node_dir {
+    char path[64];
+} node_dir;
+
+static void make_dir(node_dir *d)
+{
+    snprintf(d->path, sizeof d->path, "/tmp/actorc-node-XXXXXX");
+    cr_assert_not_null(mkdtemp(d->path));
+}
+
+static void remove_dir(node_dir *d)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->path);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* A TCP port nobody listens on now (the kernel's pick). */
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+typedef struct member {
+    char name[16];
+    char key_file[96];
+    char endpoint[64];
+    char public_key[AC_NODE_KEY_LEN + 1];
+} member;
+
+static void make_member(node_dir *d, member *m, const char *name)
+{
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->key_file, sizeof m->key_file, "%s/%s.key", d->path, name);
+    snprintf(m->endpoint, sizeof m->endpoint, "tcp://127.0.0.1:%d", free_port());
+    cr_assert_eq(ac_node_keygen(m->key_file, m->public_key), 0);
+}
+
+/* Writes a cluster file of `n` members; returns its path in out. */
+static void write_cluster(node_dir *d, const char *file, const member *ms, int n, char *out,
+                          size_t cap)
+{
+    snprintf(out, cap, "%s/%s", d->path, file);
+    FILE *f = fopen(out, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "# a test cluster\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s  %s  %s   # node %d\n", ms[i].name, ms[i].endpoint, ms[i].public_key, i);
+    fclose(f);
+}
+
+static ac_runtime *start_node(const member *m, const char *cluster)
+{
+    ac_runtime *rt = make_runtime(1);
+    ac_node_config cfg = {.name = m->name, .cluster_file = cluster,
+                          .secret_key_file = m->key_file};
+    char why[256];
+    int rc = ac_node_start(rt, &cfg, why, sizeof why);
+    cr_assert_eq(rc, 0, "ac_node_start %s: %s", m->name, why);
+    return rt;
+}
+
+static bool peer_of(ac_runtime *rt, const char *name, ac_peer_info *out)
+{
+    ac_peer_info all[8];
+    size_t n = ac_node_peers(rt, all, 8);
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (strcmp(all[i].name, name) == 0) {
+            *out = all[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits until rt sees `name` up (or down) with node id `node` (0: any). */
+static bool wait_peer(ac_runtime *rt, const char *name, bool up, uint64_t node)
+{
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS;) {
+        ac_peer_info p;
+        if (peer_of(rt, name, &p) && p.up == up && (node == 0 || p.node == node))
+            return true;
+        usleep(2000);
+    }
+    return false;
+}
+
+typedef uint64_t (*stat_fn)(const ac_node_stats *s);
+static uint64_t auth_failures(const ac_node_stats *s) { return s->auth_failures; }
+static uint64_t protocol_errors(const ac_node_stats *s) { return s->protocol_errors; }
+
+static bool wait_stat(ac_runtime *rt, stat_fn f)
+{
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS;) {
+        ac_node_stats s;
+        cr_assert_eq(ac_runtime_node_stats(rt, &s), 0);
+        if (f(&s) > 0)
+            return true;
+        usleep(2000);
+    }
+    return false;
+}
+
+/* ---- keys -------------------------------------------------------------------- */
+
+Test(node, keygen_writes_a_private_secret_and_returns_its_public_key, .timeout = 30)
+{
+    node_dir d;
+    make_dir(&d);
+    char path[96], pub[AC_NODE_KEY_LEN + 1], again[AC_NODE_KEY_LEN + 1];
+    snprintf(path, sizeof path, "%s/n.key", d.path);
+    cr_assert_eq(ac_node_keygen(path, pub), 0);
+    cr_assert_eq(strlen(pub), AC_NODE_KEY_LEN);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600);
+    cr_assert_eq(ac_node_public_key(path, again), 0);
+    cr_assert_str_eq(again, pub);
+    /* The secret is not the public key, and an existing file is kept. */
+    FILE *f = fopen(path, "r");
+    char line[128] = "";
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    cr_assert_eq(strlen(line), AC_NODE_KEY_LEN + 1);
+    cr_assert_neq(strncmp(line, pub, AC_NODE_KEY_LEN), 0);
+    cr_assert_eq(ac_node_keygen(path, again), AC_EEXIST);
+    cr_assert_eq(ac_node_public_key(path, again), 0);
+    cr_assert_str_eq(again, pub);
+    /* Readable by others: refused, as ssh refuses such a key. */
+    cr_assert_eq(chmod(path, 0644), 0);
+    cr_assert_eq(ac_node_public_key(path, again), AC_EINVAL);
+    remove_dir(&d);
+}
+
+/* ---- the cluster file ------------------------------------------------------------ */
+
+static const char key_a[] = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+static const char key_b[] = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID";
+
+static int parse(const char *text, ac__cluster_node **out, size_t *n, char *why)
+{
+    return ac__cluster_parse(text, strlen(text), out, n, why, 128);
+}
+
+Test(node, cluster_file_lines_comments_and_blanks, .timeout = 30)
+{
+    char text[512], why[128];
+    snprintf(text, sizeof text,
+             "# name endpoint key\n\n   alpha\ttcp://127.0.0.1:7101 %s # first\r\n"
+             "beta tcp://10.0.0.2:7102 %s\n   # trailing comment\n",
+             key_a, key_b);
+    ac__cluster_node *nodes;
+    size_t n;
+    cr_assert_eq(parse(text, &nodes, &n, why), 0, "%s", why);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(nodes[0].name, "alpha");
+    cr_assert_str_eq(nodes[0].endpoint, "tcp://127.0.0.1:7101");
+    cr_assert_str_eq(nodes[0].public_key, key_a);
+    cr_assert_str_eq(nodes[1].name, "beta");
+    cr_assert_str_eq(nodes[1].public_key, key_b);
+    free(nodes);
+    cr_assert_eq(parse("", &nodes, &n, why), 0);
+    cr_assert_eq(n, 0);
+}
+
+Test(node, cluster_file_errors_name_their_line, .timeout = 30)
+{
+    struct {
+        const char *text, *why;
+    } cases[] = {
+        {"alpha tcp://h:1\n", "line 1: a public key is missing"},
+        {"alpha\n", "line 1: an endpoint is missing"},
+        {"\n\nalpha tcp://h:1 short\n", "line 3: a public key is 40 characters"},
+        {"al pha tcp://h:1 %s\n", "line 1: more than three fields"},
+        {"alpha tcp://h:1 %s #ok\nbeta tcp://h:2 %s #\n#\n gamma", "line 4: an endpoint is missing"},
+        {"alpha! tcp://h:1 %s\n", "line 1: a node name is letters"},
+        {"alpha 127.0.0.1:7101 %s\n", "line 1: an endpoint looks like"},
+        {"alpha tcp://h:1 %s extra\n", "line 1: more than three fields"},
+        {"alpha tcp://h:1 %s\nalpha tcp://h:2 %s\n", "line 2: node 'alpha' is listed twice"},
+        {"alpha tcp://h:1 %s\nbeta tcp://h:1 %s\n", "line 2: endpoint tcp://h:1 is listed twice"},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa tcp://h:1 %s\n",
+         "line 1: a name that is too long"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512], why[128] = "";
+        snprintf(text, sizeof text, cases[i].text, key_a, key_b);
+        ac__cluster_node *nodes = NULL;
+        size_t n = 0;
+        cr_assert_eq(parse(text, &nodes, &n, why), AC_EINVAL, "case %zu accepted", i);
+        cr_assert_null(nodes);
+        cr_assert(strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
+                  "case %zu: got \"%s\", want \"%s\"", i, why, cases[i].why);
+    }
+    char text[256], why[128];
+    snprintf(text, sizeof text, "alpha tcp://h:1 %s\nbeta tcp://h:2 %s\n", key_a, key_a);
+    ac__cluster_node *nodes;
+    size_t n;
+    cr_assert_eq(parse(text, &nodes, &n, why), AC_EINVAL);
+    cr_assert_str_eq(why, "line 2: 'beta' has the public key of 'alpha'");
+}
+
+Test(node, start_refuses_a_configuration_that_does_not_add_up, .timeout = 30)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128], why[256];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_runtime *rt = make_runtime(1);
+
+    ac_node_config cfg = {.name = "gamma", .cluster_file = cluster, .secret_key_file = a.key_file};
+    cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), AC_EINVAL);
+    cr_assert(strstr(why, "does not list node 'gamma'") != NULL, "%s", why);
+
+    cfg.name = "beta";  /* alpha's key */
+    cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), AC_EINVAL);
+    cr_assert(strstr(why, "is not the secret key of 'beta'") != NULL, "%s", why);
+
+    cfg.name = "alpha";
+    cfg.cluster_file = "/nonexistent/cluster";
+    cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), AC_EINVAL);
+    cr_assert(strstr(why, "/nonexistent/cluster") != NULL, "%s", why);
+
+    cfg.cluster_file = cluster;
+    cr_assert_eq(chmod(a.key_file, 0640), 0);
+    cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), AC_EINVAL);
+    cr_assert(strstr(why, "may be read by others") != NULL, "%s", why);
+    cr_assert_eq(chmod(a.key_file, 0600), 0);
+
+    ac_node_stats st;
+    cr_assert_eq(ac_runtime_node_stats(rt, &st), AC_ESTATE);
+    cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), AC_ESTATE);
+    ac_runtime_destroy(rt);
+    remove_dir(&d);
+}
+
+/* ---- links ---------------------------------------------------------------------- */
+
+Test(node, two_nodes_link_and_learn_each_others_incarnation, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_runtime *ra = start_node(&a, cluster);
+    ac_runtime *rb = start_node(&b, cluster);
+    cr_assert(wait_peer(ra, "beta", true, ac_runtime_node(rb)), "alpha sees beta up");
+    cr_assert(wait_peer(rb, "alpha", true, ac_runtime_node(ra)), "beta sees alpha up");
+    ac_peer_info p;
+    cr_assert(peer_of(ra, "beta", &p));
+    cr_assert_str_eq(p.endpoint, b.endpoint);
+    cr_assert_eq(p.incarnations, 1);
+    cr_assert_geq(p.connects, 1);
+    cr_assert_eq(p.losses, 0);
+    cr_assert_eq(ac_node_peers(ra, NULL, 0), 1);
+    ac_node_stats st;
+    cr_assert_eq(ac_runtime_node_stats(ra, &st), 0);
+    cr_assert_eq(st.auth_failures + st.protocol_errors + st.malformed + st.impostors +
+                     st.misdirected,
+                 0);
+    ac_runtime_destroy(rb);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* A node that goes away is seen down; started again it is a new
+ * incarnation, and the link comes back by itself. */
+Test(node, a_lost_node_is_seen_down_and_its_restart_as_a_new_incarnation, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_runtime *ra = start_node(&a, cluster);
+    ac_runtime *rb = start_node(&b, cluster);
+    uint64_t first = ac_runtime_node(rb);
+    cr_assert(wait_peer(ra, "beta", true, first));
+    ac_runtime_destroy(rb);
+    cr_assert(wait_peer(ra, "beta", false, 0), "alpha sees beta down");
+    ac_peer_info p;
+    cr_assert(peer_of(ra, "beta", &p));
+    cr_assert_eq(p.losses, 1);
+
+    rb = start_node(&b, cluster);
+    uint64_t second = ac_runtime_node(rb);
+    cr_assert_neq(second, first);
+    cr_assert(wait_peer(ra, "beta", true, second), "alpha sees beta's new incarnation");
+    cr_assert(peer_of(ra, "beta", &p));
+    cr_assert_eq(p.incarnations, 2);
+    cr_assert_geq(p.connects, 2);
+    ac_runtime_destroy(rb);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* A key the cluster file does not name fails the handshake, is counted,
+ * and nothing else of the node is affected; added at run time, it is let
+ * in, and removed, shut out again. */
+Test(node, an_unknown_key_is_refused_until_the_peer_is_added, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char alone[128], both[128];
+    write_cluster(&d, "alpha-only", (member[]){a}, 1, alone, sizeof alone);
+    write_cluster(&d, "both", (member[]){a, b}, 2, both, sizeof both);
+    ac_runtime *ra = start_node(&a, alone);
+    ac_runtime *rb = start_node(&b, both);
+    cr_assert(wait_stat(ra, auth_failures), "alpha refuses beta's key");
+    ac_peer_info p;
+    cr_assert_not(peer_of(ra, "beta", &p));
+    cr_assert(peer_of(rb, "alpha", &p));
+    cr_assert_not(p.up);
+
+    cr_assert_eq(ac_node_add_peer(ra, "beta", b.endpoint, b.public_key), 0);
+    cr_assert_eq(ac_node_add_peer(ra, "beta", b.endpoint, b.public_key), AC_EEXIST);
+    cr_assert_eq(ac_node_add_peer(ra, "gamma", b.endpoint, key_a), AC_EEXIST);
+    cr_assert_eq(ac_node_add_peer(ra, "bad name!", "tcp://h:1", key_a), AC_EINVAL);
+    cr_assert(wait_peer(ra, "beta", true, ac_runtime_node(rb)), "added, beta is let in");
+    cr_assert(wait_peer(rb, "alpha", true, ac_runtime_node(ra)));
+
+    cr_assert_eq(ac_node_remove_peer(ra, "beta"), 0);
+    cr_assert_eq(ac_node_remove_peer(ra, "beta"), AC_ENOTFOUND);
+    cr_assert_not(peer_of(ra, "beta", &p));
+    cr_assert(wait_peer(rb, "alpha", false, 0), "removed, beta is shut out");
+    ac_runtime_destroy(rb);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* Bytes that are not ZMTP are a protocol error, counted; the node's links
+ * are not affected. */
+Test(node, a_peer_speaking_garbage_is_refused_and_counted, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_runtime *ra = start_node(&a, cluster);
+    ac_runtime *rb = start_node(&b, cluster);
+    cr_assert(wait_peer(ra, "beta", true, ac_runtime_node(rb)));
+
+    int port = atoi(strrchr(a.endpoint, ':') + 1);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(s, (struct sockaddr *)&to, sizeof to), 0);
+    static const char junk[] = "GET / HTTP/1.1\r\nHost: alpha\r\n\r\nthis is not ZMTP at all";
+    cr_assert_eq(write(s, junk, sizeof junk), (ssize_t)sizeof junk);
+    cr_assert(wait_stat(ra, protocol_errors), "the garbage is counted");
+    close(s);
+
+    ac_peer_info p;
+    cr_assert(peer_of(ra, "beta", &p));
+    cr_assert(p.up);
+    cr_assert_eq(p.losses, 0);
+    ac_runtime_destroy(rb);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* ---- what a node refuses from an authenticated peer ------------------------------- */
+
+static uint64_t malformed(const ac_node_stats *s) { return s->malformed; }
+static uint64_t impostors(const ac_node_stats *s) { return s->impostors; }
+static uint64_t misdirected(const ac_node_stats *s) { return s->misdirected; }
+
+/* A batch with one HELLO naming `name`, from `from` to `to`. */
+static size_t hello_batch(uint8_t *buf, uint64_t from, uint64_t to, const char *name)
+{
+    size_t n = strlen(name), at = 0;
+    uint32_t magic = 0x314E4341u, len = (uint32_t)(2 + n);
+    uint16_t version = 1, records = 1;
+    memcpy(buf + at, &magic, 4), at += 4;
+    memcpy(buf + at, &version, 2), at += 2;
+    memcpy(buf + at, &records, 2), at += 2;
+    memcpy(buf + at, &from, 8), at += 8;
+    memcpy(buf + at, &to, 8), at += 8;
+    memcpy(buf + at, &len, 4), at += 4;
+    buf[at++] = 1;  /* HELLO */
+    buf[at++] = (uint8_t)n;
+    memcpy(buf + at, name, n);
+    return at + n;
+}
+
+/* beta's key in a hand-made client: it passes the handshake, and then what
+ * it sends is checked like anything a peer sends. */
+Test(node, an_authenticated_peer_cannot_lie_or_send_garbage, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b, g;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    make_member(&d, &g, "gamma");
+    char cluster[128];
+    write_cluster(&d, "cluster", (member[]){a, b, g}, 3, cluster, sizeof cluster);
+    ac_runtime *ra = start_node(&a, cluster);
+
+    char secret[64] = "";
+    FILE *f = fopen(b.key_file, "r");
+    cr_assert_not_null(fgets(secret, sizeof secret, f));
+    fclose(f);
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, a.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, b.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_connect(s, a.endpoint), 0);
+
+    uint8_t buf[128];
+    size_t n = hello_batch(buf, 0x1234, 0, "gamma");  /* beta's key, gamma's name */
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert(wait_stat(ra, impostors));
+    n = hello_batch(buf, 0x1234, ac_runtime_node(ra) ^ 1, "beta");  /* an old incarnation */
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert(wait_stat(ra, misdirected));
+    n = hello_batch(buf, 0x1234, 0, "beta");
+    cr_assert_eq(zmq_send(s, buf, n - 1, 0), (int)n - 1);  /* its last byte cut off */
+    cr_assert(wait_stat(ra, malformed));
+
+    ac_peer_info p;
+    cr_assert(peer_of(ra, "gamma", &p));
+    cr_assert_eq(p.node, 0, "gamma never greeted");
+    cr_assert(peer_of(ra, "beta", &p));
+    cr_assert_eq(p.node, 0, "nor did beta, in a well-formed batch");
+    n = hello_batch(buf, 0x1234, 0, "beta");
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && p.node == 0; usleep(2000))
+        cr_assert(peer_of(ra, "beta", &p));
+    cr_assert_eq(p.node, 0x1234, "a true greeting is believed");
+    ac_node_stats st;
+    cr_assert_eq(ac_runtime_node_stats(ra, &st), 0);
+    cr_assert_eq(st.impostors, 1);
+    cr_assert_eq(st.misdirected, 1);
+    cr_assert_eq(st.malformed, 1);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* ---- actorc-keygen ------------------------------------------------------------------ */
+
+static int run(const char *cmd, char *out, size_t cap)
+{
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Test(node, actorc_keygen_makes_a_key_and_prints_only_the_public_half, .timeout = 30)
+{
+    node_dir d;
+    make_dir(&d);
+    char cmd[256], out[256], again[256];
+    snprintf(cmd, sizeof cmd, "%s %s/n.key 2>&1", KEYGEN_BIN, d.path);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(strlen(out), AC_NODE_KEY_LEN + 1, "one line: %s", out);
+    char path[96], pub[AC_NODE_KEY_LEN + 1];
+    snprintf(path, sizeof path, "%s/n.key", d.path);
+    cr_assert_eq(ac_node_public_key(path, pub), 0);
+    cr_assert_eq(strncmp(out, pub, AC_NODE_KEY_LEN), 0);
+    snprintf(cmd, sizeof cmd, "%s --public %s/n.key 2>&1", KEYGEN_BIN, d.path);
+    cr_assert_eq(run(cmd, again, sizeof again), 0);
+    cr_assert_str_eq(again, out);
+    snprintf(cmd, sizeof cmd, "%s %s/n.key 2>&1", KEYGEN_BIN, d.path);
+    cr_assert_eq(run(cmd, out, sizeof out), 1);
+    cr_assert(strstr(out, "exists: not overwritten") != NULL, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s 2>&1", KEYGEN_BIN);
+    cr_assert_eq(run(cmd, out, sizeof out), 2);
+    cr_assert(strstr(out, "usage: actorc-keygen") != NULL);
+    remove_dir(&d);
+}
+
+/* ---- docs/NODES.md's walkthrough, as written ---------------------------------------- */
+
+/* The first ```LANG block of docs/NODES.md into `path`. */
+static void extract(const char *lang, const char *path)
+{
+    FILE *in = fopen("docs/NODES.md", "r");
+    cr_assert_not_null(in, "run from the repository's root");
+    FILE *out = fopen(path, "w");
+    char line[512], fence[16];
+    snprintf(fence, sizeof fence, "```%s\n", lang);
+    bool inside = false, done = false;
+    while (!done && fgets(line, sizeof line, in)) {
+        if (!inside)
+            inside = strcmp(line, fence) == 0;
+        else if (strcmp(line, "```\n") == 0)
+            done = true;
+        else
+            fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+    cr_assert(done, "docs/NODES.md has a ```%s block", lang);
+}
+
+Test(node, the_walkthrough_of_docs_nodes_md_runs_as_written, .timeout = 120)
+{
+    node_dir d;
+    make_dir(&d);
+    char sh[128], c[128], root[1024], cmd[4096], out[1024];
+    snprintf(sh, sizeof sh, "%s/keys.sh", d.path);
+    snprintf(c, sizeof c, "%s/node.c", d.path);
+    extract("sh", sh);
+    extract("c", c);
+    cr_assert_not_null(getcwd(root, sizeof root));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && %s -Wall -Wextra -Werror -I'%s/runtime/include' node.c "
+             "'%s/%s/libactorc.a' %s -o node 2>&1",
+             d.path, TEST_CC, root, root, BUILD_DIR, TEST_LINK);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "the C block builds: %s", out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && PATH='%s/%s':\"$PATH\" sh -e keys.sh 2>&1", d.path, root,
+             BUILD_DIR);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "the sh block runs: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && (./node alpha > alpha.out 2>&1 & ./node beta > beta.out 2>&1; b=$?; "
+             "wait $!; a=$?; cat alpha.out beta.out; test $a = 0 && test $b = 0)",
+             d.path);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "both nodes see each other: %s", out);
+    cr_assert(strstr(out, "alpha sees beta up\n") != NULL, "%s", out);
+    cr_assert(strstr(out, "beta sees alpha up\n") != NULL, "%s", out);
+    remove_dir(&d);
+}
