@@ -17,7 +17,11 @@ PEER_CAF_LIBS ?= -lcaf_core
 PEER_ERLC ?= erlc
 
 PEER_CAF_BINS := $(PEER_BENCHES:%=$(BUILD)/bench/peers/caf/%)
+# The two-node peers (bench/peers/erlang/run_remote.sh runs them; Erlang only
+# for now, actorc's side comes with nodes).
+PEER_ERL_REMOTE := remote_pingpong remote_stream remote_down bench_remote
 PEER_ERL_BEAMS := $(PEER_BENCHES:%=$(BUILD)/bench/peers/erlang/%.beam) \
+                  $(PEER_ERL_REMOTE:%=$(BUILD)/bench/peers/erlang/%.beam) \
                   $(BUILD)/bench/peers/erlang/bench_peer.beam
 
 .PHONY: bench-deps bench-peers bench-compare

@@ -1,7 +1,7 @@
 %% Shared helpers for the Erlang/OTP peers of actorc's benchmarks
 %% (see bench/README.md and bench/peers/README.md).
 -module(bench_peer).
--export([run/4, now_ns/0, report/4, fail/2, peak_rss_kb/0]).
+-export([run/4, now_ns/0, report/4, report/5, fail/2, peak_rss_kb/0]).
 
 %% run(Name, Usage, Args, Fun): parses Args (strings from `erl -run`) as
 %% positive integers, calls Fun(Ints) and halts: 0 after a report, 1 after a
@@ -36,10 +36,15 @@ fail(Fmt, Args) ->
 
 %% report(Name, Params, Nanoseconds, Messages): the one output line.
 report(Name, Params, Ns, Msgs) ->
+    report(Name, Params, Ns, Msgs, peak_rss_kb()).
+
+%% report/5: with the peak RSS given (the remote peers report the larger of
+%% their two nodes').
+report(Name, Params, Ns, Msgs, RssKb) ->
     Secs = Ns / 1.0e9,
     Rate = case Secs > 0 of true -> round(Msgs / Secs); false -> 0 end,
     P = lists:join("x", [integer_to_list(I) || I <- Params]),
-    io:format("~s ~s ~.6f ~B ~B~n", [Name, P, Secs, Rate, peak_rss_kb()]).
+    io:format("~s ~s ~.6f ~B ~B~n", [Name, P, Secs, Rate, RssKb]).
 
 %% VmHWM of the emulator (file I/O runs inside beam.smp, so /proc/self is it).
 peak_rss_kb() ->
