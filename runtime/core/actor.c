@@ -97,7 +97,7 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
     else
         AC__COUNT(cx, dead_letters, 1);
     ac_dead_letter_fn hook = cx->rt->dead_letter_fn;
-    if (hook)
+    if (hook && e != NULL)
         hook(cx, to, ac__env_pub(e), reason, cx->rt->dead_letter_arg);
 }
 
@@ -276,7 +276,29 @@ static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
     return b->overflow == AC_OVERFLOW_REJECT ? AC_EFULL : 1;
 }
 
-static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system)
+/* No actor of this runtime at `to`. An address of another node goes to the
+ * service that routes there (the node); whatever nobody takes is a dead
+ * letter. Off the path of a local send, which finds its actor. */
+static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
+                          const ac_actor_type *type)
+{
+    int rc;
+    if (!system && ac_addr_node(to) != cx->rt->node &&
+        ac__services_forward(cx, to, type, e, &rc)) {
+        if (rc == 0)
+            AC__COUNT(cx, sends, 1);
+        return rc;
+    }
+    if (!system)
+        ac__dead_letter(cx, to, e, AC_ENOTFOUND);
+    ac__pool_free(cx, e);
+    return AC_ENOTFOUND;
+}
+
+/* `type`: the target's, when the sender knows it (a remote target's
+ * message travels encoded with its codec), else NULL. */
+static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
+                    const ac_actor_type *type)
 {
     ac__enter(cx);
     int rc;
@@ -289,10 +311,7 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system)
     } else {
         ac__actor *a = ac__route_lookup(&cx->rt->route, to);
         if (a == NULL) {
-            if (!system)
-                ac__dead_letter(cx, to, e, AC_ENOTFOUND);
-            ac__pool_free(cx, e);
-            rc = AC_ENOTFOUND;
+            rc = send_elsewhere(cx, to, e, system, type);
         } else if (!system && (a->attrs & AC__ATTR_BOUNDED) &&
                    (rc = bound_admit(cx, a, e)) != 0) {
             rc = rc > 0 ? 0 : rc;  /* dropped as the policy says */
@@ -306,7 +325,8 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system)
     return rc;
 }
 
-int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
+/* A user's send: checked, then sent. */
+static int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e, const ac_actor_type *type)
 {
     if (e == NULL)
         return AC_EINVAL;
@@ -320,12 +340,22 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
         ac_envelope_free(cx, e);
         return AC_EINVAL;  /* system tags are not for users */
     }
-    return send_env(cx, to, ac__env_of(e), false);
+    return send_env(cx, to, ac__env_of(e), false, type);
+}
+
+int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
+{
+    return send_user(cx, to, e, NULL);
+}
+
+int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
+{
+    return send_user(cx, to, e, type);
 }
 
 int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
 {
-    return send_env(cx, to, e, true);
+    return send_env(cx, to, e, true, NULL);
 }
 
 int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)
@@ -377,7 +407,7 @@ int ac_stop(ac_ctx *cx, const ac_addr *to)
     ac__env *e = ac__stop_envelope(cx);
     if (e == NULL)
         return AC_ENOMEM;
-    return send_env(cx, to, e, true);
+    return send_env(cx, to, e, true, NULL);
 }
 
 typedef struct kill_note {

@@ -142,7 +142,8 @@ int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e);
  * send, and as a dead letter when nobody is there. Consumes e. */
 int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e);
 /* Counts a message that reached no handler and shows it to the dead-letter
- * hook; the caller frees it. */
+ * hook; the caller frees it. NULL: a message that never became an envelope
+ * here (one from another node for an actor that is gone), counted only. */
 void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
 /* Ends `a` (not running) from outside: killed (ac_kill) or by a link. */
 int ac__kill(ac_ctx *cx, ac__actor *a, int reason, int code);

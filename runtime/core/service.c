@@ -137,6 +137,17 @@ void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code)
     }
 }
 
+bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac__env *e,
+                          int *rc)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->forward && s->forward(cx, cx->rt->services[i], to, type, e, rc))
+            return true;
+    }
+    return false;
+}
+
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {

@@ -51,6 +51,13 @@ typedef struct ac__service {
      * asked to be told. Called on the dying actor's thread, with the
      * actor's DEAD flag set (see ac__service_alive). */
     void (*died)(ac_ctx *cx, void *state, ac__actor *a, int reason, int code);
+    /* A send to an address of another node (no actor of this runtime has
+     * it, and its node id is not this runtime's): true when the service
+     * took the message (e consumed, *rc the send's result), false to leave
+     * it a dead letter. `type` is the target's when the sender knows it
+     * (ac_send_typed), else NULL. */
+    bool (*forward)(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_type *type,
+                    ac__env *e, int *rc);
     /* A system tag (AC_TAG_*) this service handles instead of the actor's
      * dispatch, as one of the actor's turns; 0: none. */
     uint32_t consumes;
@@ -89,6 +96,9 @@ void ac__services_unclaim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
 int ac__services_attach(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
 /* Called by a death after setting DEAD (the other half of the pair). */
 void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code);
+/* A send to another node's address: true when a service took it. */
+bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac__env *e,
+                          int *rc);
 /* A system message for `a`: true when the service that consumes its tag
  * handled it (*rc: what its handler returned); false when none does, and
  * it goes to the actor's dispatch. */

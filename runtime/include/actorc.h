@@ -373,6 +373,12 @@ int ac_spawn_opts(ac_ctx *cx, const ac_actor_type *type, const void *args,
  * on error it is freed and, for AC_ENOTFOUND, counted as a dead letter. */
 int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e);
 
+/* The same for a target of a known `type`, which may also live on another
+ * node (docs/NODES.md): the message then travels encoded with type's codec
+ * and is decoded there by the target's. A send to another node without the
+ * type is AC_EINVAL; one to a node that is not up, a dead letter. */
+int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e);
+
 /* Asks the actor at `to` to stop once it has handled the messages already
  * in its mailbox. Returns AC_ENOTFOUND if there is no such actor. */
 int ac_stop(ac_ctx *cx, const ac_addr *to);
@@ -747,7 +753,9 @@ void ac_reply_free(ac_ctx *cx, const void *body);
  * messages dropped by actors that died or by a full mailbox. It runs on the
  * thread that dropped it, must not block, and gets the envelope only to read
  * it (it is freed after the hook returns). `reason` is AC_ENOTFOUND or
- * AC_EFULL. Set it before the first spawn; NULL removes it. */
+ * AC_EFULL. Set it before the first spawn; NULL removes it. A message from
+ * another node for an actor that is gone is counted but not shown: it is
+ * not decoded without its target's type. */
 typedef void (*ac_dead_letter_fn)(ac_ctx *cx, const ac_addr *to,
                                   const ac_envelope *e, int reason, void *arg);
 void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn,
@@ -805,6 +813,8 @@ typedef struct ac_node_config {
     uint32_t heartbeat_ms;        /* 0: 200; how often an idle link pings */
     uint32_t timeout_ms;          /* 0: 800; silence after which a link is
                                      down (docs/NODES.md, the trade-off) */
+    uint32_t queue_bound;         /* 0: 65536; messages waiting for a peer's
+                                     link before sends to it are AC_EFULL */
 } ac_node_config;
 
 /* Makes rt the node `cfg->name` of the cluster: listens on its endpoint
@@ -830,6 +840,11 @@ typedef struct ac_peer_info {
     uint64_t incarnations; /* incarnations seen: a restart makes one more */
     uint64_t connects;    /* handshakes of our link to it (1 + reconnects) */
     uint64_t losses;      /* times it went from up to down */
+    uint64_t sent, received;           /* messages */
+    uint64_t bytes_sent, bytes_received, batches;
+    uint64_t queued;      /* waiting for the link now */
+    uint64_t drops;       /* queued, and lost when the link went down */
+    uint64_t refused;     /* sends refused: the queue was full (AC_EFULL) */
 } ac_peer_info;
 
 /* The node's own counters of what it refused. */

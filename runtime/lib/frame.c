@@ -3,6 +3,8 @@
  */
 #include "frame.h"
 
+#include "table.h"
+
 #include <string.h>
 
 void ac__frame_put_header(ac_wire_out *out, const ac__frame_header *h)
@@ -27,6 +29,34 @@ void ac__frame_put_empty(ac_wire_out *out, ac__frame_op op)
 {
     ac_wire_u32(out, 1);
     ac_wire_u8(out, (uint8_t)op);
+}
+
+void ac__frame_put_msg_head(ac_wire_out *out, const ac_addr *to, uint32_t tag,
+                            uint64_t type_id, size_t len)
+{
+    ac_wire_u32(out, (uint32_t)(AC__MSG_HEAD_SIZE - 4 + len));
+    ac_wire_u8(out, AC__OP_MSG);
+    ac_wire_bytes(out, to->bytes, sizeof to->bytes);
+    ac_wire_u32(out, tag);
+    ac_wire_u64(out, type_id);
+}
+
+uint64_t ac__frame_type_id(const ac_actor_type *type)
+{
+    return ac__hash_name(type->name, strlen(type->name));
+}
+
+bool ac__frame_get_msg(const ac__record *rec, ac__msg *m)
+{
+    if (rec->op != AC__OP_MSG || rec->len < AC__MSG_HEAD_SIZE - AC__RECORD_HEADER_SIZE)
+        return false;
+    ac_wire_in in = {rec->body, rec->len, 0, false, 0};
+    memcpy(m->to.bytes, ac_wire_take(&in, sizeof m->to.bytes), sizeof m->to.bytes);
+    m->tag = ac_wire_get_u32(&in);
+    m->type_id = ac_wire_get_u64(&in);
+    m->payload = rec->body + in.pos;
+    m->len = rec->len - in.pos;
+    return !in.bad && m->tag < AC_TAG_SYSTEM;
 }
 
 bool ac__frame_open(ac__frame_reader *r, const uint8_t *buf, size_t len, ac__frame_header *h)

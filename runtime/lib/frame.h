@@ -20,8 +20,21 @@
 
 typedef enum ac__frame_op {
     AC__OP_HELLO = 1, /* the sender's name: first record on every new link */
-    AC__OP_BYE = 2    /* the sender removed the receiver from its peers */
+    AC__OP_BYE = 2,   /* the sender removed the receiver from its peers */
+    AC__OP_MSG = 3    /* a message for an actor of the receiver */
 } ac__frame_op;
+
+/* A MSG record: the record header, the target's address, the tag and the
+ * target type's id, then the message as its type's codec encodes it. */
+#define AC__MSG_HEAD_SIZE (AC__RECORD_HEADER_SIZE + 32u + 4u + 8u)
+
+typedef struct ac__msg {
+    ac_addr to;
+    uint32_t tag;
+    uint64_t type_id;        /* ac__frame_type_id of the target's type */
+    const uint8_t *payload;
+    size_t len;
+} ac__msg;
 
 typedef struct ac__frame_header {
     uint16_t records;
@@ -48,6 +61,13 @@ void ac__frame_put_header(ac_wire_out *out, const ac__frame_header *h);
 void ac__frame_put_hello(ac_wire_out *out, const char *name);
 /* A record without a body. */
 void ac__frame_put_empty(ac_wire_out *out, ac__frame_op op);
+/* The head of a MSG record whose encoded message has `len` bytes (they
+ * follow it). */
+void ac__frame_put_msg_head(ac_wire_out *out, const ac_addr *to, uint32_t tag,
+                            uint64_t type_id, size_t len);
+/* What both ends call a type: the FNV-1a hash of its name ("module.Actor"),
+ * so a message is decoded only by the type it was encoded for. */
+uint64_t ac__frame_type_id(const ac_actor_type *type);
 
 /* Starts reading buf[0..len): the header, checked (magic, version); false
  * when it is not a batch of this protocol. */
@@ -56,6 +76,8 @@ bool ac__frame_open(ac__frame_reader *r, const uint8_t *buf, size_t len, ac__fra
  * the batch is malformed (a length past its end, a record count that does
  * not match, bytes after the last record). */
 int ac__frame_next(ac__frame_reader *r, ac__record *rec);
+/* The fields of a MSG record; false when malformed. */
+bool ac__frame_get_msg(const ac__record *rec, ac__msg *m);
 /* The name in a HELLO body, copied with its NUL; false when malformed. */
 bool ac__frame_get_hello(const ac__record *rec, char name[AC_NODE_NAME_MAX + 1]);
 

@@ -48,6 +48,15 @@
 #define RECONNECT_MAX_MS 1000
 #define MAX_BATCH (64u << 20)  /* the ROUTER refuses larger messages */
 #define RETRY_MS 10            /* a greeting the link could not take yet */
+#define DEFAULT_QUEUE 65536    /* records waiting per peer */
+#define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
+
+/* One record of a peer's queue, encoded by the sender's thread. */
+typedef struct out_rec {
+    struct out_rec *next;
+    size_t size;
+    uint8_t bytes[];
+} out_rec;
 
 typedef struct peer {
     ac__cluster_node id;
@@ -58,7 +67,10 @@ typedef struct peer {
     bool greet;                /* a HELLO is due on the dealer */
     uint64_t node;             /* its incarnation, from its HELLO; 0: none yet */
     uint64_t reopen_at;        /* when to open the link anew (ms); 0: not due */
+    struct out_rec *q_head, *q_tail;  /* encoded records waiting for the link */
+    size_t q_len;
     uint64_t incarnations, connects, losses;
+    uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
 } peer;
 
 /* What the thread polls: these, then each peer's link monitor. */
@@ -72,7 +84,8 @@ typedef struct ac__node {
     char endpoint[AC_NODE_ENDPOINT_MAX + 1];
     char public_key[AC_NODE_KEY_LEN + 1];
     char secret_key[AC_NODE_KEY_LEN + 1];
-    uint32_t heartbeat_ms, timeout_ms;
+    uint32_t heartbeat_ms, timeout_ms, queue_bound;
+    ac_ctx *cx;                /* the thread's context: delivers what arrives */
     void *zmq;
     void *router, *router_monitor, *zap;
     int wake;                  /* eventfd: the peer list changed, or stop */
@@ -89,9 +102,13 @@ typedef struct ac__node {
 
 /* libzmq is not built for ThreadSanitizer: the hand-off of every message
  * between a socket's thread and ZeroMQ's I/O threads goes through its own
- * lock-free queues, which TSan cannot see, so it reports each one as a
- * race. Races with a libzmq frame in either stack are theirs to suppress;
- * every other one, ours among them, is still reported. */
+ * lock-free queues, which TSan cannot see, so it would report each one as
+ * a race — and suppressing a report costs a symbolized stack, per message.
+ * So TSan ignores the calls libzmq makes, and those of libsodium (CURVE
+ * decrypts into a message's buffer on the I/O thread), to the functions it
+ * intercepts (malloc, memcpy, mutexes): what the two libraries do among
+ * themselves is invisible to it, as their own code is. The runtime's calls
+ * are still seen, and so is every race in its code. */
 #if defined(__SANITIZE_THREAD__)
 #define NODE_TSAN 1
 #elif defined(__has_feature)
@@ -103,9 +120,11 @@ typedef struct ac__node {
 const char *__tsan_default_suppressions(void);
 const char *__tsan_default_suppressions(void)
 {
-    return "race:libzmq.so\n";
+    return "called_from_lib:libzmq.so\ncalled_from_lib:libsodium.so\n";
 }
 #endif
+
+static void wake(ac__node *N);
 
 static ac__node *node_of(ac_runtime *rt)
 {
@@ -232,6 +251,19 @@ static int add_peer(ac__node *N, const ac__cluster_node *id)
     return 0;
 }
 
+/* Discards what waits for p's link (it went down, or p was removed):
+ * counted in p's drops. */
+static void drop_queue(peer *p)
+{
+    for (out_rec *r = p->q_head, *next; r != NULL; r = next) {
+        next = r->next;
+        free(r);
+    }
+    p->drops += p->q_len;
+    p->q_head = p->q_tail = NULL;
+    p->q_len = 0;
+}
+
 static void set_int(void *sock, int option, int value)
 {
     (void)zmq_setsockopt(sock, option, &value, sizeof value);
@@ -340,6 +372,7 @@ static void sync_peers(ac__node *N)
                 (void)send_one(N, p, AC__OP_BYE);
             }
             close_link(p);
+            drop_queue(p);
             continue;
         }
         if (p->dealer == NULL)
@@ -393,6 +426,7 @@ static void link_event(peer *p)
     } else if (event == ZMQ_EVENT_DISCONNECTED) {
         p->linked = false;
         p->greet = false;
+        drop_queue(p);  /* what it had not taken is lost with the link */
     } else if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
         p->reopen_at = now_ms() + RECONNECT_MAX_MS;
@@ -511,6 +545,32 @@ static void serve_zap(ac__node *N)
     zmq_send(N->zap, "", 0, 0);
 }
 
+/* A message for an actor of this node: decoded by the target's own type,
+ * if it is the type the sender encoded for, and sent on as from outside. */
+static void deliver_msg(ac__node *N, const ac__msg *m)
+{
+    ac_ctx *cx = N->cx;
+    if (ac_addr_node(&m->to) != ac_runtime_node(N->rt)) {
+        N->stats.misdirected++;
+        return;
+    }
+    ac__enter(cx);
+    ac__actor *a = ac__lookup(cx, &m->to);
+    const ac_actor_type *type = a ? a->type : NULL;  /* static: outlives a */
+    ac__leave(cx);
+    if (type == NULL) {
+        ac__dead_letter(cx, &m->to, NULL, AC_ENOTFOUND);  /* gone, or never was */
+        return;
+    }
+    ac_envelope *e = NULL;
+    if (type->decode == NULL || ac__frame_type_id(type) != m->type_id ||
+        type->decode(cx, m->tag, m->payload, m->len, &e) != 0) {
+        N->stats.malformed++;  /* not what the target's type can decode */
+        return;
+    }
+    (void)ac_send(cx, &m->to, e);  /* a dead letter there if it died meanwhile */
+}
+
 /* A batch from the peer whose key the connection authenticated with. */
 static void handle_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len)
 {
@@ -524,15 +584,29 @@ static void handle_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len)
         N->stats.misdirected++;  /* for an earlier incarnation of this node */
         return;
     }
+    p->bytes_received += len;
     ac__record rec;
     int got;
     while ((got = ac__frame_next(&r, &rec)) > 0) {
         char name[AC_NODE_NAME_MAX + 1];
+        ac__msg m;
+        if (rec.op == AC__OP_MSG) {
+            if (h.from_node != p->node) {
+                N->stats.misdirected++;  /* from an incarnation that did not greet */
+            } else if (!ac__frame_get_msg(&rec, &m)) {
+                N->stats.malformed++;
+            } else {
+                p->received++;
+                deliver_msg(N, &m);
+            }
+            continue;
+        }
         if (rec.op == AC__OP_BYE && rec.len == 0) {
             /* It removed us: our link goes, and is tried again later, as
              * one it refuses until it adds us back. */
             bool was_up = is_up(p);
             close_link(p);
+            drop_queue(p);
             p->linked = p->greet = false;
             p->reopen_at = now_ms() + RECONNECT_MAX_MS;
             if (was_up)
@@ -554,6 +628,114 @@ static void handle_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len)
     }
     if (got < 0)
         N->stats.malformed++;
+}
+
+/* Sends what waits for p's link, in batches of up to BATCH_BYTES (a larger
+ * record alone), each built straight into the message ZeroMQ takes. Stops
+ * at the first batch the link cannot take now (the loop retries). */
+static void flush(ac__node *N, peer *p)
+{
+    while (p->q_head != NULL) {
+        size_t size = AC__FRAME_HEADER_SIZE, count = 0;
+        for (out_rec *r = p->q_head; r != NULL && count < UINT16_MAX; r = r->next) {
+            if (count > 0 && size + r->size > BATCH_BYTES)
+                break;
+            size += r->size;
+            count++;
+        }
+        zmq_msg_t msg;
+        if (zmq_msg_init_size(&msg, size) != 0)
+            return;
+        uint8_t *at = zmq_msg_data(&msg);
+        ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
+        ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node};
+        ac__frame_put_header(&out, &h);
+        at += AC__FRAME_HEADER_SIZE;
+        out_rec *r = p->q_head;
+        for (size_t i = 0; i < count; i++, r = r->next) {
+            memcpy(at, r->bytes, r->size);
+            at += r->size;
+        }
+        if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&msg);
+            return;
+        }
+        for (size_t i = 0; i < count; i++) {
+            out_rec *sent = p->q_head;
+            p->q_head = sent->next;
+            free(sent);
+        }
+        if (p->q_head == NULL)
+            p->q_tail = NULL;
+        p->q_len -= count;
+        p->sent += count;
+        p->bytes_sent += size;
+        p->batches++;
+    }
+}
+
+/* The up peer whose incarnation `node` is; under the lock. */
+static peer *peer_at(ac__node *N, uint64_t node)
+{
+    for (size_t i = 0; i < N->npeers; i++)
+        if (!N->peers[i].removed && N->peers[i].node == node && is_up(&N->peers[i]))
+            return &N->peers[i];
+    return NULL;
+}
+
+/* The forward hook: a send to an actor of another node, on the sender's
+ * thread. The message is encoded here, with the target's type, and queued
+ * for the node's thread. */
+static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_type *type,
+                    ac__env *e, int *rc)
+{
+    ac__node *N = state;
+    uint64_t node = ac_addr_node(to);
+    pthread_mutex_lock(&N->lock);
+    bool known = N->started && !N->stopping && peer_at(N, node) != NULL;
+    pthread_mutex_unlock(&N->lock);
+    if (!known)
+        return false;  /* a node we have no link to: a dead letter */
+    if (type == NULL || type->encode == NULL) {
+        ac_envelope_free(cx, ac__env_pub(e));
+        *rc = AC_EINVAL;  /* without its type a message cannot be encoded */
+        return true;
+    }
+    const ac_envelope *pub = ac__env_pub(e);
+    long need = type->encode(pub, NULL, 0);
+    out_rec *r = need >= 0 ? malloc(sizeof *r + AC__MSG_HEAD_SIZE + (size_t)need) : NULL;
+    if (r == NULL) {
+        ac_envelope_free(cx, ac__env_pub(e));
+        *rc = need < 0 ? (int)need : AC_ENOMEM;
+        return true;
+    }
+    ac_wire_out head = {r->bytes, AC__MSG_HEAD_SIZE, 0};
+    ac__frame_put_msg_head(&head, to, pub->tag, ac__frame_type_id(type), (size_t)need);
+    (void)type->encode(pub, r->bytes + AC__MSG_HEAD_SIZE, (size_t)need);
+    r->size = AC__MSG_HEAD_SIZE + (size_t)need;
+    r->next = NULL;
+
+    pthread_mutex_lock(&N->lock);
+    peer *p = peer_at(N, node);
+    *rc = p == NULL ? AC_ENOTFOUND : p->q_len >= N->queue_bound ? AC_EFULL : 0;
+    if (*rc == 0) {
+        if (p->q_tail)
+            p->q_tail->next = r;
+        else
+            p->q_head = r;
+        p->q_tail = r;
+        if (p->q_len++ == 0)
+            wake(N);
+        r = NULL;
+    } else if (p != NULL) {
+        p->refused++;
+    }
+    pthread_mutex_unlock(&N->lock);
+    free(r);
+    if (*rc != 0)
+        ac__dead_letter(cx, to, e, *rc);  /* the link went down, or is full */
+    ac_envelope_free(cx, ac__env_pub(e));
+    return true;
 }
 
 /* Takes every batch waiting on the ROUTER. */
@@ -607,7 +789,10 @@ static size_t poll_set(ac__node *N)
 static void *node_main(void *arg)
 {
     ac__node *N = arg;
+    N->cx = ac_runtime_ctx(N->rt);  /* this thread's; NULL: out of memory */
     pthread_mutex_lock(&N->lock);
+    if (N->cx == NULL)
+        N->stopping = true;
     while (!N->stopping) {
         sync_peers(N);
         size_t n = poll_set(N);
@@ -621,7 +806,7 @@ static void *node_main(void *arg)
         for (size_t i = POLL_PEERS; i < n; i++) {
             peer *p = &N->peers[i - POLL_PEERS];
             items[i] = (zmq_pollitem_t){p->monitor, -1, p->monitor ? ZMQ_POLLIN : 0, 0};
-            retry |= p->greet;
+            retry |= p->greet || (p->q_head != NULL && p->linked);
             if (p->reopen_at != 0 && p->reopen_at < due)
                 due = p->reopen_at;
         }
@@ -658,10 +843,14 @@ static void *node_main(void *arg)
             }
             if (p->greet && p->dealer)
                 greet(N, p);
+            if (p->q_head != NULL && is_up(p))
+                flush(N, p);
         }
     }
-    for (size_t i = 0; i < N->npeers; i++)
+    for (size_t i = 0; i < N->npeers; i++) {
         close_link(&N->peers[i]);
+        drop_queue(&N->peers[i]);
+    }
     pthread_mutex_unlock(&N->lock);
     return NULL;
 }
@@ -710,6 +899,7 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
     snprintf(N->name, sizeof N->name, "%s", cfg->name);
     N->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
     N->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+    N->queue_bound = cfg->queue_bound ? cfg->queue_bound : DEFAULT_QUEUE;
     if (read_secret(cfg->secret_key_file, N->secret_key, &bad) != 0) {
         say(why, why_len, "%s: %s", cfg->secret_key_file, bad);
         return AC_EINVAL;
@@ -822,6 +1012,8 @@ static void close_sockets(ac__node *N)
 
 static void forget_peers(ac__node *N)
 {
+    for (size_t i = 0; i < N->npeers; i++)
+        drop_queue(&N->peers[i]);
     free(N->peers);
     N->peers = NULL;
     N->npeers = N->cap = 0;
@@ -940,6 +1132,14 @@ size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max)
             o->incarnations = p->incarnations;
             o->connects = p->connects;
             o->losses = p->losses;
+            o->sent = p->sent;
+            o->received = p->received;
+            o->bytes_sent = p->bytes_sent;
+            o->bytes_received = p->bytes_received;
+            o->batches = p->batches;
+            o->queued = p->q_len;
+            o->drops = p->drops;
+            o->refused = p->refused;
         }
         n++;
     }
@@ -1007,4 +1207,5 @@ const ac__service ac__node_service = {
     .init = init,
     .shutdown = leave,
     .fini = fini,
+    .forward = forward,
 };

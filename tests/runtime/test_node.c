@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -577,4 +578,246 @@ Test(node, the_walkthrough_of_docs_nodes_md_runs_as_written, .timeout = 120)
     cr_assert(strstr(out, "alpha sees beta up\n") != NULL, "%s", out);
     cr_assert(strstr(out, "beta sees alpha up\n") != NULL, "%s", out);
     remove_dir(&d);
+}
+
+/* ---- messages across nodes ------------------------------------------------------------ */
+
+/* The Counter of fixtures.h with a codec, as generated code would have:
+ * an item is its sender (u32) and its sequence number (u64). */
+static long item_encode(const ac_envelope *e, uint8_t *buf, size_t cap)
+{
+    if (e->tag != COUNTER_ITEM)
+        return 0;
+    const item *m = ac_envelope_payload((ac_envelope *)e);
+    ac_wire_out out = {buf, cap, 0};
+    ac_wire_u32(&out, m->sender);
+    ac_wire_u64(&out, m->seq);
+    return (long)out.len;
+}
+
+static int item_decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t len,
+                       ac_envelope **out)
+{
+    ac_wire_in in = {buf, len, 0, false, 0};
+    if (tag > COUNTER_FAIL)
+        return AC_EINVAL;
+    ac_envelope *e = ac_envelope_new(cx, tag, tag == COUNTER_ITEM ? sizeof(item) : 0);
+    if (e == NULL)
+        return AC_ENOMEM;
+    if (tag == COUNTER_ITEM) {
+        item *m = ac_envelope_payload(e);
+        m->sender = ac_wire_get_u32(&in);
+        m->seq = ac_wire_get_u64(&in);
+    }
+    if (in.bad || in.pos != len) {
+        ac_envelope_free(cx, e);
+        return AC_EINVAL;
+    }
+    *out = e;
+    return 0;
+}
+
+static ac_actor_type wired_counter;
+
+static const ac_actor_type *wired(void)
+{
+    wired_counter = counter_type;
+    wired_counter.encode = item_encode;
+    wired_counter.decode = item_decode;
+    return &wired_counter;
+}
+
+static int send_wired(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, uint32_t sender,
+                      uint64_t seq)
+{
+    ac_envelope *e = ac_envelope_new(cx, COUNTER_ITEM, sizeof(item));
+    item *m = ac_envelope_payload(e);
+    m->sender = sender;
+    m->seq = seq;
+    return ac_send_typed(cx, to, type, e);
+}
+
+typedef struct pair_of_nodes {
+    node_dir d;
+    member a, b;
+    ac_runtime *ra, *rb;
+} pair_of_nodes;
+
+static void start_pair(pair_of_nodes *p, uint32_t queue_bound)
+{
+    make_dir(&p->d);
+    make_member(&p->d, &p->a, "alpha");
+    make_member(&p->d, &p->b, "beta");
+    char cluster[128];
+    write_cluster(&p->d, "cluster", (member[]){p->a, p->b}, 2, cluster, sizeof cluster);
+    /* A long timeout: these tests are about delivery, and a machine busy
+     * with sanitizers must not make a live link look lost. */
+    p->ra = make_runtime(1);
+    p->rb = make_runtime(1);
+    ac_node_config cfg = {.name = "alpha", .cluster_file = cluster,
+                          .secret_key_file = p->a.key_file, .timeout_ms = 10000,
+                          .queue_bound = queue_bound};
+    char why[256];
+    cr_assert_eq(ac_node_start(p->ra, &cfg, why, sizeof why), 0, "%s", why);
+    cfg.name = "beta";
+    cfg.secret_key_file = p->b.key_file;
+    cr_assert_eq(ac_node_start(p->rb, &cfg, why, sizeof why), 0, "%s", why);
+    cr_assert(wait_peer(p->ra, "beta", true, ac_runtime_node(p->rb)));
+    cr_assert(wait_peer(p->rb, "alpha", true, ac_runtime_node(p->ra)));
+}
+
+static void stop_pair(pair_of_nodes *p)
+{
+    ac_runtime_destroy(p->rb);
+    ac_runtime_destroy(p->ra);
+    remove_dir(&p->d);
+}
+
+/* Messages sent to an actor of another node arrive, all of them, in the
+ * order they were sent, decoded by the target's type. */
+Test(node, messages_reach_an_actor_of_another_node_in_order, .timeout = 60)
+{
+    pair_of_nodes p;
+    start_pair(&p, 0);
+    const ac_actor_type *type = wired();
+    ac_addr there;
+    cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);
+    cr_assert_eq(ac_addr_node(&there), ac_runtime_node(p.rb));
+    ac_ctx *cx = ac_runtime_ctx(p.ra);
+    enum { N = 20000 };
+    for (uint64_t i = 0; i < N; i++)
+        cr_assert_eq(send_wired(cx, &there, type, 1, i), 0);
+    ac_peer_info pa, pb;
+    bool all = wait_for(&g_items, N);
+    cr_assert(peer_of(p.ra, "beta", &pa));
+    cr_assert(all, "%lu of %d arrived (link losses %lu, drops %lu)",
+              (unsigned long)atomic_load(&g_items), N, (unsigned long)pa.losses,
+              (unsigned long)pa.drops);
+    ac_runtime_run(p.rb);
+    cr_assert_eq(send_tag(ac_runtime_ctx(p.rb), &there, COUNTER_STOP_SELF), 0);
+    cr_assert(wait_for(&g_stops, 1));
+    cr_assert_eq(atomic_load(&g_fifo_violations), 0, "FIFO from one sender");
+    cr_assert_eq(atomic_load(&g_stopped_items), N);
+    cr_assert(peer_of(p.ra, "beta", &pa));
+    cr_assert(peer_of(p.rb, "alpha", &pb));
+    cr_assert_eq(pa.sent, N);
+    cr_assert_eq(pb.received, N);
+    cr_assert_leq(pa.batches, N, "batched");
+    cr_assert_eq(pa.queued + pa.drops + pa.refused, 0);
+    ac_stats st;
+    ac_runtime_stats(p.ra, &st);
+    cr_assert_geq(st.sends, N);
+    stop_pair(&p);
+}
+
+/* Without the type there is no encoding; a node nobody links to, or an
+ * actor that is gone there, is a dead letter; a type the target is not of
+ * is refused by the target's node. */
+Test(node, what_cannot_be_delivered_across_nodes_is_refused_and_counted, .timeout = 60)
+{
+    pair_of_nodes p;
+    start_pair(&p, 0);
+    const ac_actor_type *type = wired();
+    ac_ctx *cb = ac_runtime_ctx(p.rb), *cx = ac_runtime_ctx(p.ra);
+    ac_addr there;
+    cr_assert_eq(ac_spawn(cb, type, NULL, &there), 0);
+
+    cr_assert_eq(send_item(cx, &there, 1, 0), AC_EINVAL, "ac_send cannot encode");
+    ac_addr nowhere = there;
+    nowhere.bytes[AC_ADDR_NODE_OFFSET] ^= 0x55;
+    ac_stats st;
+    cr_assert_eq(send_wired(cx, &nowhere, type, 1, 0), AC_ENOTFOUND);
+    ac_runtime_stats(p.ra, &st);
+    cr_assert_eq(st.dead_letters, 1);
+
+    ac_actor_type other = *type;
+    other.name = "tests.Other";
+    cr_assert_eq(send_wired(cx, &there, &other, 1, 0), 0);  /* accepted here... */
+    cr_assert(wait_stat(p.rb, malformed), "...refused there");
+
+    ac_addr gone;
+    cr_assert_eq(ac_spawn(cb, type, NULL, &gone), 0);
+    cr_assert_eq(send_tag(cb, &gone, COUNTER_STOP_SELF), 0);
+    cr_assert(wait_for(&g_stops, 1));
+    ac_runtime_run(p.rb);
+    ac_runtime_stats(p.rb, &st);
+    uint64_t before = st.dead_letters;
+    cr_assert_eq(send_wired(cx, &gone, type, 1, 0), 0);
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && st.dead_letters == before;
+         usleep(2000))
+        ac_runtime_stats(p.rb, &st);
+    cr_assert_eq(st.dead_letters, before + 1, "a dead letter on the target's node");
+    cr_assert_eq(atomic_load(&g_items), 0);
+    stop_pair(&p);
+}
+
+typedef struct flood {
+    ac_runtime *rt;
+    const ac_addr *to;
+    const ac_actor_type *type;
+    uint32_t sender;
+    uint64_t accepted, refused, other;
+} flood;
+
+static void *flood_main(void *arg)
+{
+    flood *f = arg;
+    ac_ctx *cx = ac_runtime_ctx(f->rt);
+    for (uint64_t i = 0; i < 20000; i++) {
+        int rc = send_wired(cx, f->to, f->type, f->sender, f->accepted);
+        if (rc == 0)
+            f->accepted++;
+        else if (rc == AC_EFULL)
+            f->refused++;
+        else
+            f->other++;
+    }
+    return NULL;
+}
+
+/* A peer's queue is bounded: a send past it is AC_EFULL and counted, and
+ * every send accepted arrives (the link stays up), in order. */
+Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeout = 90)
+{
+    pair_of_nodes p;
+    make_dir(&p.d);
+    make_member(&p.d, &p.a, "alpha");
+    make_member(&p.d, &p.b, "beta");
+    char cluster[128];
+    write_cluster(&p.d, "cluster", (member[]){p.a, p.b}, 2, cluster, sizeof cluster);
+    p.rb = start_node(&p.b, cluster);
+    p.ra = make_runtime(1);
+    ac_node_config cfg = {.name = "alpha", .cluster_file = cluster,
+                          .secret_key_file = p.a.key_file, .timeout_ms = 10000,
+                          .queue_bound = 2};
+    char why[256];
+    cr_assert_eq(ac_node_start(p.ra, &cfg, why, sizeof why), 0, "%s", why);
+    cr_assert(wait_peer(p.ra, "beta", true, ac_runtime_node(p.rb)));
+    const ac_actor_type *type = wired();
+    ac_addr there;
+    cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);
+
+    flood f[2] = {{p.ra, &there, type, 1, 0, 0, 0}, {p.ra, &there, type, 2, 0, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, flood_main, &f[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    uint64_t accepted = f[0].accepted + f[1].accepted, refused = f[0].refused + f[1].refused;
+    cr_assert_eq(f[0].other + f[1].other, 0);
+    cr_assert_eq(accepted + refused, 40000);
+    cr_assert(wait_for(&g_items, accepted));
+    ac_runtime_run(p.rb);
+    cr_assert_eq(send_tag(ac_runtime_ctx(p.rb), &there, COUNTER_STOP_SELF), 0);
+    cr_assert(wait_for(&g_stops, 1));
+    cr_assert_eq(atomic_load(&g_stopped_items), accepted);
+    cr_assert_eq(atomic_load(&g_fifo_violations), 0);
+    ac_peer_info pa;
+    cr_assert(peer_of(p.ra, "beta", &pa));
+    cr_assert_eq(pa.refused, refused);
+    cr_assert_eq(pa.sent, accepted);
+    ac_stats st;
+    ac_runtime_stats(p.ra, &st);
+    cr_assert_eq(st.mailbox_drops, refused, "each refusal counted");
+    stop_pair(&p);
 }
