@@ -12,6 +12,7 @@
 #define ACC_H
 
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,40 +85,41 @@ typedef struct acc_file {
 typedef struct acc_ctx {
     acc_arena arena;
     jmp_buf oom;
-    /* The file diagnostics refer to (and the lexer reads). */
+    /* The input as diagnostics show it: what errors about the whole
+     * compilation name. Diagnostics about a module name its file. */
     const char *filename;
-    const char *src;
-    uint32_t len;
     acc_buf diags;          /* rendered diagnostics */
     int errors;
     int warnings;
     int max_errors;
     bool no_warnings;
     bool stopped;           /* max_errors reached: passes wind down */
-    bool eof_reported;      /* an error already explains the early end */
     bool muted;             /* the last error was dropped: drop its notes */
     const struct acc_options *opt;
     uint32_t mark_gen;      /* for walks over the modules */
-    struct acc_module *main;    /* the module being compiled */
 } acc_ctx;
-
-/* Makes `f` the file that diagnostics and the lexer refer to. */
-void acc_use_file(acc_ctx *cx, const acc_file *f);
 
 /* A place in the source: byte offset and length (0 for a point). */
 typedef struct acc_loc {
     uint32_t off, len;
 } acc_loc;
 
-void acc_error(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
+/* Diagnostics at a place in file `f`: the file of the module they are
+ * about, which the pass reporting them carries. */
+void acc_error(acc_ctx *cx, const acc_file *f, acc_loc at,
+               const char *fmt, ...) ACC_PRINTF(4, 5);
 /* A note belongs to the error just reported. */
-void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
-/* A note at a place in another file. */
-void acc_note_in(acc_ctx *cx, const acc_file *f, acc_loc at,
-                 const char *fmt, ...) ACC_PRINTF(4, 5);
+void acc_note(acc_ctx *cx, const acc_file *f, acc_loc at,
+              const char *fmt, ...) ACC_PRINTF(4, 5);
 /* A warning: shown, not counted as an error. */
-void acc_warning(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
-/* An error about the whole file (no line). */
+void acc_warning(acc_ctx *cx, const acc_file *f, acc_loc at,
+                 const char *fmt, ...) ACC_PRINTF(4, 5);
+/* The same on a va_list, for a pass's own wrappers that add its file. */
+void acc_verror(acc_ctx *cx, const acc_file *f, acc_loc at,
+                const char *fmt, va_list ap) ACC_PRINTF(4, 0);
+void acc_vnote(acc_ctx *cx, const acc_file *f, acc_loc at,
+               const char *fmt, va_list ap) ACC_PRINTF(4, 0);
+/* An error about the whole input (no line). */
 void acc_error_file(acc_ctx *cx, const char *fmt, ...) ACC_PRINTF(2, 3);
 /* Appends the final "too many errors" note when the cap was reached. */
 void acc_diag_finish(acc_ctx *cx);
@@ -140,12 +142,14 @@ typedef struct acc_token {
 
 typedef struct acc_lexer {
     acc_ctx *cx;
+    const acc_file *file;   /* what it reads, and where its errors are */
     const unsigned char *cur, *lim;
     uint32_t last_end;      /* end of the last token: where EOF is reported */
+    bool eof_reported;      /* an error already explains the early end */
     acc_doc *doc_head, *doc_tail;
 } acc_lexer;
 
-void acc_lex_init(acc_lexer *lx, acc_ctx *cx);
+void acc_lex_init(acc_lexer *lx, acc_ctx *cx, const acc_file *f);
 /* The next token's code (a TK_ value from parser.h; 0 at the end). Lexical
  * errors are reported and skipped. */
 int acc_lex(acc_lexer *lx, acc_token *tok);
@@ -273,18 +277,22 @@ typedef struct acc_module {
     acc_actor *actors, *actors_tail;
     acc_decl *decls, *decls_tail;       /* structs and enums, in order */
     acc_import *imports, *imports_tail;
-    /* compile.c */
-    int state;                  /* 0 new, 1 loading, 2 loaded, 3 checked */
+    /* load.c */
+    bool loading;               /* on the chain of imports being loaded */
+    /* No error had been reported when it finished loading: it and all it
+     * imports are whole, so the check pass may look at it. */
+    bool whole;
     const char *canon;          /* canonical path of its file */
-    struct acc_module *next_loaded;
     const char *found;          /* the path it was opened by */
+    struct acc_module *next_opened;     /* acc_graph.opened */
+    struct acc_module *next_in_order;   /* acc_graph.first */
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
-    uint32_t mark;
+    uint32_t mark;              /* ast.c: the walk's visited mark */
 } acc_module;
 
-/* Calls fn on `m` and every module it imports, directly or not, once each
- * (imports first). */
+/* ast.c: calls fn on `m` and every module it imports, directly or not,
+ * once each, imports first (the order the loader finished them in). */
 void acc_each_module(acc_ctx *cx, acc_module *m,
                      void (*fn)(acc_module *, void *), void *arg);
 
@@ -292,7 +300,8 @@ void acc_each_module(acc_ctx *cx, acc_module *m,
 
 typedef struct acc_parser {
     acc_ctx *cx;
-    acc_module *mod;
+    acc_module *mod;        /* being built; its file is where errors are */
+    const acc_lexer *lx;
     acc_token tok;          /* the token being fed */
 } acc_parser;
 
@@ -352,13 +361,30 @@ void acc_ast_import(acc_parser *ps, const acc_token *kw, const acc_token *path);
 
 /* ---- passes --------------------------------------------------------------- */
 
-/* parse.c: lexes and parses the context's current file into `mod`. */
+/* What the loader hands the later passes: every module parsed once, each
+ * import's `mod` resolved unless an error about it was reported. */
+typedef struct acc_graph {
+    acc_module *main;       /* the module being compiled */
+    /* Every module, each after the modules it imports (so main is last),
+     * linked by next_in_order: the order they are checked in. */
+    acc_module *first;
+    /* The imported modules in the order their files were opened, linked
+     * by next_opened: the depfile's order. */
+    acc_module *opened;
+} acc_graph;
+
+/* load.c: loads `main` (its file already read: filename, src, len) and
+ * every module it imports, directly or not. */
+void acc_load(acc_ctx *cx, acc_module *main, acc_graph *out);
+
+/* parse.c: lexes and parses the file of `mod` into it. */
 void acc_parse(acc_ctx *cx, acc_module *mod);
 
-/* check.c: resolves names and checks every rule on one module, whose
- * imports are loaded and checked already. `main` enables the warnings
- * (they concern the file being compiled, not its imports). */
-void acc_check(acc_ctx *cx, acc_module *mod, bool main);
+/* check.c: resolves names and checks every rule on each whole module of
+ * the graph, in its order, until one fails (a module is checked against
+ * imports that passed). The warnings concern the main module only, the
+ * file being compiled. */
+void acc_check(acc_ctx *cx, const acc_graph *graph);
 
 /* cnames.c: the rules on C identifiers. */
 /* Why `name` may not appear as a bare C identifier, or NULL if it may. */

@@ -161,7 +161,7 @@ void acc_gen_doc(acc_gen *g, const acc_doc *doc, int indent)
     if (lines == 0)
         return;
 
-    const char *src = g->cx->src;
+    const char *src = g->mod->file.src;
     if (lines == 1) {
         acc_buf_printf(g->out, "%*s/** ", indent, "");
         put_doc_line(g->out, src + first->text.off, first->text.len);
