@@ -157,6 +157,48 @@ int acc_lex(acc_lexer *lx, acc_token *tok);
 /* "'{'", "identifier", "end of file", ... for a token code. */
 const char *acc_token_desc(int code);
 
+/* ---- generated C names (names.c) ------------------------------------------ */
+
+/* The kinds of public C names made for an actor, a message, a struct or
+ * enum; one row each in names.c's tables, in the order the collision
+ * check records them. */
+typedef enum acc_actor_cname {
+    ACC_A_REF, ACC_A_REF_SEQ, ACC_A_STATE, ACC_A_TAG_ENUM, ACC_A_SPAWN,
+    ACC_A_REF_SELF, ACC_A_TYPE, ACC_A_SPAWN_OPTS, ACC_A_WHEREIS,
+    ACC_A_REF_OF,
+    ACC_A_START_ARGS, ACC_A_ON_START,   /* with a start hook */
+    ACC_A_ON_STOP, ACC_A_ON_DOWN, ACC_A_ON_EXIT,    /* with that hook */
+    ACC_A_ENCODE_REPLY, ACC_A_DECODE_REPLY,         /* with a request */
+    ACC_A_COUNT
+} acc_actor_cname;
+
+typedef enum acc_msg_cname {
+    ACC_M_TAG, ACC_M_STRUCT, ACC_M_HANDLER, ACC_M_SEND, ACC_M_PUBLISH,
+    ACC_M_SEND_AFTER, ACC_M_SEND_EVERY,
+    /* a request's only */
+    ACC_M_REPLY_STRUCT, ACC_M_REPLY, ACC_M_FN, ACC_M_ASK, ACC_M_ASK_WAIT,
+    ACC_M_COUNT
+} acc_msg_cname;
+
+typedef enum acc_decl_cname {
+    ACC_D_TYPE, ACC_D_SEQ,
+    ACC_D_COUNT
+} acc_decl_cname;
+
+/* How a kind of name is spelled: the owner's C name (an actor's prefix,
+ * "bank_Account"; a type's, "bank_Money"), `pre`, the member's own name
+ * (a message's, an enum value's; none for the others), `post`. */
+typedef struct acc_cname_rule {
+    const char *pre, *post;
+    const char *what;       /* in diagnostics: "the send function" */
+} acc_cname_rule;
+
+extern const acc_cname_rule acc_actor_cnames[ACC_A_COUNT];
+extern const acc_cname_rule acc_msg_cnames[ACC_M_COUNT];
+extern const acc_cname_rule acc_decl_cnames[ACC_D_COUNT];
+extern const acc_cname_rule acc_value_cname;
+extern const acc_cname_rule acc_guard_cname;
+
 /* ---- the AST (built by parser.y) ----------------------------------------- */
 
 typedef enum acc_kind {
@@ -212,6 +254,7 @@ typedef struct acc_message {
     bool has_parens;        /* `on x();` rather than `on x;` */
     bool has_reply;         /* `on x(...) -> (...);` */
     acc_field *reply;       /* the reply's fields (may be none) */
+    const char *cname[ACC_M_COUNT];     /* names.c; NULL: not made */
     struct acc_message *next;
 } acc_message;
 
@@ -232,6 +275,8 @@ typedef struct acc_actor {
     bool bad;
     bool referenced;        /* some ref<> names it */
     struct acc_module *mod;
+    /* names.c; NULL: not made. cname[ACC_A_STATE] is the prefix of all. */
+    const char *cname[ACC_A_COUNT];
     struct acc_actor *next;
 } acc_actor;
 
@@ -243,6 +288,7 @@ typedef struct acc_enumerator {
     acc_name lit;           /* the number, without its sign */
     acc_loc lit_at;         /* the number with its sign */
     int64_t value;          /* set by check.c */
+    const char *cname;      /* names.c */
     struct acc_enumerator *next;
 } acc_enumerator;
 
@@ -257,6 +303,7 @@ typedef struct acc_decl {
     struct acc_module *mod;
     int visit;                  /* check.c: 0 new, 1 on the path, 2 done */
     bool bad;
+    const char *cname[ACC_D_COUNT];     /* names.c */
     struct acc_decl *next;
 } acc_decl;
 
@@ -286,6 +333,7 @@ typedef struct acc_module {
     const char *found;          /* the path it was opened by */
     struct acc_module *next_opened;     /* acc_graph.opened */
     struct acc_module *next_in_order;   /* acc_graph.first */
+    const char *guard;          /* names.c: the header's include guard */
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
     uint32_t mark;              /* ast.c: the walk's visited mark */
@@ -386,6 +434,10 @@ void acc_parse(acc_ctx *cx, acc_module *mod);
  * file being compiled. */
 void acc_check(acc_ctx *cx, const acc_graph *graph);
 
+/* names.c: fills in the C names of everything `mod` declares (the check
+ * pass does, before it looks for collisions among them). */
+void acc_name_module(acc_arena *a, acc_module *mod);
+
 /* cnames.c: the rules on C identifiers. */
 /* Why `name` may not appear as a bare C identifier, or NULL if it may. */
 const char *acc_c_reserved(const char *name, size_t len);
@@ -412,10 +464,6 @@ typedef struct acc_gen {
 } acc_gen;
 
 void acc_gen_banner(acc_gen *g);
-/* "bank_Account": the prefix of every name generated for an actor. */
-const char *acc_gen_prefix(acc_gen *g, const acc_actor *a);
-/* "bank_Money": the C name of a struct or enum. */
-const char *acc_gen_decl_name(acc_gen *g, const acc_decl *d);
 /* The C type of a field type that is not an array, e.g. "uint64_t",
  * "bank_Teller_ref", "ac_string", "ac_u32_seq". */
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t);
@@ -430,6 +478,10 @@ void acc_gen_section(acc_gen *g, const char *what, const acc_name *n);
 /* One line of code (the newline is added), wrapped after commas to fit in
  * 79 columns. */
 void acc_gen_line(acc_gen *g, const char *fmt, ...) ACC_PRINTF(2, 3);
+/* head + ", T name" per field (arrays const) + extra + ")": a parameter
+ * list ending in the fields of a message, reply or start hook. */
+const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
+                           const char *extra);
 /* "int m_A_send_x(ac_ctx *cx, m_A_ref to, uint64_t n)": the sender of a
  * message, declared in the header and defined in the source. */
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
@@ -439,8 +491,7 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
  * to, ...fields, uint32_t timeout_ms, m_A_x_fn fn, void *arg)" and "int
  * m_A_ask_x_wait(ac_ctx *cx, m_A_ref to, ...fields, int timeout_ms,
  * m_A_x_reply **out)". */
-const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
-                               const acc_message *m);
+const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m);
 const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
                              const acc_message *m, bool wait);
 /* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)", or with
@@ -451,12 +502,9 @@ const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts);
  * const char *group, ...fields)" and "int m_A_send_x_after(ac_ctx *cx,
  * m_A_ref to, uint32_t delay_ms, ...fields, ac_timer_id *timer_id)" (with
  * `every`: m_A_send_x_every, period_ms). */
-const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
-                                 const acc_message *m);
+const char *acc_gen_publish_decl(acc_gen *g, const acc_message *m);
 const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
                                const acc_message *m, bool every);
-/* The include guard: upper-cased module name + "_ACTOR_H". */
-const char *acc_gen_guard(acc_arena *a, const acc_module *mod);
 
 void acc_gen_header(acc_gen *g);
 void acc_gen_source(acc_gen *g);

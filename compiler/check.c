@@ -655,19 +655,11 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 
 /* ---- generated names --------------------------------------------------------- */
 
-typedef enum gen_kind {
-    G_GUARD, G_REF, G_REF_SEQ, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF,
-    G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP, G_ON_DOWN, G_ON_EXIT,
-    G_SPAWN_OPTS, G_WHEREIS, G_REF_OF,
-    G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND,
-    G_MSG_PUBLISH, G_MSG_SEND_AFTER, G_MSG_SEND_EVERY,
-    G_MSG_REPLY_STRUCT, G_MSG_REPLY, G_MSG_FN, G_MSG_ASK, G_MSG_ASK_WAIT,
-    G_STRUCT, G_STRUCT_SEQ, G_ENUM, G_ENUM_SEQ, G_ENUM_VALUE
-} gen_kind;
-
+/* The names are names.c's (acc_name_module); what is checked here is that
+ * C can take each one, and that no two are the same. */
 typedef struct gen_name {
     const char *name;
-    gen_kind kind;
+    const char *what;       /* the row's: "the send function" */
     const acc_module *mod;
     const acc_actor *actor;
     const acc_message *msg;
@@ -677,39 +669,23 @@ typedef struct gen_name {
 
 static const char *describe(checker *ck, const gen_name *g)
 {
-    static const char *const what[] = {
-        "the include guard", "the reference type",
-        "the reference sequence type", "the state type", "the tag enum", "the spawn function",
-        "the self-reference function", "the type descriptor",
-        "the start arguments", "the start hook", "the stop hook",
-        "the down hook", "the exit hook",
-        "the spawn-with-options function", "the lookup by name function",
-        "the reference-of-address function",
-        "the tag", "the struct", "the handler", "the send function",
-        "the publish function", "the delayed send function",
-        "the periodic send function",
-        "the reply struct", "the reply function", "the continuation type",
-        "the ask function", "the blocking ask function",
-        "the type", "the sequence type", "the type", "the sequence type",
-        "the constant",
-    };
     acc_arena *ar = &ck->cx->arena;
     const char *s;
-    if (g->kind == G_GUARD)
-        s = what[g->kind];
-    else if (g->value != NULL)
-        s = acc_aprintf(ar, "%s of value '%.*s.%.*s'", what[g->kind],
+    if (g->value != NULL)
+        s = acc_aprintf(ar, "%s of value '%.*s.%.*s'", g->what,
                         (int)g->decl->name.len, g->decl->name.s,
                         (int)g->value->name.len, g->value->name.s);
     else if (g->decl != NULL)
-        s = acc_aprintf(ar, "%s of %s '%.*s'", what[g->kind],
+        s = acc_aprintf(ar, "%s of %s '%.*s'", g->what,
                         decl_what(g->decl), (int)g->decl->name.len,
                         g->decl->name.s);
+    else if (g->actor == NULL)
+        s = g->what;
     else if (g->msg == NULL)
-        s = acc_aprintf(ar, "%s of actor '%.*s'", what[g->kind],
+        s = acc_aprintf(ar, "%s of actor '%.*s'", g->what,
                         (int)g->actor->name.len, g->actor->name.s);
     else
-        s = acc_aprintf(ar, "%s of message '%.*s.%.*s'", what[g->kind],
+        s = acc_aprintf(ar, "%s of message '%.*s.%.*s'", g->what,
                         (int)g->actor->name.len, g->actor->name.s,
                         (int)g->msg->name.len, g->msg->name.s);
     if (g->mod != ck->mod)
@@ -761,111 +737,55 @@ static bool add_name(namer *nm, gen_name *g)
     return false;
 }
 
-/* Records `name`, generated for one of actor a, message m, decl d or its
- * value v (the others NULL). */
-static bool add(namer *nm, gen_kind kind, const acc_actor *a,
+/* Records `name` of row `r`, made for one of actor a, message m, decl d
+ * or its value v (the others NULL); a name not made (NULL) passes. */
+static bool add(namer *nm, const acc_cname_rule *r, const acc_actor *a,
                 const acc_message *m, const acc_decl *d,
                 const acc_enumerator *v, const char *name)
 {
+    if (name == NULL)
+        return true;
     gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
-    *g = (gen_name){ name, kind, nm->mod, a, m, d, v };
+    *g = (gen_name){ name, r->what, nm->mod, a, m, d, v };
     return add_name(nm, g);
 }
 
-/* The names of an actor: its prefix P then `post`; the hooks' names only
- * for the hooks it has (has_hook). */
-static const struct { gen_kind kind; const char *post; } actor_names[] = {
-    { G_REF, "_ref" }, { G_REF_SEQ, "_ref_seq" }, { G_STATE, "" },
-    { G_TAG_ENUM, "_tag" }, { G_SPAWN, "_spawn" },
-    { G_REF_SELF, "_ref_self" }, { G_TYPE, "_type" },
-    { G_SPAWN_OPTS, "_spawn_opts" }, { G_WHEREIS, "_whereis" },
-    { G_REF_OF, "_ref_of" }, { G_START_ARGS, "_start_args" },
-    { G_ON_START, "_on_start" }, { G_ON_STOP, "_on_stop" },
-    { G_ON_DOWN, "_on_down" }, { G_ON_EXIT, "_on_exit" },
-};
-
-/* The names of a message: P, then `pre`, the message's name, `post`; the
- * ones from G_MSG_REPLY_STRUCT on for a request only. */
-static const struct {
-    gen_kind kind;
-    const char *pre, *post;
-} msg_names[] = {
-    { G_MSG_TAG, "_TAG_", "" }, { G_MSG_STRUCT, "_", "" },
-    { G_MSG_HANDLER, "_on_", "" }, { G_MSG_SEND, "_send_", "" },
-    { G_MSG_PUBLISH, "_publish_", "" },
-    { G_MSG_SEND_AFTER, "_send_", "_after" },
-    { G_MSG_SEND_EVERY, "_send_", "_every" },
-    { G_MSG_REPLY_STRUCT, "_", "_reply" }, { G_MSG_REPLY, "_reply_", "" },
-    { G_MSG_FN, "_", "_fn" }, { G_MSG_ASK, "_ask_", "" },
-    { G_MSG_ASK_WAIT, "_ask_", "_wait" },
-};
-
-static bool has_hook(const acc_actor *a, gen_kind k)
-{
-    switch (k) {
-    case G_START_ARGS: case G_ON_START: return a->start != NULL;
-    case G_ON_STOP: return a->stop != NULL;
-    case G_ON_DOWN: return a->down != NULL;
-    case G_ON_EXIT: return a->exit != NULL;
-    default: return true;
-    }
-}
-
+/* One report per type, actor or message is enough. */
 static void module_names(acc_module *mod, void *arg)
 {
     namer *nm = arg;
-    checker *ck = nm->ck;
-    acc_arena *ar = &ck->cx->arena;
     if (mod->bad || !mod->has_name)
         return;
     nm->mod = mod;
-    nm->report = mod == ck->mod;
-    int mn = (int)mod->name.len;
-    const char *ms = mod->name.s;
+    nm->report = mod == nm->ck->mod;
 
-    add(nm, G_GUARD, NULL, NULL, NULL, NULL, acc_gen_guard(ar, mod));
+    add(nm, &acc_guard_cname, NULL, NULL, NULL, NULL, mod->guard);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
-        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)d->name.len,
-                                    d->name.s);
-        bool e = d->kind == ACC_ENUM;
-        if (!(add(nm, e ? G_ENUM : G_STRUCT, NULL, NULL, d, NULL, p) &&
-              add(nm, e ? G_ENUM_SEQ : G_STRUCT_SEQ, NULL, NULL, d, NULL,
-                  acc_aprintf(ar, "%s_seq", p))))
-            continue;
-        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
-            if (!add(nm, G_ENUM_VALUE, NULL, NULL, d, v, acc_aprintf(ar,
-                     "%s_%.*s", p, (int)v->name.len, v->name.s)))
-                break;
+        bool ok = true;
+        for (int k = 0; ok && k < ACC_D_COUNT; k++)
+            ok = add(nm, &acc_decl_cnames[k], NULL, NULL, d, NULL,
+                     d->cname[k]);
+        for (const acc_enumerator *v = d->values; ok && v != NULL;
+             v = v->next)
+            ok = add(nm, &acc_value_cname, NULL, NULL, d, v, v->cname);
     }
-    /* One report per actor or message is enough. */
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
-        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)a->name.len,
-                                    a->name.s);
         bool ok = true;
-        for (size_t i = 0; ok && i < sizeof(actor_names) / sizeof(*actor_names);
-             i++)
-            if (has_hook(a, actor_names[i].kind))
-                ok = add(nm, actor_names[i].kind, a, NULL, NULL, NULL,
-                         acc_aprintf(ar, "%s%s", p, actor_names[i].post));
-        if (!ok)
-            continue;
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        for (int k = 0; ok && k < ACC_A_COUNT; k++)
+            ok = add(nm, &acc_actor_cnames[k], a, NULL, NULL, NULL,
+                     a->cname[k]);
+        for (const acc_message *m = a->messages; ok && m != NULL;
+             m = m->next) {
             if (m->bad)
                 continue;
-            size_t count = sizeof(msg_names) / sizeof(*msg_names);
-            for (size_t i = 0; i < count; i++) {
-                if (msg_names[i].kind == G_MSG_REPLY_STRUCT && !m->has_reply)
-                    break;
-                if (!add(nm, msg_names[i].kind, a, m, NULL, NULL,
-                         acc_aprintf(ar, "%s%s%.*s%s", p, msg_names[i].pre,
-                                     (int)m->name.len, m->name.s,
-                                     msg_names[i].post)))
-                    break;
-            }
+            bool mok = true;
+            for (int k = 0; mok && k < ACC_M_COUNT; k++)
+                mok = add(nm, &acc_msg_cnames[k], a, m, NULL, NULL,
+                          m->cname[k]);
         }
     }
 }
@@ -939,6 +859,7 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     int before = cx->errors;
     if (!mod->has_name)
         return;
+    acc_name_module(&cx->arena, mod);
     acc_map_init(&mod->scope, &cx->arena);
     ck.scope = mod->scope;
     check_module(&ck);

@@ -76,7 +76,7 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
         return;
     }
     if (is_struct(t)) {
-        const char *n = acc_gen_decl_name(g, t->decl);
+        const char *n = t->decl->cname[ACC_D_TYPE];
         switch (e->p) {
         case P_TAIL: acc_gen_line(g, "%s%s__tail(&%s, &%s);", in, n, v, e->at); break;
         case P_COPY: acc_gen_line(g, "%s%s__copy(&%s, base, &%s);", in, n, v, e->at); break;
@@ -87,7 +87,7 @@ static void value(emitter *e, const acc_type *t, const char *v, int depth)
         return;
     }
     if (is_enum(t)) {
-        const char *n = acc_gen_decl_name(g, t->decl);
+        const char *n = t->decl->cname[ACC_D_TYPE];
         switch (e->p) {
         case P_ENC: acc_gen_line(g, "%sac_wire_u32(o, (uint32_t)(int32_t)%s);", in, v); break;
         case P_DSIZE:
@@ -382,7 +382,7 @@ static void need_type(acc_gen *g, needs *nd, const acc_type *t)
     }
     if (t->kind != ACC_NAMED)
         return;
-    const char *n = acc_gen_decl_name(g, t->decl);
+    const char *n = t->decl->cname[ACC_D_TYPE];
     if (acc_map_get(&nd->seen, n, strlen(n)) != NULL)
         return;
     acc_map_put(&nd->seen, n, strlen(n), (void *)t->decl);
@@ -416,7 +416,7 @@ static void put_type_helpers(acc_gen *g)
                     "------------------------- */\n");
     for (size_t i = 0; i < nd.count; i++) {
         const acc_decl *d = nd.list[i];
-        const char *n = acc_gen_decl_name(g, d);
+        const char *n = d->cname[ACC_D_TYPE];
         if (d->kind == ACC_ENUM) {
             acc_gen_line(g, "static bool %s__valid(int32_t v)\n{", n);
             acc_gen_line(g, "    switch (v) {");
@@ -430,27 +430,16 @@ static void put_type_helpers(acc_gen *g)
     }
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT)
-            helper_protos(g, acc_gen_decl_name(g, nd.list[i]),
+            helper_protos(g, nd.list[i]->cname[ACC_D_TYPE],
                           nd.list[i]->fields, false);
 
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT)
-            helpers(g, acc_gen_decl_name(g, nd.list[i]), nd.list[i]->fields,
+            helpers(g, nd.list[i]->cname[ACC_D_TYPE], nd.list[i]->fields,
                     false, false);
 }
 
 /* ---- per actor --------------------------------------------------------------------- */
-
-static const char *msg_name(acc_gen *g, const char *p, const acc_message *m)
-{
-    return acc_aprintf(&g->cx->arena, "%s_%.*s", p, (int)m->name.len, m->name.s);
-}
-
-static const char *reply_name(acc_gen *g, const char *p, const acc_message *m)
-{
-    return acc_aprintf(&g->cx->arena, "%s_%.*s_reply", p, (int)m->name.len,
-                       m->name.s);
-}
 
 static bool has_replies(const acc_actor *a)
 {
@@ -462,14 +451,14 @@ static bool has_replies(const acc_actor *a)
 
 /* One case per message (reply: per message with a reply, on its reply
  * struct) running pass p on the body m_ (o_ or in_, size_ or at_). */
-static void put_cases(acc_gen *g, const acc_actor *a, const char *p,
-                      bool reply, pass ps)
+static void put_cases(acc_gen *g, const acc_actor *a, bool reply, pass ps)
 {
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         if (reply && !m->has_reply)
             continue;
-        const char *n = reply ? reply_name(g, p, m) : msg_name(g, p, m);
-        acc_gen_line(g, "    case %s_TAG_%.*s:", p, (int)m->name.len, m->name.s);
+        const char *n = m->cname[reply ? ACC_M_REPLY_STRUCT
+                                      : ACC_M_STRUCT];
+        acc_gen_line(g, "    case %s:", m->cname[ACC_M_TAG]);
         if (ps == P_ENC) {
             acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
         } else if (ps == P_DSIZE) {
@@ -492,8 +481,9 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
                           bool reply)
 {
     if (reply)
-        acc_gen_line(g, "\nlong %s_encode_reply(uint32_t tag, const ac_envelope "
-                        "*reply, uint8_t *buf, size_t cap)\n{", p);
+        acc_gen_line(g, "\nlong %s(uint32_t tag, const ac_envelope *reply, "
+                        "uint8_t *buf, size_t cap)\n{",
+                     a->cname[ACC_A_ENCODE_REPLY]);
     else
         acc_gen_line(g, "\nstatic long %s__encode(const ac_envelope *e, "
                         "uint8_t *buf, size_t cap)\n{", p);
@@ -506,15 +496,15 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
                      : "ac_envelope_payload((ac_envelope *)e)");
         acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
         acc_gen_line(g, "    switch (%s) {", reply ? "tag" : "e->tag");
-        put_cases(g, a, p, reply, P_ENC);
+        put_cases(g, a, reply, P_ENC);
         acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
         acc_gen_line(g, "    return (long)o_.len;\n}");
     }
 
     if (reply)
-        acc_gen_line(g, "\nint %s_decode_reply(ac_ctx *cx, uint32_t tag, const "
-                        "ac_reply_to *to, const uint8_t *buf, size_t len, "
-                        "ac_envelope **out)\n{", p);
+        acc_gen_line(g, "\nint %s(ac_ctx *cx, uint32_t tag, const ac_reply_to "
+                        "*to, const uint8_t *buf, size_t len, ac_envelope "
+                        "**out)\n{", a->cname[ACC_A_DECODE_REPLY]);
     else
         acc_gen_line(g, "\nstatic int %s__decode(ac_ctx *cx, uint32_t tag, "
                         "const uint8_t *buf, size_t len,\n"
@@ -530,7 +520,7 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
     acc_gen_line(g, "    void *m_;\n");
     acc_gen_line(g, "    *out = NULL;");
     acc_gen_line(g, "    switch (tag) {");
-    put_cases(g, a, p, reply, P_DSIZE);
+    put_cases(g, a, reply, P_DSIZE);
     acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
     acc_gen_line(g, "    if (in_.bad || in_.pos != len || size_ > AC_MAX_PAYLOAD%s)",
                  reply ? " - AC_REPLY_HEAD_SIZE" : "");
@@ -541,7 +531,7 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
     acc_gen_line(g, "    m_ = %s(e_);", reply ? "ac_reply_body" : "ac_envelope_payload");
     acc_gen_line(g, "    in_.pos = 0;");
     acc_gen_line(g, "    switch (tag) {");
-    put_cases(g, a, p, reply, P_DEC);
+    put_cases(g, a, reply, P_DEC);
     acc_gen_line(g, "    }");
     acc_gen_line(g, "    *out = e_;\n    return 0;\n}");
 }
@@ -561,7 +551,7 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
     if (a->messages != NULL) {
         acc_gen_line(g, "union %s__messages {", p);
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
-            acc_gen_line(g, "    %s_%.*s %.*s;", p, (int)m->name.len, m->name.s,
+            acc_gen_line(g, "    %s %.*s;", m->cname[ACC_M_STRUCT],
                          (int)m->name.len, m->name.s);
         acc_gen_line(g, "};\n");
     }
@@ -580,21 +570,21 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         int n = (int)m->name.len;
-        acc_gen_line(g, "    case %s_TAG_%.*s:", p, n, m->name.s);
-        acc_gen_line(g, "        return %s_on_%.*s(self, cx, &m->%.*s);", p, n,
-                     m->name.s, n, m->name.s);
+        acc_gen_line(g, "    case %s:", m->cname[ACC_M_TAG]);
+        acc_gen_line(g, "        return %s(self, cx, &m->%.*s);",
+                     m->cname[ACC_M_HANDLER], n, m->name.s);
     }
     /* The runtime's own messages, for the hooks the actor declares; the
      * others reach AC_EBADTAG, which the runtime counts as unhandled. */
     if (a->down != NULL) {
         acc_gen_line(g, "    case AC_TAG_DOWN:");
-        acc_gen_line(g, "        return %s_on_down(self, cx, (const ac_down *)"
-                        "ac_envelope_payload(e));", p);
+        acc_gen_line(g, "        return %s(self, cx, (const ac_down *)"
+                        "ac_envelope_payload(e));", a->cname[ACC_A_ON_DOWN]);
     }
     if (a->exit != NULL) {
         acc_gen_line(g, "    case AC_TAG_EXIT:");
-        acc_gen_line(g, "        return %s_on_exit(self, cx, (const ac_exit *)"
-                        "ac_envelope_payload(e));", p);
+        acc_gen_line(g, "        return %s(self, cx, (const ac_exit *)"
+                        "ac_envelope_payload(e));", a->cname[ACC_A_ON_EXIT]);
     }
     acc_gen_line(g, "    }\n    return AC_EBADTAG;\n}\n");
     if (a->messages == NULL)
@@ -613,31 +603,33 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "\nstatic int %s__start(void *state, ac_ctx *cx, "
                         "const void *args)\n{", p);
         if (a->start->fields != NULL)
-            acc_gen_line(g, "    return %s_on_start((%s *)state, cx,\n"
-                            "                       (const %s_start_args *)args);",
-                         p, p, p);
+            acc_gen_line(g, "    return %s((%s *)state, cx,\n"
+                            "                       (const %s *)args);",
+                         a->cname[ACC_A_ON_START], p,
+                         a->cname[ACC_A_START_ARGS]);
         else
-            acc_gen_line(g, "    (void)args;\n    return %s_on_start((%s *)state, "
-                            "cx);", p, p);
+            acc_gen_line(g, "    (void)args;\n    return %s((%s *)state, cx);",
+                         a->cname[ACC_A_ON_START], p);
         acc_gen_line(g, "}");
     }
     if (a->stop != NULL) {
         acc_gen_line(g, "\nstatic void %s__stop(void *state, ac_ctx *cx)\n{", p);
-        acc_gen_line(g, "    %s_on_stop((%s *)state, cx);\n}", p, p);
+        acc_gen_line(g, "    %s((%s *)state, cx);\n}", a->cname[ACC_A_ON_STOP],
+                     p);
     }
 }
 
 static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
 {
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        helper_protos(g, msg_name(g, p, m), m->fields, true);
+        helper_protos(g, m->cname[ACC_M_STRUCT], m->fields, true);
         if (m->has_reply)
-            helper_protos(g, reply_name(g, p, m), m->reply, true);
+            helper_protos(g, m->cname[ACC_M_REPLY_STRUCT], m->reply, true);
     }
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        helpers(g, msg_name(g, p, m), m->fields, true, m->has_reply);
+        helpers(g, m->cname[ACC_M_STRUCT], m->fields, true, m->has_reply);
         if (m->has_reply)
-            helpers(g, reply_name(g, p, m), m->reply, true, false);
+            helpers(g, m->cname[ACC_M_REPLY_STRUCT], m->reply, true, false);
     }
 
     put_codec_fns(g, a, p, false);
@@ -663,9 +655,9 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    ac_envelope *c_;\n");
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        const char *n = msg_name(g, p, m);
+        const char *n = m->cname[ACC_M_STRUCT];
         bool var = fields_have_var(m->fields);
-        acc_gen_line(g, "    case %s_TAG_%.*s: {", p, (int)m->name.len, m->name.s);
+        acc_gen_line(g, "    case %s: {", m->cname[ACC_M_TAG]);
         acc_gen_line(g, "        const %s *s_ = (const %s *)m_;", n, n);
         acc_gen_line(g, "        %s *d_;\n", n);
         acc_gen_line(g, "        size_ = sizeof(%s);", n);
@@ -693,7 +685,7 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
 static void put_type(acc_gen *g, const acc_actor *a, const char *p)
 {
     const acc_name *mn = &g->mod->name;
-    acc_gen_line(g, "\nconst ac_actor_type %s_type = {", p);
+    acc_gen_line(g, "\nconst ac_actor_type %s = {", a->cname[ACC_A_TYPE]);
     acc_gen_line(g, "    AC_ABI_VERSION,");
     acc_gen_line(g, "    \"%.*s.%.*s\",", (int)mn->len, mn->s,
                  (int)a->name.len, a->name.s);
@@ -811,44 +803,41 @@ static void put_built(acc_gen *g, const char *decl, const char *mn,
  * function that sends one built message: send, publish, send_after and
  * send_every, each a call of the builder and one of the runtime. */
 static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
-                        const char *p, const char *mn, const char *args)
+                        const char *mn, const char *args)
 {
     acc_arena *ar = &g->cx->arena;
-    int n = (int)m->name.len;
-    const char *s = m->name.s;
-    const char *send = acc_gen_send_decl(g, a, m);
-    const char *head = acc_aprintf(ar, "int %s_send_%.*s(ac_ctx *cx, %s_ref to",
-                                   p, n, s, p);
+    const char *type = a->cname[ACC_A_TYPE];
 
-    open_fn(g, acc_aprintf(ar, "static int %s__build(ac_ctx *cx, "
-                           "ac_envelope **built_%s", mn, send + strlen(head)));
-    put_fill(g, mn, m->fields, acc_aprintf(ar, "ac_envelope_new(cx, "
-             "%s_TAG_%.*s, size_)", p, n, s), "ac_envelope_payload",
+    open_fn(g, acc_gen_params(g, acc_aprintf(ar, "static int %s__build(ac_ctx "
+                              "*cx, ac_envelope **built_", mn), m->fields, ""));
+    put_fill(g, mn, m->fields, acc_aprintf(ar, "ac_envelope_new(cx, %s, "
+             "size_)", m->cname[ACC_M_TAG]), "ac_envelope_payload",
              "AC_MAX_PAYLOAD", m->has_reply);
     acc_gen_line(g, "    *built_ = env_;\n    return 0;\n}");
 
-    put_built(g, send, mn, args, "ac_send(cx, &to.addr, env_)", false);
-    put_built(g, acc_gen_publish_decl(g, a, m), mn, args, acc_aprintf(ar,
-              "ac_group_publish(cx, group, &%s_type, env_)", p), false);
+    put_built(g, acc_gen_send_decl(g, a, m), mn, args,
+              "ac_send(cx, &to.addr, env_)", false);
+    put_built(g, acc_gen_publish_decl(g, m), mn, args, acc_aprintf(ar,
+              "ac_group_publish(cx, group, &%s, env_)", type), false);
     put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args,
               "ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id)", true);
     put_built(g, acc_gen_timer_decl(g, a, m, true), mn, args, acc_aprintf(ar,
-              "ac_timer_every(cx, &to.addr, period_ms, &%s_type, env_, "
-              "timer_id)", p), true);
+              "ac_timer_every(cx, &to.addr, period_ms, &%s, env_, "
+              "timer_id)", type), true);
 }
 
 /* A message with a reply: the ask and blocking ask (on the send's
  * builder), the reply function, the continuation's trampoline. */
 static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
-                        const char *p, const char *mn, const char *args)
+                        const char *mn, const char *args)
 {
-    const char *rn = reply_name(g, p, m);
+    const char *rn = m->cname[ACC_M_REPLY_STRUCT];
 
     open_fn(g, acc_aprintf(&g->cx->arena, "static int %s__call(ac_any_fn fn, "
                            "void *state, ac_ctx *cx, int status, const void "
                            "*body, void *arg)", mn));
-    acc_gen_line(g, "    return ((%s_fn)fn)(state, cx, status, (const %s *)body, "
-                    "arg);", mn, rn);
+    acc_gen_line(g, "    return ((%s)fn)(state, cx, status, (const %s *)body, "
+                    "arg);", m->cname[ACC_M_FN], rn);
     acc_gen_line(g, "}");
 
     put_built(g, acc_gen_ask_decl(g, a, m, false), mn, args, acc_aprintf(
@@ -866,54 +855,56 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
     acc_gen_line(g, "    return rc_;");
     acc_gen_line(g, "}");
 
-    open_fn(g, acc_gen_reply_decl(g, a, m));
+    open_fn(g, acc_gen_reply_decl(g, m));
     put_fill(g, rn, m->reply, "ac_reply_new(cx, to, size_)", "ac_reply_body",
              "AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE", false);
     acc_gen_line(g, "    return ac_reply(cx, to, env_);");
     acc_gen_line(g, "}");
 }
 
-static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
+static void put_functions(acc_gen *g, const acc_actor *a)
 {
     /* The plain spawn is spawn_opts without options: one copy of the
      * start arguments' packing. */
     const acc_field *start = a->start != NULL ? a->start->fields : NULL;
+    const char *type = a->cname[ACC_A_TYPE], *ref = a->cname[ACC_A_REF];
     open_fn(g, acc_gen_spawn_decl(g, a, true));
     if (start != NULL) {
-        acc_gen_line(g, "    %s_start_args args_;\n", p);
+        acc_gen_line(g, "    %s args_;\n", a->cname[ACC_A_START_ARGS]);
         for (const acc_field *f = start; f != NULL; f = f->next)
             assign(g, "args_.", f);
-        acc_gen_line(g, "    return ac_spawn_opts(cx, &%s_type, &args_, opts, "
-                        "&out->addr);\n}", p);
+        acc_gen_line(g, "    return ac_spawn_opts(cx, &%s, &args_, opts, "
+                        "&out->addr);\n}", type);
     } else {
-        acc_gen_line(g, "    return ac_spawn_opts(cx, &%s_type, NULL, opts, "
-                        "&out->addr);\n}", p);
+        acc_gen_line(g, "    return ac_spawn_opts(cx, &%s, NULL, opts, "
+                        "&out->addr);\n}", type);
     }
     open_fn(g, acc_gen_spawn_decl(g, a, false));
-    acc_gen_line(g, "    return %s_spawn_opts(cx, NULL, out%s);\n}", p,
-                 args_of(g, start));
+    acc_gen_line(g, "    return %s(cx, NULL, out%s);\n}",
+                 a->cname[ACC_A_SPAWN_OPTS], args_of(g, start));
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        const char *mn = msg_name(g, p, m), *args = args_of(g, m->fields);
-        put_senders(g, a, m, p, mn, args);
+        const char *mn = m->cname[ACC_M_STRUCT], *args = args_of(g, m->fields);
+        put_senders(g, a, m, mn, args);
         if (m->has_reply)
-            put_request(g, a, m, p, mn, args);
+            put_request(g, a, m, mn, args);
     }
 
-    open_fn(g, acc_aprintf(&g->cx->arena, "int %s_whereis(ac_ctx *cx, const "
-                           "char *name, %s_ref *out)", p, p));
+    open_fn(g, acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const char "
+                           "*name, %s *out)", a->cname[ACC_A_WHEREIS], ref));
     acc_gen_line(g, "    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr "
                     ": NULL);\n");
     acc_gen_line(g, "    if (rc_ != 0 && out != NULL)");
     acc_gen_line(g, "        memset(&out->addr, 0, sizeof(out->addr));");
     acc_gen_line(g, "    return rc_;\n}");
 
-    acc_gen_line(g, "\n%s_ref %s_ref_of(ac_addr addr)\n{", p, p);
-    acc_gen_line(g, "    %s_ref ref;\n", p);
+    acc_gen_line(g, "\n%s %s(ac_addr addr)\n{", ref, a->cname[ACC_A_REF_OF]);
+    acc_gen_line(g, "    %s ref;\n", ref);
     acc_gen_line(g, "    ref.addr = addr;\n    return ref;\n}");
 
-    acc_gen_line(g, "\n%s_ref %s_ref_self(const ac_ctx *cx)\n{", p, p);
-    acc_gen_line(g, "    %s_ref ref = { { { 0 } } };", p);
+    acc_gen_line(g, "\n%s %s(const ac_ctx *cx)\n{", ref,
+                 a->cname[ACC_A_REF_SELF]);
+    acc_gen_line(g, "    %s ref = { { { 0 } } };", ref);
     acc_gen_line(g, "    const ac_addr *self = ac_self(cx);\n");
     acc_gen_line(g, "    if (self != NULL)\n        ref.addr = *self;");
     acc_gen_line(g, "    return ref;\n}");
@@ -927,13 +918,13 @@ void acc_gen_source(acc_gen *g)
     acc_gen_line(g, "#include <string.h>");
     put_type_helpers(g);
     for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next) {
-        const char *p = acc_gen_prefix(g, a);
+        const char *p = a->cname[ACC_A_STATE];
         acc_gen_section(g, "actor", &a->name);
         put_dispatch(g, a, p);
         put_hooks(g, a, p);
         put_codecs(g, a, p);
         put_copy(g, a, p);
         put_type(g, a, p);
-        put_functions(g, a, p);
+        put_functions(g, a);
     }
 }
