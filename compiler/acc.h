@@ -451,8 +451,10 @@ size_t acc_edit_distance(const char *a, size_t an, const char *b, size_t bn,
  * it does not fit in 64 bits. */
 bool acc_parse_int(const char *s, size_t len, uint64_t *value, bool *overflow);
 
-/* Whether the type holds variable-length data (string, bytes, sequence). */
+/* Whether the type holds variable-length data (string, bytes, sequence);
+ * whether any of the fields does. */
 bool acc_type_has_var(const acc_type *t);
+bool acc_fields_have_var(const acc_field *f);
 
 /* gen_util.c: shared by both generators. */
 typedef struct acc_gen {
@@ -508,5 +510,15 @@ const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
 
 void acc_gen_header(acc_gen *g);
 void acc_gen_source(acc_gen *g);
+
+/* gen_codec.c, for gen_source.c: the codec helpers of the structs and
+ * enums the module's messages use; an actor's message and reply codecs
+ * and its descriptor's copy; and the size pass of `fields` (the struct at
+ * `owner`, "s_->", or "" for parameters named like the fields), which
+ * adds their variable-length data to the size_t lvalue `at`. */
+void acc_gen_type_codecs(acc_gen *g);
+void acc_gen_actor_codecs(acc_gen *g, const acc_actor *a);
+void acc_gen_tail(acc_gen *g, const acc_field *fields, const char *owner,
+                  const char *at, int depth);
 
 #endif /* ACC_H */

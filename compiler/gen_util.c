@@ -97,6 +97,14 @@ bool acc_type_has_var(const acc_type *t)
     }
 }
 
+bool acc_fields_have_var(const acc_field *f)
+{
+    for (; f != NULL; f = f->next)
+        if (acc_type_has_var(&f->type))
+            return true;
+    return false;
+}
+
 /* One line of doc text, made safe inside a block comment: no comment
  * delimiters, no control characters, no trigraphs. */
 static void put_doc_line(acc_buf *b, const char *s, size_t n)
