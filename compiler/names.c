@@ -58,6 +58,7 @@ const acc_cname_rule acc_decl_cnames[ACC_D_COUNT] = {
     [ACC_D_SEQ] = { "", "_seq", "the sequence type" },
 };
 const acc_cname_rule acc_value_cname = { "_", "", "the constant" };
+/* The module's name then `post`, upper-cased. */
 const acc_cname_rule acc_guard_cname = { "", "_ACTOR_H", "the include guard" };
 
 /* Whether actor `a` has the name of row k: the hooks' names only for the
