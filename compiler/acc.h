@@ -12,6 +12,7 @@
 #define ACC_H
 
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,40 +85,41 @@ typedef struct acc_file {
 typedef struct acc_ctx {
     acc_arena arena;
     jmp_buf oom;
-    /* The file diagnostics refer to (and the lexer reads). */
+    /* The input as diagnostics show it: what errors about the whole
+     * compilation name. Diagnostics about a module name its file. */
     const char *filename;
-    const char *src;
-    uint32_t len;
     acc_buf diags;          /* rendered diagnostics */
     int errors;
     int warnings;
     int max_errors;
     bool no_warnings;
     bool stopped;           /* max_errors reached: passes wind down */
-    bool eof_reported;      /* an error already explains the early end */
     bool muted;             /* the last error was dropped: drop its notes */
     const struct acc_options *opt;
     uint32_t mark_gen;      /* for walks over the modules */
-    struct acc_module *main;    /* the module being compiled */
 } acc_ctx;
-
-/* Makes `f` the file that diagnostics and the lexer refer to. */
-void acc_use_file(acc_ctx *cx, const acc_file *f);
 
 /* A place in the source: byte offset and length (0 for a point). */
 typedef struct acc_loc {
     uint32_t off, len;
 } acc_loc;
 
-void acc_error(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
+/* Diagnostics at a place in file `f`: the file of the module they are
+ * about, which the pass reporting them carries. */
+void acc_error(acc_ctx *cx, const acc_file *f, acc_loc at,
+               const char *fmt, ...) ACC_PRINTF(4, 5);
 /* A note belongs to the error just reported. */
-void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
-/* A note at a place in another file. */
-void acc_note_in(acc_ctx *cx, const acc_file *f, acc_loc at,
-                 const char *fmt, ...) ACC_PRINTF(4, 5);
+void acc_note(acc_ctx *cx, const acc_file *f, acc_loc at,
+              const char *fmt, ...) ACC_PRINTF(4, 5);
 /* A warning: shown, not counted as an error. */
-void acc_warning(acc_ctx *cx, acc_loc at, const char *fmt, ...) ACC_PRINTF(3, 4);
-/* An error about the whole file (no line). */
+void acc_warning(acc_ctx *cx, const acc_file *f, acc_loc at,
+                 const char *fmt, ...) ACC_PRINTF(4, 5);
+/* The same on a va_list, for a pass's own wrappers that add its file. */
+void acc_verror(acc_ctx *cx, const acc_file *f, acc_loc at,
+                const char *fmt, va_list ap) ACC_PRINTF(4, 0);
+void acc_vnote(acc_ctx *cx, const acc_file *f, acc_loc at,
+               const char *fmt, va_list ap) ACC_PRINTF(4, 0);
+/* An error about the whole input (no line). */
 void acc_error_file(acc_ctx *cx, const char *fmt, ...) ACC_PRINTF(2, 3);
 /* Appends the final "too many errors" note when the cap was reached. */
 void acc_diag_finish(acc_ctx *cx);
@@ -140,18 +142,62 @@ typedef struct acc_token {
 
 typedef struct acc_lexer {
     acc_ctx *cx;
+    const acc_file *file;   /* what it reads, and where its errors are */
     const unsigned char *cur, *lim;
     uint32_t last_end;      /* end of the last token: where EOF is reported */
+    bool eof_reported;      /* an error already explains the early end */
     acc_doc *doc_head, *doc_tail;
 } acc_lexer;
 
-void acc_lex_init(acc_lexer *lx, acc_ctx *cx);
+void acc_lex_init(acc_lexer *lx, acc_ctx *cx, const acc_file *f);
 /* The next token's code (a TK_ value from parser.h; 0 at the end). Lexical
  * errors are reported and skipped. */
 int acc_lex(acc_lexer *lx, acc_token *tok);
 
 /* "'{'", "identifier", "end of file", ... for a token code. */
 const char *acc_token_desc(int code);
+
+/* ---- generated C names (names.c) ------------------------------------------ */
+
+/* The kinds of public C names made for an actor, a message, a struct or
+ * enum; one row each in names.c's tables, in the order the collision
+ * check records them. */
+typedef enum acc_actor_cname {
+    ACC_A_REF, ACC_A_REF_SEQ, ACC_A_STATE, ACC_A_TAG_ENUM, ACC_A_SPAWN,
+    ACC_A_REF_SELF, ACC_A_TYPE, ACC_A_SPAWN_OPTS, ACC_A_WHEREIS,
+    ACC_A_REF_OF,
+    ACC_A_START_ARGS, ACC_A_ON_START,   /* with a start hook */
+    ACC_A_ON_STOP, ACC_A_ON_DOWN, ACC_A_ON_EXIT,    /* with that hook */
+    ACC_A_ENCODE_REPLY, ACC_A_DECODE_REPLY,         /* with a request */
+    ACC_A_COUNT
+} acc_actor_cname;
+
+typedef enum acc_msg_cname {
+    ACC_M_TAG, ACC_M_STRUCT, ACC_M_HANDLER, ACC_M_SEND, ACC_M_PUBLISH,
+    ACC_M_SEND_AFTER, ACC_M_SEND_EVERY,
+    /* a request's only */
+    ACC_M_REPLY_STRUCT, ACC_M_REPLY, ACC_M_FN, ACC_M_ASK, ACC_M_ASK_WAIT,
+    ACC_M_COUNT
+} acc_msg_cname;
+
+typedef enum acc_decl_cname {
+    ACC_D_TYPE, ACC_D_SEQ,
+    ACC_D_COUNT
+} acc_decl_cname;
+
+/* How a kind of name is spelled: the owner's C name (an actor's prefix,
+ * "bank_Account"; a type's, "bank_Money"), `pre`, the member's own name
+ * (a message's, an enum value's; none for the others), `post`. */
+typedef struct acc_cname_rule {
+    const char *pre, *post;
+    const char *what;       /* in diagnostics: "the send function" */
+} acc_cname_rule;
+
+extern const acc_cname_rule acc_actor_cnames[ACC_A_COUNT];
+extern const acc_cname_rule acc_msg_cnames[ACC_M_COUNT];
+extern const acc_cname_rule acc_decl_cnames[ACC_D_COUNT];
+extern const acc_cname_rule acc_value_cname;
+extern const acc_cname_rule acc_guard_cname;
 
 /* ---- the AST (built by parser.y) ----------------------------------------- */
 
@@ -208,6 +254,7 @@ typedef struct acc_message {
     bool has_parens;        /* `on x();` rather than `on x;` */
     bool has_reply;         /* `on x(...) -> (...);` */
     acc_field *reply;       /* the reply's fields (may be none) */
+    const char *cname[ACC_M_COUNT];     /* names.c; NULL: not made */
     struct acc_message *next;
 } acc_message;
 
@@ -228,6 +275,8 @@ typedef struct acc_actor {
     bool bad;
     bool referenced;        /* some ref<> names it */
     struct acc_module *mod;
+    /* names.c; NULL: not made. cname[ACC_A_STATE] is the prefix of all. */
+    const char *cname[ACC_A_COUNT];
     struct acc_actor *next;
 } acc_actor;
 
@@ -239,6 +288,7 @@ typedef struct acc_enumerator {
     acc_name lit;           /* the number, without its sign */
     acc_loc lit_at;         /* the number with its sign */
     int64_t value;          /* set by check.c */
+    const char *cname;      /* names.c */
     struct acc_enumerator *next;
 } acc_enumerator;
 
@@ -253,6 +303,7 @@ typedef struct acc_decl {
     struct acc_module *mod;
     int visit;                  /* check.c: 0 new, 1 on the path, 2 done */
     bool bad;
+    const char *cname[ACC_D_COUNT];     /* names.c */
     struct acc_decl *next;
 } acc_decl;
 
@@ -273,18 +324,23 @@ typedef struct acc_module {
     acc_actor *actors, *actors_tail;
     acc_decl *decls, *decls_tail;       /* structs and enums, in order */
     acc_import *imports, *imports_tail;
-    /* compile.c */
-    int state;                  /* 0 new, 1 loading, 2 loaded, 3 checked */
+    /* load.c */
+    bool loading;               /* on the chain of imports being loaded */
+    /* No error had been reported when it finished loading: it and all it
+     * imports are whole, so the check pass may look at it. */
+    bool whole;
     const char *canon;          /* canonical path of its file */
-    struct acc_module *next_loaded;
     const char *found;          /* the path it was opened by */
+    struct acc_module *next_opened;     /* acc_graph.opened */
+    struct acc_module *next_in_order;   /* acc_graph.first */
+    const char *guard;          /* names.c: the header's include guard */
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
-    uint32_t mark;
+    uint32_t mark;              /* ast.c: the walk's visited mark */
 } acc_module;
 
-/* Calls fn on `m` and every module it imports, directly or not, once each
- * (imports first). */
+/* ast.c: calls fn on `m` and every module it imports, directly or not,
+ * once each, imports first (the order the loader finished them in). */
 void acc_each_module(acc_ctx *cx, acc_module *m,
                      void (*fn)(acc_module *, void *), void *arg);
 
@@ -292,7 +348,8 @@ void acc_each_module(acc_ctx *cx, acc_module *m,
 
 typedef struct acc_parser {
     acc_ctx *cx;
-    acc_module *mod;
+    acc_module *mod;        /* being built; its file is where errors are */
+    const acc_lexer *lx;
     acc_token tok;          /* the token being fed */
 } acc_parser;
 
@@ -352,13 +409,34 @@ void acc_ast_import(acc_parser *ps, const acc_token *kw, const acc_token *path);
 
 /* ---- passes --------------------------------------------------------------- */
 
-/* parse.c: lexes and parses the context's current file into `mod`. */
+/* What the loader hands the later passes: every module parsed once, each
+ * import's `mod` resolved unless an error about it was reported. */
+typedef struct acc_graph {
+    acc_module *main;       /* the module being compiled */
+    /* Every module, each after the modules it imports (so main is last),
+     * linked by next_in_order: the order they are checked in. */
+    acc_module *first;
+    /* The imported modules in the order their files were opened, linked
+     * by next_opened: the depfile's order. */
+    acc_module *opened;
+} acc_graph;
+
+/* load.c: loads `main` (its file already read: filename, src, len) and
+ * every module it imports, directly or not. */
+void acc_load(acc_ctx *cx, acc_module *main, acc_graph *out);
+
+/* parse.c: lexes and parses the file of `mod` into it. */
 void acc_parse(acc_ctx *cx, acc_module *mod);
 
-/* check.c: resolves names and checks every rule on one module, whose
- * imports are loaded and checked already. `main` enables the warnings
- * (they concern the file being compiled, not its imports). */
-void acc_check(acc_ctx *cx, acc_module *mod, bool main);
+/* check.c: resolves names and checks every rule on each whole module of
+ * the graph, in its order, until one fails (a module is checked against
+ * imports that passed). The warnings concern the main module only, the
+ * file being compiled. */
+void acc_check(acc_ctx *cx, const acc_graph *graph);
+
+/* names.c: fills in the C names of everything `mod` declares (the check
+ * pass does, before it looks for collisions among them). */
+void acc_name_module(acc_arena *a, acc_module *mod);
 
 /* cnames.c: the rules on C identifiers. */
 /* Why `name` may not appear as a bare C identifier, or NULL if it may. */
@@ -373,8 +451,10 @@ size_t acc_edit_distance(const char *a, size_t an, const char *b, size_t bn,
  * it does not fit in 64 bits. */
 bool acc_parse_int(const char *s, size_t len, uint64_t *value, bool *overflow);
 
-/* Whether the type holds variable-length data (string, bytes, sequence). */
+/* Whether the type holds variable-length data (string, bytes, sequence);
+ * whether any of the fields does. */
 bool acc_type_has_var(const acc_type *t);
+bool acc_fields_have_var(const acc_field *f);
 
 /* gen_util.c: shared by both generators. */
 typedef struct acc_gen {
@@ -386,10 +466,6 @@ typedef struct acc_gen {
 } acc_gen;
 
 void acc_gen_banner(acc_gen *g);
-/* "bank_Account": the prefix of every name generated for an actor. */
-const char *acc_gen_prefix(acc_gen *g, const acc_actor *a);
-/* "bank_Money": the C name of a struct or enum. */
-const char *acc_gen_decl_name(acc_gen *g, const acc_decl *d);
 /* The C type of a field type that is not an array, e.g. "uint64_t",
  * "bank_Teller_ref", "ac_string", "ac_u32_seq". */
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t);
@@ -404,6 +480,10 @@ void acc_gen_section(acc_gen *g, const char *what, const acc_name *n);
 /* One line of code (the newline is added), wrapped after commas to fit in
  * 79 columns. */
 void acc_gen_line(acc_gen *g, const char *fmt, ...) ACC_PRINTF(2, 3);
+/* head + ", T name" per field (arrays const) + extra + ")": a parameter
+ * list ending in the fields of a message, reply or start hook. */
+const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
+                           const char *extra);
 /* "int m_A_send_x(ac_ctx *cx, m_A_ref to, uint64_t n)": the sender of a
  * message, declared in the header and defined in the source. */
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
@@ -413,8 +493,7 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
  * to, ...fields, uint32_t timeout_ms, m_A_x_fn fn, void *arg)" and "int
  * m_A_ask_x_wait(ac_ctx *cx, m_A_ref to, ...fields, int timeout_ms,
  * m_A_x_reply **out)". */
-const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
-                               const acc_message *m);
+const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m);
 const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
                              const acc_message *m, bool wait);
 /* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)", or with
@@ -425,14 +504,21 @@ const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts);
  * const char *group, ...fields)" and "int m_A_send_x_after(ac_ctx *cx,
  * m_A_ref to, uint32_t delay_ms, ...fields, ac_timer_id *timer_id)" (with
  * `every`: m_A_send_x_every, period_ms). */
-const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
-                                 const acc_message *m);
+const char *acc_gen_publish_decl(acc_gen *g, const acc_message *m);
 const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
                                const acc_message *m, bool every);
-/* The include guard: upper-cased module name + "_ACTOR_H". */
-const char *acc_gen_guard(acc_arena *a, const acc_module *mod);
 
 void acc_gen_header(acc_gen *g);
 void acc_gen_source(acc_gen *g);
+
+/* gen_codec.c, for gen_source.c: the codec helpers of the structs and
+ * enums the module's messages use; an actor's message and reply codecs
+ * and its descriptor's copy; and the size pass of `fields` (the struct at
+ * `owner`, "s_->", or "" for parameters named like the fields), which
+ * adds their variable-length data to the size_t lvalue `at`. */
+void acc_gen_type_codecs(acc_gen *g);
+void acc_gen_actor_codecs(acc_gen *g, const acc_actor *a);
+void acc_gen_tail(acc_gen *g, const acc_field *fields, const char *owner,
+                  const char *at, int depth);
 
 #endif /* ACC_H */

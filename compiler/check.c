@@ -1,7 +1,8 @@
 /*
- * check.c — the semantic pass over one module (its imports are checked
- * already): resolves type names and ref<Actor> (also `mod.Name` through an
- * import), rejects duplicate names (with a note at the first), names C
+ * check.c — the check pass, over each module the loader left, imports
+ * before the modules that import them: resolves type names and ref<Actor>
+ * (also `mod.Name` through an import), rejects duplicate names (with a
+ * note at the first), names C
  * cannot take, array sizes and enum values out of range, repeated enum
  * values, structs that contain themselves by value, and any two generated C
  * identifiers that would be the same — in this module or across the modules
@@ -9,6 +10,7 @@
  * no other actor can reach (see docs/IDL.md). Marks bad declarations so
  * that one mistake is not reported again as a collision.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,9 +22,32 @@
 
 typedef struct checker {
     acc_ctx *cx;
-    acc_module *mod;
+    acc_module *mod;        /* the module being checked */
     acc_map scope;          /* name -> scope_entry: structs, enums, actors */
 } checker;
+
+/* Errors and their notes about the module being checked are in its file;
+ * a note about another module names that module's file itself. */
+static void error(checker *ck, acc_loc at, const char *fmt, ...)
+    ACC_PRINTF(3, 4);
+static void note(checker *ck, acc_loc at, const char *fmt, ...)
+    ACC_PRINTF(3, 4);
+
+static void error(checker *ck, acc_loc at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    acc_verror(ck->cx, &ck->mod->file, at, fmt, ap);
+    va_end(ap);
+}
+
+static void note(checker *ck, acc_loc at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    acc_vnote(ck->cx, &ck->mod->file, at, fmt, ap);
+    va_end(ap);
+}
 
 typedef struct scope_entry {
     acc_decl *decl;         /* or */
@@ -53,8 +78,8 @@ static bool check_name(checker *ck, acc_name n, const char *what, bool bare)
                            : acc_c_keyword(n.s, n.len);
     if (why == NULL)
         return true;
-    acc_error(ck->cx, loc_of(n), "'%.*s' cannot be used as %s name: it is %s",
-              (int)n.len, n.s, what, why);
+    error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it is %s",
+          (int)n.len, n.s, what, why);
     return false;
 }
 
@@ -68,8 +93,8 @@ static bool check_type_name(checker *ck, acc_name n, const char *what)
 {
     for (size_t i = 0; i < sizeof(builtin_types) / sizeof(builtin_types[0]); i++)
         if (is(n, builtin_types[i])) {
-            acc_error(ck->cx, loc_of(n), "'%.*s' cannot be used as %s name: "
-                      "it is a built-in type", (int)n.len, n.s, what);
+            error(ck, loc_of(n), "'%.*s' cannot be used as %s name: "
+                  "it is a built-in type", (int)n.len, n.s, what);
             return false;
         }
     return check_name(ck, n, what, false);
@@ -88,11 +113,11 @@ static void find_same_module(acc_module *m, void *arg)
     acc_module *mod = sn->ck->mod;
     if (m == mod || sn->reported || !m->has_name || !same(m->name, mod->name))
         return;
-    acc_error(sn->ck->cx, loc_of(mod->name), "module '%.*s' is also the "
-              "module of '%s': each file needs a module of its own",
-              (int)mod->name.len, mod->name.s, m->file.filename);
-    acc_note_in(sn->ck->cx, &m->file, loc_of(m->name), "'%.*s' is declared "
-                "here", (int)m->name.len, m->name.s);
+    error(sn->ck, loc_of(mod->name), "module '%.*s' is also the "
+          "module of '%s': each file needs a module of its own",
+          (int)mod->name.len, mod->name.s, m->file.filename);
+    acc_note(sn->ck->cx, &m->file, loc_of(m->name), "'%.*s' is declared "
+             "here", (int)m->name.len, m->name.s);
     sn->reported = true;
     mod->bad = true;
 }
@@ -103,11 +128,11 @@ static void check_module(checker *ck)
     if (!check_name(ck, mod->name, "a module", false)) {
         mod->bad = true;
     } else if (is(mod->name, "ac") || is(mod->name, "AC")) {
-        acc_error(ck->cx, loc_of(mod->name),
-                  "'%.*s' cannot be used as a module name: the prefix "
-                  "'%.*s_' is reserved for the actorc runtime",
-                  (int)mod->name.len, mod->name.s,
-                  (int)mod->name.len, mod->name.s);
+        error(ck, loc_of(mod->name),
+              "'%.*s' cannot be used as a module name: the prefix "
+              "'%.*s_' is reserved for the actorc runtime",
+              (int)mod->name.len, mod->name.s,
+              (int)mod->name.len, mod->name.s);
         mod->bad = true;
     }
     same_name sn = { ck, false };
@@ -139,14 +164,14 @@ static void check_declared(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
         const char *what = d ? decl_what(d) : "actor";
         const char *fwhat = first->decl ? decl_what(first->decl) : "actor";
         if (strcmp(what, fwhat) == 0)
-            acc_error(ck->cx, loc_of(n), "duplicate %s '%.*s'", what,
-                      (int)n.len, n.s);
+            error(ck, loc_of(n), "duplicate %s '%.*s'", what,
+                  (int)n.len, n.s);
         else
-            acc_error(ck->cx, loc_of(n), "duplicate name '%.*s': %s %s has "
-                      "it already", (int)n.len, n.s,
-                      fwhat[0] == 'a' || fwhat[0] == 'e' ? "an" : "a", fwhat);
-        acc_note(ck->cx, loc_of(fn), "'%.*s' was first declared here",
-                 (int)fn.len, fn.s);
+            error(ck, loc_of(n), "duplicate name '%.*s': %s %s has "
+                  "it already", (int)n.len, n.s,
+                  fwhat[0] == 'a' || fwhat[0] == 'e' ? "an" : "a", fwhat);
+        note(ck, loc_of(fn), "'%.*s' was first declared here",
+             (int)fn.len, fn.s);
         ok = false;
     } else {
         ok = check_type_name(ck, n, d ? (d->kind == ACC_STRUCT ? "a struct"
@@ -187,12 +212,12 @@ static acc_module *scope_of(checker *ck, acc_name qual)
     if (same(qual, ck->mod->name))
         return ck->mod;
     if (best != NULL)
-        acc_error(ck->cx, loc_of(qual), "unknown module '%.*s'; did you mean "
-                  "'%.*s'?", (int)qual.len, qual.s, (int)best->mod->name.len,
-                  best->mod->name.s);
+        error(ck, loc_of(qual), "unknown module '%.*s'; did you mean "
+              "'%.*s'?", (int)qual.len, qual.s, (int)best->mod->name.len,
+              best->mod->name.s);
     else
-        acc_error(ck->cx, loc_of(qual), "unknown module '%.*s' (no import "
-                  "declares it)", (int)qual.len, qual.s);
+        error(ck, loc_of(qual), "unknown module '%.*s' (no import "
+              "declares it)", (int)qual.len, qual.s);
     return NULL;
 }
 
@@ -244,23 +269,23 @@ static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
             }
         }
     if (t->qual.len > 0 && near.s != NULL)
-        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s.%.*s'; did you mean "
-                  "'%.*s.%.*s'?", what, (int)t->qual.len, t->qual.s,
-                  (int)n.len, n.s, (int)t->qual.len, t->qual.s,
-                  (int)near.len, near.s);
+        error(ck, loc_of(n), "unknown %s '%.*s.%.*s'; did you mean "
+              "'%.*s.%.*s'?", what, (int)t->qual.len, t->qual.s,
+              (int)n.len, n.s, (int)t->qual.len, t->qual.s,
+              (int)near.len, near.s);
     else if (near.s != NULL)
-        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s'; did you mean "
-                  "'%.*s'?", what, (int)n.len, n.s, (int)near.len, near.s);
+        error(ck, loc_of(n), "unknown %s '%.*s'; did you mean "
+              "'%.*s'?", what, (int)n.len, n.s, (int)near.len, near.s);
     else if (in != NULL)
-        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s'; did you mean "
-                  "'%.*s.%.*s'?", what, (int)n.len, n.s, (int)in->name.len,
-                  in->name.s, (int)n.len, n.s);
+        error(ck, loc_of(n), "unknown %s '%.*s'; did you mean "
+              "'%.*s.%.*s'?", what, (int)n.len, n.s, (int)in->name.len,
+              in->name.s, (int)n.len, n.s);
     else if (t->qual.len > 0)
-        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s.%.*s'", what,
-                  (int)t->qual.len, t->qual.s, (int)n.len, n.s);
+        error(ck, loc_of(n), "unknown %s '%.*s.%.*s'", what,
+              (int)t->qual.len, t->qual.s, (int)n.len, n.s);
     else
-        acc_error(ck->cx, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
-                  n.s);
+        error(ck, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
+              n.s);
 }
 
 /* ---- types ------------------------------------------------------------------- */
@@ -271,16 +296,16 @@ static void check_array_size(checker *ck, acc_type *t)
     bool overflow;
     acc_name lit = t->size_lit;
     if (!acc_parse_int(lit.s, lit.len, &v, &overflow)) {
-        acc_error(ck->cx, loc_of(lit), "invalid integer literal '%.*s'",
-                  (int)lit.len, lit.s);
+        error(ck, loc_of(lit), "invalid integer literal '%.*s'",
+              (int)lit.len, lit.s);
     } else if (!overflow && (v == 0 || t->size_neg)) {
-        acc_error(ck->cx, t->size_at, "array size must be positive, not "
-                  "%s%.*s", t->size_neg && v != 0 ? "-" : "", (int)lit.len,
-                  lit.s);
+        error(ck, t->size_at, "array size must be positive, not "
+              "%s%.*s", t->size_neg && v != 0 ? "-" : "", (int)lit.len,
+              lit.s);
     } else if (overflow || v > MAX_ARRAY) {
-        acc_error(ck->cx, t->size_at, "array size %s%.*s is out of range "
-                  "(1..%u)", t->size_neg ? "-" : "", (int)lit.len, lit.s,
-                  MAX_ARRAY);
+        error(ck, t->size_at, "array size %s%.*s is out of range "
+              "(1..%u)", t->size_neg ? "-" : "", (int)lit.len, lit.s,
+              MAX_ARRAY);
     } else {
         t->size = (uint32_t)v;
         return;
@@ -300,9 +325,9 @@ static void resolve(checker *ck, acc_type *t)
             t->actor = e->actor;
             t->actor->referenced = true;
         } else if (e != NULL) {
-            acc_error(ck->cx, loc_of(t->target), "'%.*s' is a %s, not an "
-                      "actor", (int)t->target.len, t->target.s,
-                      decl_what(e->decl));
+            error(ck, loc_of(t->target), "'%.*s' is a %s, not an "
+                  "actor", (int)t->target.len, t->target.s,
+                  decl_what(e->decl));
         } else {
             unknown(ck, t, m, true);
         }
@@ -316,9 +341,9 @@ static void resolve(checker *ck, acc_type *t)
         if (e != NULL && e->decl != NULL)
             t->decl = e->decl;
         else if (e != NULL)
-            acc_error(ck->cx, loc_of(t->target), "'%.*s' is an actor, not a "
-                      "type; did you mean 'ref<%.*s>'?", (int)t->target.len,
-                      t->target.s, (int)t->target.len, t->target.s);
+            error(ck, loc_of(t->target), "'%.*s' is an actor, not a "
+                  "type; did you mean 'ref<%.*s>'?", (int)t->target.len,
+                  t->target.s, (int)t->target.len, t->target.s);
         else
             unknown(ck, t, m, false);
         return;
@@ -326,9 +351,9 @@ static void resolve(checker *ck, acc_type *t)
     case ACC_ARRAY:
     case ACC_SEQ:
         if (t->elem->kind == ACC_ARRAY || t->elem->kind == ACC_SEQ) {
-            acc_error(ck->cx, t->at, "%s of arrays or sequences are not "
-                      "supported: wrap the inner one in a struct",
-                      t->kind == ACC_ARRAY ? "arrays" : "sequences");
+            error(ck, t->at, "%s of arrays or sequences are not "
+                  "supported: wrap the inner one in a struct",
+                  t->kind == ACC_ARRAY ? "arrays" : "sequences");
             t->elem->kind = ACC_U8;
         } else {
             resolve(ck, t->elem);
@@ -359,18 +384,18 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
     for (acc_field *f = fields; f != NULL; f = f->next) {
         acc_field *first = acc_map_put(&seen, f->name.s, f->name.len, f);
         if (first != f) {
-            acc_error(ck->cx, loc_of(f->name), "duplicate field '%.*s' in %s",
-                      (int)f->name.len, f->name.s, where);
-            acc_note(ck->cx, loc_of(first->name),
-                     "'%.*s' was first declared here",
-                     (int)first->name.len, first->name.s);
+            error(ck, loc_of(f->name), "duplicate field '%.*s' in %s",
+                  (int)f->name.len, f->name.s, where);
+            note(ck, loc_of(first->name),
+                 "'%.*s' was first declared here",
+                 (int)first->name.len, first->name.s);
         } else if (check_name(ck, f->name, "a field", true)) {
             for (int i = 0; params != NULL && params[i].name != NULL; i++)
                 if (is(f->name, params[i].name)) {
-                    acc_error(ck->cx, loc_of(f->name), "'%.*s' cannot be used "
-                              "as a %s field name: it is a parameter of the "
-                              "generated %s function", (int)f->name.len,
-                              f->name.s, kind, params[i].fn);
+                    error(ck, loc_of(f->name), "'%.*s' cannot be used "
+                          "as a %s field name: it is a parameter of the "
+                          "generated %s function", (int)f->name.len,
+                          f->name.s, kind, params[i].fn);
                     break;
                 }
         }
@@ -381,8 +406,8 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
 static void check_enum(checker *ck, acc_decl *d)
 {
     if (d->values == NULL) {
-        acc_error(ck->cx, loc_of(d->name), "enum '%.*s' has no values",
-                  (int)d->name.len, d->name.s);
+        error(ck, loc_of(d->name), "enum '%.*s' has no values",
+              (int)d->name.len, d->name.s);
         d->bad = true;
         return;
     }
@@ -393,11 +418,11 @@ static void check_enum(checker *ck, acc_decl *d)
     for (acc_enumerator *e = d->values; e != NULL; e = e->next) {
         acc_enumerator *first = acc_map_put(&names, e->name.s, e->name.len, e);
         if (first != e) {
-            acc_error(ck->cx, loc_of(e->name), "duplicate value '%.*s' in enum "
-                      "'%.*s'", (int)e->name.len, e->name.s, (int)d->name.len,
-                      d->name.s);
-            acc_note(ck->cx, loc_of(first->name), "'%.*s' was first declared "
-                     "here", (int)first->name.len, first->name.s);
+            error(ck, loc_of(e->name), "duplicate value '%.*s' in enum "
+                  "'%.*s'", (int)e->name.len, e->name.s, (int)d->name.len,
+                  d->name.s);
+            note(ck, loc_of(first->name), "'%.*s' was first declared "
+                 "here", (int)first->name.len, first->name.s);
             d->bad = true;
         } else if (!check_name(ck, e->name, "an enum value", true)) {
             d->bad = true;
@@ -406,24 +431,24 @@ static void check_enum(checker *ck, acc_decl *d)
             uint64_t v;
             bool overflow;
             if (!acc_parse_int(e->lit.s, e->lit.len, &v, &overflow)) {
-                acc_error(ck->cx, loc_of(e->lit), "invalid integer literal "
-                          "'%.*s'", (int)e->lit.len, e->lit.s);
+                error(ck, loc_of(e->lit), "invalid integer literal "
+                      "'%.*s'", (int)e->lit.len, e->lit.s);
                 d->bad = true;
                 v = 0;
             } else if (overflow || (!e->neg && v > INT32_MAX) ||
                        (e->neg && v > (uint64_t)INT32_MAX + 1)) {
-                acc_error(ck->cx, e->lit_at, "integer literal %s%.*s is out "
-                          "of range for an enum value (i32: -2147483648.."
-                          "2147483647)", e->neg ? "-" : "", (int)e->lit.len,
-                          e->lit.s);
+                error(ck, e->lit_at, "integer literal %s%.*s is out "
+                      "of range for an enum value (i32: -2147483648.."
+                      "2147483647)", e->neg ? "-" : "", (int)e->lit.len,
+                      e->lit.s);
                 d->bad = true;
                 v = 0;
             }
             next = e->neg ? -(int64_t)v : (int64_t)v;
         } else if (next > INT32_MAX) {
-            acc_error(ck->cx, loc_of(e->name), "the implicit value of '%.*s', "
-                      "%lld, is out of range for an enum value (i32)",
-                      (int)e->name.len, e->name.s, (long long)next);
+            error(ck, loc_of(e->name), "the implicit value of '%.*s', "
+                  "%lld, is out of range for an enum value (i32)",
+                  (int)e->name.len, e->name.s, (long long)next);
             d->bad = true;
         }
         e->value = next;
@@ -432,11 +457,11 @@ static void check_enum(checker *ck, acc_decl *d)
         char *k = acc_strndup(&ck->cx->arena, key, (size_t)kn);
         acc_enumerator *prev = acc_map_put(&values, k, (size_t)kn, e);
         if (prev != e && !d->bad) {
-            acc_error(ck->cx, loc_of(e->name), "enum value '%.*s' repeats the "
-                      "value %lld of '%.*s'", (int)e->name.len, e->name.s,
-                      (long long)next, (int)prev->name.len, prev->name.s);
-            acc_note(ck->cx, loc_of(prev->name), "'%.*s' is %lld here",
-                     (int)prev->name.len, prev->name.s, (long long)next);
+            error(ck, loc_of(e->name), "enum value '%.*s' repeats the "
+                  "value %lld of '%.*s'", (int)e->name.len, e->name.s,
+                  (long long)next, (int)prev->name.len, prev->name.s);
+            note(ck, loc_of(prev->name), "'%.*s' is %lld here",
+                 (int)prev->name.len, prev->name.s, (long long)next);
             d->bad = true;
         }
         next++;
@@ -450,8 +475,8 @@ static void check_decl(checker *ck, acc_decl *d)
         return;
     }
     if (d->fields == NULL) {
-        acc_error(ck->cx, loc_of(d->name), "struct '%.*s' has no fields",
-                  (int)d->name.len, d->name.s);
+        error(ck, loc_of(d->name), "struct '%.*s' has no fields",
+              (int)d->name.len, d->name.s);
         d->bad = true;
     }
     check_fields(ck, d->fields, acc_aprintf(&ck->cx->arena, "struct '%.*s'",
@@ -491,13 +516,13 @@ static void check_actor(checker *ck, acc_actor *a)
     for (acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_message *prev = acc_map_put(&seen, m->name.s, m->name.len, m);
         if (prev != m) {
-            acc_error(ck->cx, loc_of(m->name),
-                      "duplicate message '%.*s' in actor '%.*s'",
-                      (int)m->name.len, m->name.s,
-                      (int)a->name.len, a->name.s);
-            acc_note(ck->cx, loc_of(prev->name),
-                     "'%.*s' was first declared here",
-                     (int)prev->name.len, prev->name.s);
+            error(ck, loc_of(m->name),
+                  "duplicate message '%.*s' in actor '%.*s'",
+                  (int)m->name.len, m->name.s,
+                  (int)a->name.len, a->name.s);
+            note(ck, loc_of(prev->name),
+                 "'%.*s' was first declared here",
+                 (int)prev->name.len, prev->name.s);
             m->bad = true;
         } else if (!check_name(ck, m->name, "a message", true)) {
             m->bad = true;
@@ -535,10 +560,10 @@ static bool contains_self(checker *ck, acc_decl *d, acc_decl **path, int depth)
             acc_buf_printf(&chain, "%.*s -> ", (int)path[i]->name.len,
                            path[i]->name.s);
         acc_buf_printf(&chain, "%.*s", (int)d->name.len, d->name.s);
-        acc_error(ck->cx, loc_of(d->name), "struct '%.*s' contains itself by "
-                  "value (%s); a sequence (%.*s[]) can refer to it",
-                  (int)d->name.len, d->name.s, chain.data, (int)d->name.len,
-                  d->name.s);
+        error(ck, loc_of(d->name), "struct '%.*s' contains itself by "
+              "value (%s); a sequence (%.*s[]) can refer to it",
+              (int)d->name.len, d->name.s, chain.data, (int)d->name.len,
+              d->name.s);
         acc_buf_free(&chain);
         d->bad = true;
         return true;
@@ -622,27 +647,19 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 {
     layout l = fields_layout(fields);
     if (l.size > MAX_FIXED)
-        acc_error(ck->cx, loc_of(n), "%s '%.*s' is too large: its fields take "
-                  "%s%llu bytes, more than a message can hold (%llu)", what,
-                  (int)n.len, n.s, l.size >= MAX_FIXED * 4 ? "over " : "",
-                  (unsigned long long)l.size, (unsigned long long)MAX_FIXED);
+        error(ck, loc_of(n), "%s '%.*s' is too large: its fields take "
+              "%s%llu bytes, more than a message can hold (%llu)", what,
+              (int)n.len, n.s, l.size >= MAX_FIXED * 4 ? "over " : "",
+              (unsigned long long)l.size, (unsigned long long)MAX_FIXED);
 }
 
 /* ---- generated names --------------------------------------------------------- */
 
-typedef enum gen_kind {
-    G_GUARD, G_REF, G_REF_SEQ, G_STATE, G_TAG_ENUM, G_SPAWN, G_REF_SELF,
-    G_TYPE, G_START_ARGS, G_ON_START, G_ON_STOP, G_ON_DOWN, G_ON_EXIT,
-    G_SPAWN_OPTS, G_WHEREIS, G_REF_OF,
-    G_MSG_TAG, G_MSG_STRUCT, G_MSG_HANDLER, G_MSG_SEND,
-    G_MSG_PUBLISH, G_MSG_SEND_AFTER, G_MSG_SEND_EVERY,
-    G_MSG_REPLY_STRUCT, G_MSG_REPLY, G_MSG_FN, G_MSG_ASK, G_MSG_ASK_WAIT,
-    G_STRUCT, G_STRUCT_SEQ, G_ENUM, G_ENUM_SEQ, G_ENUM_VALUE
-} gen_kind;
-
+/* The names are names.c's (acc_name_module); what is checked here is that
+ * C can take each one, and that no two are the same. */
 typedef struct gen_name {
     const char *name;
-    gen_kind kind;
+    const char *what;       /* the row's: "the send function" */
     const acc_module *mod;
     const acc_actor *actor;
     const acc_message *msg;
@@ -652,39 +669,23 @@ typedef struct gen_name {
 
 static const char *describe(checker *ck, const gen_name *g)
 {
-    static const char *const what[] = {
-        "the include guard", "the reference type",
-        "the reference sequence type", "the state type", "the tag enum", "the spawn function",
-        "the self-reference function", "the type descriptor",
-        "the start arguments", "the start hook", "the stop hook",
-        "the down hook", "the exit hook",
-        "the spawn-with-options function", "the lookup by name function",
-        "the reference-of-address function",
-        "the tag", "the struct", "the handler", "the send function",
-        "the publish function", "the delayed send function",
-        "the periodic send function",
-        "the reply struct", "the reply function", "the continuation type",
-        "the ask function", "the blocking ask function",
-        "the type", "the sequence type", "the type", "the sequence type",
-        "the constant",
-    };
     acc_arena *ar = &ck->cx->arena;
     const char *s;
-    if (g->kind == G_GUARD)
-        s = what[g->kind];
-    else if (g->value != NULL)
-        s = acc_aprintf(ar, "%s of value '%.*s.%.*s'", what[g->kind],
+    if (g->value != NULL)
+        s = acc_aprintf(ar, "%s of value '%.*s.%.*s'", g->what,
                         (int)g->decl->name.len, g->decl->name.s,
                         (int)g->value->name.len, g->value->name.s);
     else if (g->decl != NULL)
-        s = acc_aprintf(ar, "%s of %s '%.*s'", what[g->kind],
+        s = acc_aprintf(ar, "%s of %s '%.*s'", g->what,
                         decl_what(g->decl), (int)g->decl->name.len,
                         g->decl->name.s);
+    else if (g->actor == NULL)
+        s = g->what;
     else if (g->msg == NULL)
-        s = acc_aprintf(ar, "%s of actor '%.*s'", what[g->kind],
+        s = acc_aprintf(ar, "%s of actor '%.*s'", g->what,
                         (int)g->actor->name.len, g->actor->name.s);
     else
-        s = acc_aprintf(ar, "%s of message '%.*s.%.*s'", what[g->kind],
+        s = acc_aprintf(ar, "%s of message '%.*s.%.*s'", g->what,
                         (int)g->actor->name.len, g->actor->name.s,
                         (int)g->msg->name.len, g->msg->name.s);
     if (g->mod != ck->mod)
@@ -721,130 +722,70 @@ static bool add_name(namer *nm, gen_name *g)
     if (nm->report) {
         const char *why = acc_c_reserved(g->name, strlen(g->name));
         if (why != NULL) {
-            acc_error(ck->cx, origin(g), "'%s', %s, is %s", g->name,
-                      describe(ck, g), why);
+            error(ck, origin(g), "'%s', %s, is %s", g->name,
+                  describe(ck, g), why);
             return false;
         }
     }
     gen_name *first = acc_map_put(nm->names, g->name, strlen(g->name), g);
     if (first == g || !nm->report)
         return true;
-    acc_error(ck->cx, origin(g), "'%s', %s, collides with %s", g->name,
-              describe(ck, g), describe(ck, first));
-    if (first->mod == ck->mod)
-        acc_note(ck->cx, origin(first), "'%s' is first generated here",
-                 first->name);
-    else
-        acc_note_in(ck->cx, &first->mod->file, origin(first),
-                    "'%s' is first generated here", first->name);
+    error(ck, origin(g), "'%s', %s, collides with %s", g->name,
+          describe(ck, g), describe(ck, first));
+    acc_note(ck->cx, &first->mod->file, origin(first),
+             "'%s' is first generated here", first->name);
     return false;
 }
 
-/* Records `name`, generated for one of actor a, message m, decl d or its
- * value v (the others NULL). */
-static bool add(namer *nm, gen_kind kind, const acc_actor *a,
+/* Records `name` of row `r`, made for one of actor a, message m, decl d
+ * or its value v (the others NULL); a name not made (NULL) passes. */
+static bool add(namer *nm, const acc_cname_rule *r, const acc_actor *a,
                 const acc_message *m, const acc_decl *d,
                 const acc_enumerator *v, const char *name)
 {
+    if (name == NULL)
+        return true;
     gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
-    *g = (gen_name){ name, kind, nm->mod, a, m, d, v };
+    *g = (gen_name){ name, r->what, nm->mod, a, m, d, v };
     return add_name(nm, g);
 }
 
-/* The names of an actor: its prefix P then `post`; the hooks' names only
- * for the hooks it has (has_hook). */
-static const struct { gen_kind kind; const char *post; } actor_names[] = {
-    { G_REF, "_ref" }, { G_REF_SEQ, "_ref_seq" }, { G_STATE, "" },
-    { G_TAG_ENUM, "_tag" }, { G_SPAWN, "_spawn" },
-    { G_REF_SELF, "_ref_self" }, { G_TYPE, "_type" },
-    { G_SPAWN_OPTS, "_spawn_opts" }, { G_WHEREIS, "_whereis" },
-    { G_REF_OF, "_ref_of" }, { G_START_ARGS, "_start_args" },
-    { G_ON_START, "_on_start" }, { G_ON_STOP, "_on_stop" },
-    { G_ON_DOWN, "_on_down" }, { G_ON_EXIT, "_on_exit" },
-};
-
-/* The names of a message: P, then `pre`, the message's name, `post`; the
- * ones from G_MSG_REPLY_STRUCT on for a request only. */
-static const struct {
-    gen_kind kind;
-    const char *pre, *post;
-} msg_names[] = {
-    { G_MSG_TAG, "_TAG_", "" }, { G_MSG_STRUCT, "_", "" },
-    { G_MSG_HANDLER, "_on_", "" }, { G_MSG_SEND, "_send_", "" },
-    { G_MSG_PUBLISH, "_publish_", "" },
-    { G_MSG_SEND_AFTER, "_send_", "_after" },
-    { G_MSG_SEND_EVERY, "_send_", "_every" },
-    { G_MSG_REPLY_STRUCT, "_", "_reply" }, { G_MSG_REPLY, "_reply_", "" },
-    { G_MSG_FN, "_", "_fn" }, { G_MSG_ASK, "_ask_", "" },
-    { G_MSG_ASK_WAIT, "_ask_", "_wait" },
-};
-
-static bool has_hook(const acc_actor *a, gen_kind k)
-{
-    switch (k) {
-    case G_START_ARGS: case G_ON_START: return a->start != NULL;
-    case G_ON_STOP: return a->stop != NULL;
-    case G_ON_DOWN: return a->down != NULL;
-    case G_ON_EXIT: return a->exit != NULL;
-    default: return true;
-    }
-}
-
+/* One report per type, actor or message is enough. */
 static void module_names(acc_module *mod, void *arg)
 {
     namer *nm = arg;
-    checker *ck = nm->ck;
-    acc_arena *ar = &ck->cx->arena;
     if (mod->bad || !mod->has_name)
         return;
     nm->mod = mod;
-    nm->report = mod == ck->mod;
-    int mn = (int)mod->name.len;
-    const char *ms = mod->name.s;
+    nm->report = mod == nm->ck->mod;
 
-    add(nm, G_GUARD, NULL, NULL, NULL, NULL, acc_gen_guard(ar, mod));
+    add(nm, &acc_guard_cname, NULL, NULL, NULL, NULL, mod->guard);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
-        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)d->name.len,
-                                    d->name.s);
-        bool e = d->kind == ACC_ENUM;
-        if (!(add(nm, e ? G_ENUM : G_STRUCT, NULL, NULL, d, NULL, p) &&
-              add(nm, e ? G_ENUM_SEQ : G_STRUCT_SEQ, NULL, NULL, d, NULL,
-                  acc_aprintf(ar, "%s_seq", p))))
-            continue;
-        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
-            if (!add(nm, G_ENUM_VALUE, NULL, NULL, d, v, acc_aprintf(ar,
-                     "%s_%.*s", p, (int)v->name.len, v->name.s)))
-                break;
+        bool ok = true;
+        for (int k = 0; ok && k < ACC_D_COUNT; k++)
+            ok = add(nm, &acc_decl_cnames[k], NULL, NULL, d, NULL,
+                     d->cname[k]);
+        for (const acc_enumerator *v = d->values; ok && v != NULL;
+             v = v->next)
+            ok = add(nm, &acc_value_cname, NULL, NULL, d, v, v->cname);
     }
-    /* One report per actor or message is enough. */
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
-        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms, (int)a->name.len,
-                                    a->name.s);
         bool ok = true;
-        for (size_t i = 0; ok && i < sizeof(actor_names) / sizeof(*actor_names);
-             i++)
-            if (has_hook(a, actor_names[i].kind))
-                ok = add(nm, actor_names[i].kind, a, NULL, NULL, NULL,
-                         acc_aprintf(ar, "%s%s", p, actor_names[i].post));
-        if (!ok)
-            continue;
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        for (int k = 0; ok && k < ACC_A_COUNT; k++)
+            ok = add(nm, &acc_actor_cnames[k], a, NULL, NULL, NULL,
+                     a->cname[k]);
+        for (const acc_message *m = a->messages; ok && m != NULL;
+             m = m->next) {
             if (m->bad)
                 continue;
-            size_t count = sizeof(msg_names) / sizeof(*msg_names);
-            for (size_t i = 0; i < count; i++) {
-                if (msg_names[i].kind == G_MSG_REPLY_STRUCT && !m->has_reply)
-                    break;
-                if (!add(nm, msg_names[i].kind, a, m, NULL, NULL,
-                         acc_aprintf(ar, "%s%s%.*s%s", p, msg_names[i].pre,
-                                     (int)m->name.len, m->name.s,
-                                     msg_names[i].post)))
-                    break;
-            }
+            bool mok = true;
+            for (int k = 0; mok && k < ACC_M_COUNT; k++)
+                mok = add(nm, &acc_msg_cnames[k], a, m, NULL, NULL,
+                          m->cname[k]);
         }
     }
 }
@@ -854,8 +795,8 @@ static void shadows(checker *ck, const acc_map *names, acc_name n,
 {
     const gen_name *g = acc_map_get(names, n.s, n.len);
     if (g != NULL)
-        acc_error(ck->cx, loc_of(n), "'%.*s' cannot be used as %s name: it "
-                  "is %s", (int)n.len, n.s, what, describe(ck, g));
+        error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
+              "is %s", (int)n.len, n.s, what, describe(ck, g));
 }
 
 static void check_shadowing(checker *ck, const acc_map *names,
@@ -898,23 +839,27 @@ static void warn(checker *ck)
 {
     for (acc_import *im = ck->mod->imports; im != NULL; im = im->next)
         if (!im->used && im->mod != NULL)
-            acc_warning(ck->cx, im->at, "unused import \"%s\": nothing here "
-                        "names '%.*s.'", im->path, (int)im->mod->name.len,
-                        im->mod->name.s);
+            acc_warning(ck->cx, &ck->mod->file, im->at, "unused import "
+                        "\"%s\": nothing here names '%.*s.'", im->path,
+                        (int)im->mod->name.len, im->mod->name.s);
     for (acc_actor *a = ck->mod->actors; a != NULL; a = a->next)
         if (a->messages != NULL && !a->referenced)
-            acc_warning(ck->cx, loc_of(a->name), "no actor can send to '%.*s': "
-                        "no ref<%.*s> appears in this file or its imports, so "
-                        "only the code that spawns it can reach its handlers",
+            acc_warning(ck->cx, &ck->mod->file, loc_of(a->name), "no actor "
+                        "can send to '%.*s': no ref<%.*s> appears in this "
+                        "file or its imports, so only the code that spawns "
+                        "it can reach its handlers",
                         (int)a->name.len, a->name.s, (int)a->name.len,
                         a->name.s);
 }
 
-void acc_check(acc_ctx *cx, acc_module *mod, bool main)
+/* Each stage runs only when the ones before it reported nothing here. */
+static void check_one(acc_ctx *cx, acc_module *mod, bool main)
 {
     checker ck = { cx, mod, { NULL, 0, 0, NULL } };
+    int before = cx->errors;
     if (!mod->has_name)
         return;
+    acc_name_module(&cx->arena, mod);
     acc_map_init(&mod->scope, &cx->arena);
     ck.scope = mod->scope;
     check_module(&ck);
@@ -939,13 +884,13 @@ void acc_check(acc_ctx *cx, acc_module *mod, bool main)
             na = na->next;
         }
     }
-    if (cx->errors > 0)
+    if (cx->errors > before)
         return;
 
     acc_decl *path[256];
     for (acc_decl *d = mod->decls; d != NULL && !cx->stopped; d = d->next)
         contains_self(&ck, d, path, 0);
-    if (cx->errors > 0)
+    if (cx->errors > before)
         return;
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
         if (d->kind == ACC_STRUCT)
@@ -961,6 +906,15 @@ void acc_check(acc_ctx *cx, acc_module *mod, bool main)
     }
     if (!mod->bad && !cx->stopped)
         check_generated_names(&ck);
-    if (main && cx->errors == 0)
+    if (main && cx->errors == before)
         warn(&ck);
+}
+
+void acc_check(acc_ctx *cx, const acc_graph *graph)
+{
+    int before = cx->errors;
+    for (acc_module *m = graph->first; m != NULL && cx->errors == before;
+         m = m->next_in_order)
+        if (m->whole)
+            check_one(cx, m, m == graph->main);
 }

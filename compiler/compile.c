@@ -1,14 +1,14 @@
 /*
- * compile.c — the library's entry points: runs lex/parse, check and the two
- * generators over one input, inside the out-of-memory recovery point, and
- * hands back the outputs and the rendered diagnostics.
+ * compile.c — the library's entry points: runs the passes over one input
+ * (load, which parses; check; the two generators), each to the end before
+ * the next, inside the out-of-memory recovery point, and hands back the
+ * outputs and the rendered diagnostics.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "acc.h"
 
@@ -54,200 +54,13 @@ static bool usable_output_name(const char *s)
 typedef struct job {
     acc_ctx cx;
     acc_buf header, source;
-    const acc_options *opt;
-    acc_map loaded;         /* canonical path -> acc_module */
-    acc_module *first, *last;   /* in load order */
-    acc_module *stack[64];  /* the chain of imports being loaded */
-    int depth;
 } job;
 
-static void walk(acc_ctx *cx, acc_module *m, uint32_t gen,
-                 void (*fn)(acc_module *, void *), void *arg)
-{
-    if (m == NULL || m->mark == gen)
-        return;
-    m->mark = gen;
-    for (acc_import *im = m->imports; im != NULL; im = im->next)
-        walk(cx, im->mod, gen, fn, arg);
-    fn(m, arg);
-}
-
-void acc_each_module(acc_ctx *cx, acc_module *m,
-                     void (*fn)(acc_module *, void *), void *arg)
-{
-    walk(cx, m, ++cx->mark_gen, fn, arg);
-}
-
-static const char *dir_of(acc_arena *a, const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        return ".";
-    if (slash == path)
-        return "/";
-    return acc_strndup(a, path, (size_t)(slash - path));
-}
-
-static const char *canonical(acc_arena *a, const char *path)
-{
-    char *r = realpath(path, NULL);
-    if (r == NULL)
-        return NULL;
-    char *c = acc_strndup(a, r, strlen(r));
-    free(r);
-    return c;
-}
-
-static bool is_regular(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Import paths go into `#include "PATH.h"`: a plain relative path. */
-static const char *bad_import_path(const char *p)
-{
-    if (*p == '\0')
-        return "it is empty";
-    if (*p == '/')
-        return "it is absolute (imports are found relative to the importing "
-               "file's folder, then to each -I folder)";
-    for (const char *c = p; *c != '\0'; c++) {
-        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                  (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' ||
-                  *c == '.' || *c == '/' || *c == '+';
-        if (!ok)
-            return "it may contain only letters, digits and '_', '-', '.', "
-                   "'+', '/'";
-    }
-    return NULL;
-}
-
-static void add_loaded(job *j, acc_module *m)
-{
-    if (j->last != NULL)
-        j->last->next_loaded = m;
-    else
-        j->first = m;
-    j->last = m;
-}
-
-static void process(job *j, acc_module *mod);
-
-/* Finds, reads and parses one import of `mod` (the current file). */
-static void resolve_import(job *j, acc_module *mod, acc_import *im)
-{
-    acc_ctx *cx = &j->cx;
-    acc_arena *ar = &cx->arena;
-    const char *why = bad_import_path(im->path);
-    if (why != NULL) {
-        acc_error(cx, im->at, "invalid import path \"%s\": %s", im->path, why);
-        return;
-    }
-    const char *found = NULL;
-    const char *first = acc_aprintf(ar, "%s/%s", mod->file.dir, im->path);
-    if (is_regular(first))
-        found = strcmp(mod->file.dir, ".") == 0 ? im->path : first;
-    for (size_t i = 0; found == NULL && i < j->opt->include_dir_count; i++) {
-        const char *p = acc_aprintf(ar, "%s/%s", j->opt->include_dirs[i],
-                                    im->path);
-        if (is_regular(p))
-            found = p;
-    }
-    if (found == NULL) {
-        acc_error(cx, im->at, "cannot find \"%s\" (looked in '%s'%s)",
-                  im->path, mod->file.dir,
-                  j->opt->include_dir_count ? " and the -I folders" : "");
-        return;
-    }
-    const char *canon = canonical(ar, found);
-    if (canon == NULL)
-        canon = found;
-    acc_module *other = acc_map_get(&j->loaded, canon, strlen(canon));
-    if (other != NULL && other->state == 1) {
-        acc_buf chain = { NULL, 0, 0, &cx->oom };
-        int at = 0;
-        while (at < j->depth && j->stack[at] != other)
-            at++;
-        for (int i = at; i < j->depth; i++)
-            acc_buf_printf(&chain, "%s -> ", acc_basename(j->stack[i]->file.filename));
-        acc_buf_printf(&chain, "%s", acc_basename(other->file.filename));
-        acc_error(cx, im->at, "import cycle: %s", chain.data);
-        acc_buf_free(&chain);
-        return;
-    }
-    for (acc_import *p = mod->imports; p != im; p = p->next) {
-        if (other != NULL && p->mod == other) {
-            acc_error(cx, im->at, "duplicate import of '%s'", found);
-            acc_note(cx, p->at, "'%s' was first imported here", p->path);
-            return;
-        }
-    }
-    if (other != NULL) {
-        im->mod = other;
-        return;
-    }
-    if (j->depth >= (int)(sizeof(j->stack) / sizeof(j->stack[0]))) {
-        acc_error(cx, im->at, "imports nested too deeply");
-        return;
-    }
-    char *text;
-    size_t len;
-    int err = acc_read_file(found, &text, &len);
-    if (err != 0) {
-        acc_error(cx, im->at, "cannot read '%s': %s", found, strerror(err));
-        return;
-    }
-    if (len >= UINT32_MAX / 2) {
-        free(text);
-        acc_error(cx, im->at, "'%s' is too large", found);
-        return;
-    }
-    acc_module *m = acc_alloc(ar, sizeof(*m));
-    char *src = acc_alloc(ar, len + 1);
-    memcpy(src, text, len);
-    free(text);
-    m->file.filename = found;
-    m->file.path = found;
-    m->file.dir = dir_of(ar, found);
-    m->file.src = src;
-    m->file.len = (uint32_t)len;
-    m->canon = canon;
-    m->found = found;
-    acc_map_put(&j->loaded, canon, strlen(canon), m);
-    add_loaded(j, m);
-    im->mod = m;
-    process(j, m);
-    acc_use_file(cx, &mod->file);
-}
-
-/* Parses `mod` (already read), loads its imports, and checks it. */
-static void process(job *j, acc_module *mod)
-{
-    acc_ctx *cx = &j->cx;
-    mod->state = 1;
-    j->stack[j->depth++] = mod;
-    acc_use_file(cx, &mod->file);
-    cx->eof_reported = false;
-    int before = cx->errors;
-    acc_parse(cx, mod);
-    if (cx->errors == before && mod->has_name)
-        for (acc_import *im = mod->imports; im != NULL && !cx->stopped;
-             im = im->next)
-            resolve_import(j, mod, im);
-    j->depth--;
-    mod->state = 2;
-    if (cx->errors == 0) {
-        acc_use_file(cx, &mod->file);
-        acc_check(cx, mod, mod == cx->main);
-        mod->state = 3;
-    }
-}
-
-static void generate(job *j, acc_module *mod, const acc_options *opt,
+static void generate(job *j, const acc_graph *graph, const acc_options *opt,
                      acc_result *res)
 {
     acc_ctx *cx = &j->cx;
+    const acc_module *mod = graph->main;
     const char *base = opt->output_name;
     if (base == NULL && opt->name_from_module)
         base = acc_aprintf(&cx->arena, "%.*s.actor", (int)mod->name.len,
@@ -268,13 +81,14 @@ static void generate(job *j, acc_module *mod, const acc_options *opt,
 
     res->module = acc_strndup(&cx->arena, mod->name.s, mod->name.len);
     size_t n = 0;
-    for (acc_module *m = j->first; m != NULL; m = m->next_loaded)
+    for (const acc_module *m = graph->opened; m != NULL; m = m->next_opened)
         n++;
     if (n > 0) {
         res->deps = calloc(n, sizeof(char *));
         if (res->deps == NULL)
             longjmp(cx->oom, 1);
-        for (acc_module *m = j->first; m != NULL; m = m->next_loaded)
+        for (const acc_module *m = graph->opened; m != NULL;
+             m = m->next_opened)
             if ((res->deps[res->dep_count] = dup_or_null(m->found)) != NULL)
                 res->dep_count++;
             else
@@ -296,25 +110,17 @@ static void run(job *j, const char *text, size_t len, const acc_options *opt,
         /* The lexer wants a NUL after the text. */
         char *src = acc_alloc(&cx->arena, len + 1);
         memcpy(src, text, len);
-        cx->src = src;
-        cx->len = (uint32_t)len;
-
         acc_module *mod = acc_alloc(&cx->arena, sizeof(*mod));
         mod->file.filename = cx->filename;
         mod->file.path = cx->filename;
-        mod->file.dir = strcmp(cx->filename, "<stdin>") == 0
-                            ? "." : dir_of(&cx->arena, cx->filename);
         mod->file.src = src;
         mod->file.len = (uint32_t)len;
-        mod->canon = canonical(&cx->arena, cx->filename);
-        cx->main = mod;
-        acc_map_init(&j->loaded, &cx->arena);
-        if (mod->canon != NULL)
-            acc_map_put(&j->loaded, mod->canon, strlen(mod->canon), mod);
-        process(j, mod);
-        acc_use_file(cx, &mod->file);
+
+        acc_graph graph;
+        acc_load(cx, mod, &graph);
+        acc_check(cx, &graph);
         if (cx->errors == 0)
-            generate(j, mod, opt, res);
+            generate(j, &graph, opt, res);
     }
     acc_diag_finish(cx);
 }
@@ -352,7 +158,6 @@ int acc_compile_buffer(const char *filename, const char *text, size_t len,
     cx->max_errors = opt->max_errors > 0 ? opt->max_errors : ACC_MAX_ERRORS;
     cx->no_warnings = opt->no_warnings;
     cx->opt = opt;
-    j->opt = opt;
 
     if (!guarded_run(j, text, len, opt, res)) {
         /* Out of memory: drop everything but the count. */

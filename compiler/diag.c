@@ -20,22 +20,22 @@ typedef struct line_info {
     uint32_t start, end;    /* the line's text, without the newline */
 } line_info;
 
-static line_info locate(const acc_ctx *cx, uint32_t off)
+static line_info locate(const acc_file *f, uint32_t off)
 {
     line_info li = { 1, 1, 0, 0 };
-    if (off > cx->len)
-        off = cx->len;
+    if (off > f->len)
+        off = f->len;
     for (uint32_t i = 0; i < off; i++) {
-        if (cx->src[i] == '\n') {
+        if (f->src[i] == '\n') {
             li.number++;
             li.start = i + 1;
         }
     }
     li.col = off - li.start + 1;
     li.end = li.start;
-    while (li.end < cx->len && cx->src[li.end] != '\n')
+    while (li.end < f->len && f->src[li.end] != '\n')
         li.end++;
-    if (li.end > li.start && cx->src[li.end - 1] == '\r')
+    if (li.end > li.start && f->src[li.end - 1] == '\r')
         li.end--;
     return li;
 }
@@ -65,9 +65,10 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 /* The source line as shown: one character per source character, with
  * control characters as spaces and invalid UTF-8 as '?'. `caret` gets the
  * padding up to `col` (tabs kept) and `~` under the rest of the span. */
-static void quote_line(acc_ctx *cx, const line_info *li, acc_loc at)
+static void quote_line(acc_ctx *cx, const acc_file *f, const line_info *li,
+                       acc_loc at)
 {
-    const unsigned char *src = (const unsigned char *)cx->src;
+    const unsigned char *src = (const unsigned char *)f->src;
     const unsigned char *end = src + li->end;
     acc_buf *b = &cx->diags;
     bool blank = true;
@@ -113,21 +114,21 @@ static void quote_line(acc_ctx *cx, const line_info *li, acc_loc at)
     acc_buf_putc(b, '\n');
 }
 
-static void emit(acc_ctx *cx, acc_loc at, const char *kind, const char *fmt,
-                 va_list ap)
+static void emit(acc_ctx *cx, const acc_file *f, acc_loc at, const char *kind,
+                 const char *fmt, va_list ap)
 {
-    if (at.off > cx->len)
-        at.off = cx->len;
-    if (at.len > cx->len - at.off)
-        at.len = cx->len - at.off;
-    line_info li = locate(cx, at.off);
-    acc_buf_printf(&cx->diags, "%s:%u:%u: %s: ", cx->filename,
+    if (at.off > f->len)
+        at.off = f->len;
+    if (at.len > f->len - at.off)
+        at.len = f->len - at.off;
+    line_info li = locate(f, at.off);
+    acc_buf_printf(&cx->diags, "%s:%u:%u: %s: ", f->filename,
                    (unsigned)li.number, (unsigned)li.col, kind);
     char msg[1024];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     acc_buf_puts(&cx->diags, msg);
     acc_buf_putc(&cx->diags, '\n');
-    quote_line(cx, &li, at);
+    quote_line(cx, f, &li, at);
 }
 
 /* Counts an error; false when it must not be shown (over the cap). */
@@ -144,44 +145,40 @@ static bool admit_error(acc_ctx *cx)
     return true;
 }
 
-void acc_error(acc_ctx *cx, acc_loc at, const char *fmt, ...)
+void acc_verror(acc_ctx *cx, const acc_file *f, acc_loc at,
+                const char *fmt, va_list ap)
 {
-    if (!admit_error(cx))
-        return;
+    if (admit_error(cx))
+        emit(cx, f, at, "error", fmt, ap);
+}
+
+void acc_vnote(acc_ctx *cx, const acc_file *f, acc_loc at,
+               const char *fmt, va_list ap)
+{
+    if (!cx->muted)
+        emit(cx, f, at, "note", fmt, ap);
+}
+
+void acc_error(acc_ctx *cx, const acc_file *f, acc_loc at,
+               const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    emit(cx, at, "error", fmt, ap);
+    acc_verror(cx, f, at, fmt, ap);
     va_end(ap);
 }
 
-void acc_note(acc_ctx *cx, acc_loc at, const char *fmt, ...)
+void acc_note(acc_ctx *cx, const acc_file *f, acc_loc at,
+              const char *fmt, ...)
 {
-    if (cx->muted)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    emit(cx, at, "note", fmt, ap);
+    acc_vnote(cx, f, at, fmt, ap);
     va_end(ap);
 }
 
-void acc_note_in(acc_ctx *cx, const acc_file *f, acc_loc at,
+void acc_warning(acc_ctx *cx, const acc_file *f, acc_loc at,
                  const char *fmt, ...)
-{
-    if (cx->muted)
-        return;
-    const char *filename = cx->filename, *src = cx->src;
-    uint32_t len = cx->len;
-    acc_use_file(cx, f);
-    va_list ap;
-    va_start(ap, fmt);
-    emit(cx, at, "note", fmt, ap);
-    va_end(ap);
-    cx->filename = filename;
-    cx->src = src;
-    cx->len = len;
-}
-
-void acc_warning(acc_ctx *cx, acc_loc at, const char *fmt, ...)
 {
     if (cx->no_warnings || cx->stopped)
         return;
@@ -189,15 +186,8 @@ void acc_warning(acc_ctx *cx, acc_loc at, const char *fmt, ...)
     cx->muted = false;
     va_list ap;
     va_start(ap, fmt);
-    emit(cx, at, "warning", fmt, ap);
+    emit(cx, f, at, "warning", fmt, ap);
     va_end(ap);
-}
-
-void acc_use_file(acc_ctx *cx, const acc_file *f)
-{
-    cx->filename = f->filename;
-    cx->src = f->src;
-    cx->len = f->len;
 }
 
 void acc_error_file(acc_ctx *cx, const char *fmt, ...)

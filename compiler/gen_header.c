@@ -36,33 +36,35 @@ static void put_state(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "} %s;", p);
 }
 
-static void put_messages(acc_gen *g, const acc_actor *a, const char *p)
+static void put_messages(acc_gen *g, const acc_actor *a)
 {
-    acc_gen_line(g, "\nenum %s_tag {", p);
+    acc_gen_line(g, "\nenum %s {", a->cname[ACC_A_TAG_ENUM]);
     for (const acc_message *m = a->messages; m != NULL; m = m->next)
-        acc_gen_line(g, "    %s_TAG_%.*s = %u%s", p, (int)m->name.len,
-                     m->name.s, (unsigned)m->tag, m->next ? "," : "");
+        acc_gen_line(g, "    %s = %u%s", m->cname[ACC_M_TAG],
+                     (unsigned)m->tag, m->next ? "," : "");
     acc_gen_line(g, "};");
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        int n = (int)m->name.len;
+        const char *sn = m->cname[ACC_M_STRUCT];
+        const char *rn = m->cname[ACC_M_REPLY_STRUCT];
         acc_buf_putc(g->out, '\n');
         acc_gen_doc(g, m->doc, 0);
-        acc_gen_line(g, "typedef struct %s_%.*s {", p, n, m->name.s);
+        acc_gen_line(g, "typedef struct %s {", sn);
         if (m->has_reply)
             acc_gen_line(g, "    /** Where the reply goes: keep a copy to "
                             "reply later. */\n    ac_reply_to reply_to;");
         else if (m->fields == NULL)
             acc_gen_line(g, "    uint8_t unused_;");
         put_fields(g, m->fields);
-        acc_gen_line(g, "} %s_%.*s;", p, n, m->name.s);
+        acc_gen_line(g, "} %s;", sn);
         if (m->has_reply) {
-            acc_gen_line(g, "\n/** The reply to %.*s. */", n, m->name.s);
-            acc_gen_line(g, "typedef struct %s_%.*s_reply {", p, n, m->name.s);
+            acc_gen_line(g, "\n/** The reply to %.*s. */", (int)m->name.len,
+                         m->name.s);
+            acc_gen_line(g, "typedef struct %s {", rn);
             if (m->reply == NULL)
                 acc_gen_line(g, "    uint8_t unused_;");
             put_fields(g, m->reply);
-            acc_gen_line(g, "} %s_%.*s_reply;", p, n, m->name.s);
+            acc_gen_line(g, "} %s;", rn);
         }
     }
 }
@@ -72,41 +74,42 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
     if (a->start != NULL && a->start->fields != NULL) {
         acc_buf_putc(g->out, '\n');
         acc_gen_doc(g, a->start->doc, 0);
-        acc_gen_line(g, "typedef struct %s_start_args {", p);
+        acc_gen_line(g, "typedef struct %s {", a->cname[ACC_A_START_ARGS]);
         put_fields(g, a->start->fields);
-        acc_gen_line(g, "} %s_start_args;", p);
+        acc_gen_line(g, "} %s;", a->cname[ACC_A_START_ARGS]);
     }
     if (a->messages == NULL && a->start == NULL && a->stop == NULL &&
         a->down == NULL && a->exit == NULL)
         return;
     acc_gen_line(g, "\n/* Handlers, written by the user. A non-zero result "
                     "fails the actor. */");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        int n = (int)m->name.len;
-        acc_gen_line(g, "int %s_on_%.*s(%s *self, ac_ctx *cx, const %s_%.*s *m);",
-                     p, n, m->name.s, p, p, n, m->name.s);
-    }
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *m);",
+                     m->cname[ACC_M_HANDLER], p, m->cname[ACC_M_STRUCT]);
     if (a->start != NULL && a->start->fields != NULL)
-        acc_gen_line(g, "int %s_on_start(%s *self, ac_ctx *cx, "
-                        "const %s_start_args *args);", p, p, p);
+        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *args);",
+                     a->cname[ACC_A_ON_START], p, a->cname[ACC_A_START_ARGS]);
     else if (a->start != NULL)
-        acc_gen_line(g, "int %s_on_start(%s *self, ac_ctx *cx);", p, p);
+        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx);",
+                     a->cname[ACC_A_ON_START], p);
     if (a->stop != NULL)
-        acc_gen_line(g, "void %s_on_stop(%s *self, ac_ctx *cx);", p, p);
+        acc_gen_line(g, "void %s(%s *self, ac_ctx *cx);",
+                     a->cname[ACC_A_ON_STOP], p);
     if (a->down != NULL)
-        acc_gen_line(g, "int %s_on_down(%s *self, ac_ctx *cx, const ac_down *m);",
-                     p, p);
+        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const ac_down *m);",
+                     a->cname[ACC_A_ON_DOWN], p);
     if (a->exit != NULL)
-        acc_gen_line(g, "int %s_on_exit(%s *self, ac_ctx *cx, const ac_exit *m);",
-                     p, p);
+        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const ac_exit *m);",
+                     a->cname[ACC_A_ON_EXIT], p);
 }
 
-static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
+static void put_functions(acc_gen *g, const acc_actor *a)
 {
     if (a->start != NULL)
         acc_gen_line(g, "\n/* Spawns an actor of type %.*s into *out, running "
-                        "%s_on_start before\n * it returns (its result is "
-                        "spawn's). */", (int)a->name.len, a->name.s, p);
+                        "%s before\n * it returns (its result is "
+                        "spawn's). */", (int)a->name.len, a->name.s,
+                     a->cname[ACC_A_ON_START]);
     else
         acc_gen_line(g, "\n/* Spawns an actor of type %.*s (zeroed state) into "
                         "*out. */", (int)a->name.len, a->name.s);
@@ -131,7 +134,7 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
                         "are trusted to be of type %.*s. */",
                      (int)a->name.len, a->name.s);
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-            acc_gen_line(g, "%s;", acc_gen_publish_decl(g, a, m));
+            acc_gen_line(g, "%s;", acc_gen_publish_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, true));
         }
@@ -152,56 +155,65 @@ static void put_functions(acc_gen *g, const acc_actor *a, const char *p)
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             if (!m->has_reply)
                 continue;
-            int n = (int)m->name.len;
-            acc_gen_line(g, "typedef int (*%s_%.*s_fn)(void *self, ac_ctx *cx, "
-                            "int status, const %s_%.*s_reply *reply, void *arg);",
-                         p, n, m->name.s, p, n, m->name.s);
-            acc_gen_line(g, "%s;", acc_gen_reply_decl(g, a, m));
+            acc_gen_line(g, "typedef int (*%s)(void *self, ac_ctx *cx, "
+                            "int status, const %s *reply, void *arg);",
+                         m->cname[ACC_M_FN], m->cname[ACC_M_REPLY_STRUCT]);
+            acc_gen_line(g, "%s;", acc_gen_reply_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, true));
         }
         acc_gen_line(g, "\n/* The wire form of a reply's body (docs/WIRE.md), by "
                         "its request's tag. */");
-        acc_gen_line(g, "long %s_encode_reply(uint32_t tag, const ac_envelope "
-                        "*reply, uint8_t *buf, size_t cap);", p);
-        acc_gen_line(g, "int %s_decode_reply(ac_ctx *cx, uint32_t tag, const "
-                        "ac_reply_to *to, const uint8_t *buf, size_t len, "
-                        "ac_envelope **out);", p);
+        acc_gen_line(g, "long %s(uint32_t tag, const ac_envelope *reply, "
+                        "uint8_t *buf, size_t cap);",
+                     a->cname[ACC_A_ENCODE_REPLY]);
+        acc_gen_line(g, "int %s(ac_ctx *cx, uint32_t tag, const ac_reply_to "
+                        "*to, const uint8_t *buf, size_t len, ac_envelope "
+                        "**out);", a->cname[ACC_A_DECODE_REPLY]);
     }
 
     acc_gen_line(g, "\n/* The actor registered as `name` (ac_whereis) into "
                     "*out; nil and AC_ENOTFOUND\n * when nobody holds it. Names "
                     "are untyped: the holder is trusted to be\n * of type %.*s. */",
                  (int)a->name.len, a->name.s);
-    acc_gen_line(g, "int %s_whereis(ac_ctx *cx, const char *name, %s_ref *out);",
-                 p, p);
+    acc_gen_line(g, "int %s(ac_ctx *cx, const char *name, %s *out);",
+                 a->cname[ACC_A_WHEREIS], a->cname[ACC_A_REF]);
     acc_gen_line(g, "/* An address as a typed reference (from an ac_down, a "
                     "group's members, a\n * router), trusted to be an actor of type %.*s. */",
                  (int)a->name.len, a->name.s);
-    acc_gen_line(g, "%s_ref %s_ref_of(ac_addr addr);", p, p);
+    acc_gen_line(g, "%s %s(ac_addr addr);", a->cname[ACC_A_REF],
+                 a->cname[ACC_A_REF_OF]);
     acc_gen_line(g, "/* The running %.*s's own reference (in its handlers; "
                     "nil elsewhere). */", (int)a->name.len, a->name.s);
-    acc_gen_line(g, "%s_ref %s_ref_self(const ac_ctx *cx);", p, p);
+    acc_gen_line(g, "%s %s(const ac_ctx *cx);", a->cname[ACC_A_REF],
+                 a->cname[ACC_A_REF_SELF]);
     acc_gen_line(g, "\n/* The actor type, for the runtime. */");
-    acc_gen_line(g, "extern const ac_actor_type %s_type;", p);
+    acc_gen_line(g, "extern const ac_actor_type %s;", a->cname[ACC_A_TYPE]);
 }
 
 static void put_enum(acc_gen *g, const acc_decl *d)
 {
-    const char *n = acc_gen_decl_name(g, d);
+    const char *n = d->cname[ACC_D_TYPE];
     acc_buf_putc(g->out, '\n');
     acc_gen_doc(g, d->doc, 0);
     acc_gen_line(g, "typedef enum %s {", n);
     for (const acc_enumerator *e = d->values; e != NULL; e = e->next) {
         acc_gen_doc(g, e->doc, 4);
         if (e->value == INT32_MIN)
-            acc_gen_line(g, "    %s_%.*s = -2147483647 - 1%s", n,
-                         (int)e->name.len, e->name.s, e->next ? "," : "");
+            acc_gen_line(g, "    %s = -2147483647 - 1%s", e->cname,
+                         e->next ? "," : "");
         else
-            acc_gen_line(g, "    %s_%.*s = %lld%s", n, (int)e->name.len,
-                         e->name.s, (long long)e->value, e->next ? "," : "");
+            acc_gen_line(g, "    %s = %lld%s", e->cname, (long long)e->value,
+                         e->next ? "," : "");
     }
     acc_gen_line(g, "} %s;", n);
+}
+
+/* A sequence type: a view of `len` elements of type `elem`. */
+static void put_seq(acc_gen *g, const char *name, const char *elem)
+{
+    acc_gen_line(g, "typedef struct %s { const %s *data; uint32_t len; } %s;",
+                 name, elem, name);
 }
 
 /* Dependencies first: a struct held by value must be complete. */
@@ -218,10 +230,9 @@ static void put_struct(acc_gen *g, acc_decl *d)
             t->decl->kind == ACC_STRUCT)
             put_struct(g, t->decl);
     }
-    const char *n = acc_gen_decl_name(g, d);
     acc_buf_putc(g->out, '\n');
     acc_gen_doc(g, d->doc, 0);
-    acc_gen_line(g, "struct %s {", n);
+    acc_gen_line(g, "struct %s {", d->cname[ACC_D_TYPE]);
     put_fields(g, d->fields);
     acc_gen_line(g, "};");
 }
@@ -244,33 +255,24 @@ static void put_types(acc_gen *g)
     if (structs) {
         acc_gen_line(g, "\n/* Structs (defined below). */");
         for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
-            if (d->kind == ACC_STRUCT) {
-                const char *n = acc_gen_decl_name(g, d);
-                acc_gen_line(g, "typedef struct %s %s;", n, n);
-            }
+            if (d->kind == ACC_STRUCT)
+                acc_gen_line(g, "typedef struct %s %s;", d->cname[ACC_D_TYPE],
+                             d->cname[ACC_D_TYPE]);
     }
     if (mod->actors != NULL) {
         acc_gen_line(g, "\n/* Typed references: a message for one actor type "
                         "cannot be sent to another. */");
-        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-            const char *p = acc_gen_prefix(g, a);
-            acc_gen_line(g, "typedef struct %s_ref { ac_addr addr; } %s_ref;",
-                         p, p);
-        }
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+            acc_gen_line(g, "typedef struct %s { ac_addr addr; } %s;",
+                         a->cname[ACC_A_REF], a->cname[ACC_A_REF]);
     }
     if (mod->decls != NULL || mod->actors != NULL) {
         acc_gen_line(g, "\n/* Sequences (T[]): views of `len` elements, "
                         "copied by the send. */");
-        for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
-            const char *n = acc_gen_decl_name(g, d);
-            acc_gen_line(g, "typedef struct %s_seq { const %s *data; "
-                            "uint32_t len; } %s_seq;", n, n, n);
-        }
-        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-            const char *p = acc_gen_prefix(g, a);
-            acc_gen_line(g, "typedef struct %s_ref_seq { const %s_ref *data; "
-                            "uint32_t len; } %s_ref_seq;", p, p, p);
-        }
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
+            put_seq(g, d->cname[ACC_D_SEQ], d->cname[ACC_D_TYPE]);
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+            put_seq(g, a->cname[ACC_A_REF_SEQ], a->cname[ACC_A_REF]);
     }
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
         if (d->kind == ACC_STRUCT)
@@ -280,7 +282,7 @@ static void put_types(acc_gen *g)
 void acc_gen_header(acc_gen *g)
 {
     const acc_module *mod = g->mod;
-    const char *guard = acc_gen_guard(&g->cx->arena, mod);
+    const char *guard = mod->guard;
 
     acc_gen_banner(g);
     acc_gen_line(g, "#ifndef %s\n#define %s\n\n#include <actorc.h>", guard,
@@ -300,13 +302,13 @@ void acc_gen_header(acc_gen *g)
     put_types(g);
 
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        const char *p = acc_gen_prefix(g, a);
+        const char *p = a->cname[ACC_A_STATE];
         acc_gen_section(g, "actor", &a->name);
         put_state(g, a, p);
         if (a->messages != NULL)
-            put_messages(g, a, p);
+            put_messages(g, a);
         put_hooks(g, a, p);
-        put_functions(g, a, p);
+        put_functions(g, a);
     }
 
     acc_gen_line(g, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */", guard);

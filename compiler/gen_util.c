@@ -2,7 +2,6 @@
  * gen_util.c — what the header and source generators share: the banner,
  * the C spelling of names and types, and doc comments.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,26 +29,6 @@ void acc_gen_banner(acc_gen *g)
     acc_buf_printf(g->out, " \xe2\x80\x94 do not %s */\n", "edit");
 }
 
-const char *acc_gen_prefix(acc_gen *g, const acc_actor *a)
-{
-    return acc_aprintf(&g->cx->arena, "%.*s_%.*s", (int)g->mod->name.len,
-                       g->mod->name.s, (int)a->name.len, a->name.s);
-}
-
-const char *acc_gen_decl_name(acc_gen *g, const acc_decl *d)
-{
-    return acc_aprintf(&g->cx->arena, "%.*s_%.*s", (int)d->mod->name.len,
-                       d->mod->name.s, (int)d->name.len, d->name.s);
-}
-
-static const char *ref_name(acc_gen *g, const acc_type *t)
-{
-    const acc_name *mn = t->actor != NULL ? &t->actor->mod->name
-                                          : &g->mod->name;
-    return acc_aprintf(&g->cx->arena, "%.*s_%.*s_ref", (int)mn->len, mn->s,
-                       (int)t->target.len, t->target.s);
-}
-
 static const char *const scalar_c[] = {
     [ACC_BOOL] = "bool",
     [ACC_I8] = "int8_t", [ACC_I16] = "int16_t",
@@ -73,15 +52,17 @@ const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
 {
     switch (t->kind) {
     case ACC_REF:
-        return ref_name(g, t);
+        return t->actor->cname[ACC_A_REF];
     case ACC_NAMED:
-        return acc_gen_decl_name(g, t->decl);
+        return t->decl->cname[ACC_D_TYPE];
     case ACC_ARRAY:
         return acc_gen_ctype(g, t->elem);
     case ACC_SEQ: {
         const acc_type *e = t->elem;
-        if (e->kind == ACC_REF || e->kind == ACC_NAMED)
-            return acc_aprintf(&g->cx->arena, "%s_seq", acc_gen_ctype(g, e));
+        if (e->kind == ACC_REF)
+            return e->actor->cname[ACC_A_REF_SEQ];
+        if (e->kind == ACC_NAMED)
+            return e->decl->cname[ACC_D_SEQ];
         return acc_aprintf(&g->cx->arena, "ac_%s_seq", scalar_idl[e->kind]);
     }
     default:
@@ -116,13 +97,12 @@ bool acc_type_has_var(const acc_type *t)
     }
 }
 
-const char *acc_gen_guard(acc_arena *a, const acc_module *mod)
+bool acc_fields_have_var(const acc_field *f)
 {
-    char *guard = acc_aprintf(a, "%.*s_ACTOR_H", (int)mod->name.len,
-                              mod->name.s);
-    for (char *p = guard; *p != '\0'; p++)
-        *p = (char)toupper((unsigned char)*p);
-    return guard;
+    for (; f != NULL; f = f->next)
+        if (acc_type_has_var(&f->type))
+            return true;
+    return false;
 }
 
 /* One line of doc text, made safe inside a block comment: no comment
@@ -161,7 +141,7 @@ void acc_gen_doc(acc_gen *g, const acc_doc *doc, int indent)
     if (lines == 0)
         return;
 
-    const char *src = g->cx->src;
+    const char *src = g->mod->file.src;
     if (lines == 1) {
         acc_buf_printf(g->out, "%*s/** ", indent, "");
         put_doc_line(g->out, src + first->text.off, first->text.len);
@@ -249,9 +229,8 @@ void acc_gen_line(acc_gen *g, const char *fmt, ...)
     acc_buf_putc(g->out, '\n');
 }
 
-/* head + ", T name" for each field + extra + ")". */
-static const char *params(acc_gen *g, const char *head, const acc_field *f,
-                          const char *extra)
+const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
+                           const char *extra)
 {
     for (; f != NULL; f = f->next) {
         const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
@@ -264,66 +243,56 @@ static const char *params(acc_gen *g, const char *head, const acc_field *f,
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m)
 {
-    const char *p = acc_gen_prefix(g, a);
-    const char *head = acc_aprintf(&g->cx->arena,
-                                   "int %s_send_%.*s(ac_ctx *cx, %s_ref to",
-                                   p, (int)m->name.len, m->name.s, p);
-    return params(g, head, m->fields, "");
+    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to",
+                                   m->cname[ACC_M_SEND], a->cname[ACC_A_REF]);
+    return acc_gen_params(g, head, m->fields, "");
 }
 
-const char *acc_gen_reply_decl(acc_gen *g, const acc_actor *a,
-                               const acc_message *m)
+const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m)
 {
-    const char *p = acc_gen_prefix(g, a);
-    const char *head = acc_aprintf(&g->cx->arena, "int %s_reply_%.*s(ac_ctx *cx, "
-                                   "const ac_reply_to *to", p, (int)m->name.len,
-                                   m->name.s);
-    return params(g, head, m->reply, "");
+    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const "
+                                   "ac_reply_to *to", m->cname[ACC_M_REPLY]);
+    return acc_gen_params(g, head, m->reply, "");
 }
 
 const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
                              const acc_message *m, bool wait)
 {
-    const char *p = acc_gen_prefix(g, a);
-    int n = (int)m->name.len;
-    const char *head = acc_aprintf(&g->cx->arena, "int %s_ask_%.*s%s(ac_ctx *cx, "
-                                   "%s_ref to", p, n, m->name.s,
-                                   wait ? "_wait" : "", p);
+    acc_arena *ar = &g->cx->arena;
+    const char *head = acc_aprintf(ar, "int %s(ac_ctx *cx, %s to",
+                                   m->cname[wait ? ACC_M_ASK_WAIT : ACC_M_ASK],
+                                   a->cname[ACC_A_REF]);
     const char *extra = wait
-        ? acc_aprintf(&g->cx->arena, ", int timeout_ms, %s_%.*s_reply **out",
-                      p, n, m->name.s)
-        : acc_aprintf(&g->cx->arena, ", uint32_t timeout_ms, %s_%.*s_fn fn, "
-                      "void *arg", p, n, m->name.s);
-    return params(g, head, m->fields, extra);
+        ? acc_aprintf(ar, ", int timeout_ms, %s **out",
+                      m->cname[ACC_M_REPLY_STRUCT])
+        : acc_aprintf(ar, ", uint32_t timeout_ms, %s fn, void *arg",
+                      m->cname[ACC_M_FN]);
+    return acc_gen_params(g, head, m->fields, extra);
 }
 
 const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
 {
-    const char *p = acc_gen_prefix(g, a);
-    const char *head = acc_aprintf(&g->cx->arena, "int %s_spawn%s(ac_ctx *cx, "
-                                   "%s%s_ref *out", p, opts ? "_opts" : "",
-                                   opts ? "const ac_spawn_options *opts, " : "",
-                                   p);
-    return params(g, head, a->start != NULL ? a->start->fields : NULL, "");
+    const char *fn = a->cname[opts ? ACC_A_SPAWN_OPTS : ACC_A_SPAWN];
+    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s%s "
+                                   "*out", fn, opts ? "const ac_spawn_options "
+                                   "*opts, " : "", a->cname[ACC_A_REF]);
+    return acc_gen_params(g, head, a->start != NULL ? a->start->fields : NULL,
+                          "");
 }
 
-const char *acc_gen_publish_decl(acc_gen *g, const acc_actor *a,
-                                 const acc_message *m)
+const char *acc_gen_publish_decl(acc_gen *g, const acc_message *m)
 {
-    const char *head = acc_aprintf(&g->cx->arena, "int %s_publish_%.*s(ac_ctx "
-                                   "*cx, const char *group", acc_gen_prefix(g, a),
-                                   (int)m->name.len, m->name.s);
-    return params(g, head, m->fields, "");
+    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const "
+                                   "char *group", m->cname[ACC_M_PUBLISH]);
+    return acc_gen_params(g, head, m->fields, "");
 }
 
 const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
                                const acc_message *m, bool every)
 {
-    const char *p = acc_gen_prefix(g, a);
-    const char *head = acc_aprintf(&g->cx->arena, "int %s_send_%.*s_%s(ac_ctx "
-                                   "*cx, %s_ref to, uint32_t %s", p,
-                                   (int)m->name.len, m->name.s,
-                                   every ? "every" : "after", p,
+    const char *fn = m->cname[every ? ACC_M_SEND_EVERY : ACC_M_SEND_AFTER];
+    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, "
+                                   "uint32_t %s", fn, a->cname[ACC_A_REF],
                                    every ? "period_ms" : "delay_ms");
-    return params(g, head, m->fields, ", ac_timer_id *timer_id");
+    return acc_gen_params(g, head, m->fields, ", ac_timer_id *timer_id");
 }

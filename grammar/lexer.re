@@ -5,7 +5,7 @@
  * handed to the parser on the next token, which is how doc comments reach
  * the declaration that follows them.
  *
- * The buffer ends with a NUL sentinel (acc_compile_buffer adds it); a NUL
+ * The buffer ends with a NUL sentinel (the loader adds it); a NUL
  * inside the input is an ordinary bad character, told apart from the end by
  * re2c's bounds check (re2c:eof).
  */
@@ -15,17 +15,18 @@
 #include "acc.h"
 #include "parser.h"
 
-void acc_lex_init(acc_lexer *lx, acc_ctx *cx)
+void acc_lex_init(acc_lexer *lx, acc_ctx *cx, const acc_file *f)
 {
     memset(lx, 0, sizeof(*lx));
     lx->cx = cx;
-    lx->cur = (const unsigned char *)cx->src;
-    lx->lim = lx->cur + cx->len;
+    lx->file = f;
+    lx->cur = (const unsigned char *)f->src;
+    lx->lim = lx->cur + f->len;
 }
 
 static uint32_t offset(const acc_lexer *lx, const unsigned char *p)
 {
-    return (uint32_t)(p - (const unsigned char *)lx->cx->src);
+    return (uint32_t)(p - (const unsigned char *)lx->file->src);
 }
 
 static acc_loc span(const acc_lexer *lx, const unsigned char *b,
@@ -83,16 +84,17 @@ static const unsigned char *bad_char(acc_lexer *lx, const unsigned char *b)
         want--;
     }
     if (want != 0) {
-        acc_error(lx->cx, span(lx, b, b + 1),
+        acc_error(lx->cx, lx->file, span(lx, b, b + 1),
                   "invalid byte '\\x%02x' (the input must be UTF-8)", *b);
         return b + 1;
     }
     if (*b < 0x20 || *b == 0x7f)
-        acc_error(lx->cx, span(lx, b, e),
+        acc_error(lx->cx, lx->file, span(lx, b, e),
                   "unexpected character '\\x%02x'", *b);
     else
-        acc_error(lx->cx, span(lx, b, e), "unexpected character '%.*s'",
-                  (int)(e - b), (const char *)b);
+        acc_error(lx->cx, lx->file, span(lx, b, e),
+                  "unexpected character '%.*s'", (int)(e - b),
+                  (const char *)b);
     return e;
 }
 
@@ -112,7 +114,7 @@ static void check_reserved(acc_lexer *lx, const unsigned char *b,
             if (p[0] == '_' && p[1] == '_')
                 why = "contain '__'";
     if (why != NULL)
-        acc_error(lx->cx, span(lx, b, e),
+        acc_error(lx->cx, lx->file, span(lx, b, e),
                   "identifier '%.*s' is reserved: names may not %s",
                   (int)(e - b), (const char *)b, why);
 }
@@ -149,9 +151,9 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             "/*" {
                 const unsigned char *e = skip_block_comment(cur, lim);
                 if (e == NULL) {
-                    acc_error(lx->cx, span(lx, start, cur),
+                    acc_error(lx->cx, lx->file, span(lx, start, cur),
                               "unterminated comment");
-                    lx->cx->eof_reported = true;
+                    lx->eof_reported = true;
                     cur = lim;
                     continue;
                 }
@@ -192,7 +194,7 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
 
             ["] [^"\n\x00]* ["] { code = TK_STRLIT; break; }
             ["] [^"\n\x00]* {
-                acc_error(lx->cx, span(lx, start, cur),
+                acc_error(lx->cx, lx->file, span(lx, start, cur),
                           "unterminated string");
                 continue;
             }
@@ -229,7 +231,7 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
         /* The end is reported just after the last token. */
         tok->off = lx->last_end;
         tok->len = 0;
-        tok->s = lx->cx->src + tok->off;
+        tok->s = lx->file->src + tok->off;
     }
     return code;
 }

@@ -49,7 +49,8 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 }
 
 %stack_overflow {
-    acc_error(ps->cx, (acc_loc){ ps->tok.off, ps->tok.len },
+    acc_error(ps->cx, &ps->mod->file,
+              (acc_loc){ ps->tok.off, ps->tok.len },
               "declarations nested too deeply");
 }
 

@@ -1,0 +1,300 @@
+/*
+ * ast.c — the AST: the constructors the grammar actions call (with the
+ * checks that need only the tokens at hand: duplicate hooks and state
+ * blocks, the mailbox options, a reply on a hook), and the walk over the
+ * module graph that the loader builds and the later passes follow.
+ */
+#include <string.h>
+
+#include "acc.h"
+
+/* ---- the module graph --------------------------------------------------------- */
+
+static void walk(acc_module *m, uint32_t gen,
+                 void (*fn)(acc_module *, void *), void *arg)
+{
+    if (m == NULL || m->mark == gen)
+        return;
+    m->mark = gen;
+    for (acc_import *im = m->imports; im != NULL; im = im->next)
+        walk(im->mod, gen, fn, arg);
+    fn(m, arg);
+}
+
+void acc_each_module(acc_ctx *cx, acc_module *m,
+                     void (*fn)(acc_module *, void *), void *arg)
+{
+    walk(m, ++cx->mark_gen, fn, arg);
+}
+
+/* ---- constructors ------------------------------------------------------------ */
+
+static acc_name name_of(const acc_token *t)
+{
+    acc_name n = { t->s, t->len, t->off };
+    return n;
+}
+
+acc_actor *acc_ast_body(acc_parser *ps)
+{
+    return acc_alloc(&ps->cx->arena, sizeof(acc_actor));
+}
+
+void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                   const acc_token *name)
+{
+    acc_module *mod = ps->mod;
+    a->name = name_of(name);
+    a->doc = kw->doc;
+    a->mod = mod;
+    if (mod->actors_tail != NULL)
+        mod->actors_tail->next = a;
+    else
+        mod->actors = a;
+    mod->actors_tail = a;
+}
+
+void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                   acc_field *fields)
+{
+    acc_loc at = { kw->off, kw->len };
+    if (a->state_seen) {
+        acc_error(ps->cx, &ps->mod->file, at, "duplicate state block");
+        acc_note(ps->cx, &ps->mod->file, a->state_at,
+                 "the first state block is here");
+        return;
+    }
+    a->state_seen = true;
+    a->state_at = at;
+    a->state = fields;
+}
+
+static bool is_tok(const acc_token *t, const char *s)
+{
+    return strlen(s) == t->len && memcmp(t->s, s, t->len) == 0;
+}
+
+void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                     const acc_token *name, acc_field *fields, bool parens)
+{
+    acc_message *m = acc_alloc(&ps->cx->arena, sizeof(*m));
+    m->name = name_of(name);
+    m->doc = kw->doc;
+    m->fields = fields;
+    m->has_parens = parens;
+    /* Hooks, not messages: start takes spawn's arguments; stop, down and
+     * exit take none (down and exit get the runtime's ac_down / ac_exit). */
+    static const char *const hooks[] = { "start", "stop", "down", "exit" };
+    const acc_file *f = &ps->mod->file;
+    acc_message **slot[] = { &a->start, &a->stop, &a->down, &a->exit };
+    for (int i = 0; i < 4; i++) {
+        if (!is_tok(name, hooks[i]))
+            continue;
+        acc_message **hook = slot[i];
+        acc_loc at = { name->off, name->len };
+        if (*hook != NULL) {
+            acc_error(ps->cx, f, at, "duplicate %s hook", hooks[i]);
+            acc_note(ps->cx, f, (acc_loc){ (*hook)->name.off,
+                                           (*hook)->name.len },
+                     "the first %s hook is here", hooks[i]);
+        } else if (i > 0 && fields != NULL) {
+            acc_error(ps->cx, f, at, "the %s hook takes no fields%s",
+                      hooks[i], i == 1 ? "" : i == 2
+                                     ? " (it receives an ac_down)"
+                                     : " (it receives an ac_exit)");
+        } else {
+            *hook = m;
+        }
+        return;
+    }
+    m->tag = a->message_count++;
+    if (a->messages_tail != NULL)
+        a->messages_tail->next = m;
+    else
+        a->messages = m;
+    a->messages_tail = m;
+}
+
+/* The policies of a full mailbox, by their value in ac_overflow. */
+static const char *const policies[] = { "reject", "drop_newest", "drop_oldest" };
+
+/* The bound is a u32 (ac_actor_type.mailbox_bound) and 0 means unbounded,
+ * so 1..UINT32_MAX; the policy one of ac_overflow's, reject by default. */
+void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                     const acc_int_tok *bound, const acc_token *policy)
+{
+    acc_ctx *cx = ps->cx;
+    const acc_file *f = &ps->mod->file;
+    acc_loc at = { kw->off, kw->len };
+    acc_loc num = { bound->first.off,
+                    bound->tok.off + bound->tok.len - bound->first.off };
+    const char *sign = bound->neg ? "-" : "";
+    int n = (int)bound->tok.len;
+    uint64_t v;
+    bool overflow;
+    if (a->mailbox_at.len != 0) {
+        acc_error(cx, f, at, "duplicate mailbox options");
+        acc_note(cx, f, a->mailbox_at, "the first mailbox options are here");
+        return;
+    }
+    a->mailbox_at = at;
+    if (!acc_parse_int(bound->tok.s, bound->tok.len, &v, &overflow))
+        acc_error(cx, f, (acc_loc){ bound->tok.off, bound->tok.len },
+                  "invalid integer literal '%.*s'", n, bound->tok.s);
+    else if (!overflow && (v == 0 || bound->neg))
+        acc_error(cx, f, num, "mailbox bound must be positive, not %s%.*s",
+                  v != 0 ? sign : "", n, bound->tok.s);
+    else if (overflow || v > UINT32_MAX)
+        acc_error(cx, f, num, "mailbox bound %s%.*s is out of range "
+                  "(1..4294967295)", sign, n, bound->tok.s);
+    else
+        a->mailbox_bound = (uint32_t)v;
+    if (policy == NULL)
+        return;
+    for (int i = 0; i < 3; i++)
+        if (is_tok(policy, policies[i])) {
+            a->mailbox_overflow = i;
+            return;
+        }
+    const char *best = policies[0];
+    size_t best_d = (size_t)-1;
+    for (int i = 0; i < 3; i++) {
+        size_t d = acc_edit_distance(policy->s, policy->len, policies[i],
+                                     strlen(policies[i]), 4);
+        if (d < best_d) {
+            best_d = d;
+            best = policies[i];
+        }
+    }
+    acc_loc pat = { policy->off, policy->len };
+    if (best_d <= 4)
+        acc_error(cx, f, pat, "unknown mailbox policy '%.*s'; did you mean "
+                  "'%s'?", (int)policy->len, policy->s, best);
+    else
+        acc_error(cx, f, pat, "unknown mailbox policy '%.*s' (reject, "
+                  "drop_newest or drop_oldest)", (int)policy->len, policy->s);
+}
+
+/* The reply of the message just added (acc_ast_message ran first). */
+void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
+                   const acc_token *arrow, acc_field *fields)
+{
+    acc_message *m = a->messages_tail;
+    if (m == NULL || m->name.off != name->off) {
+        /* It was a hook: the message list did not grow. */
+        acc_error(ps->cx, &ps->mod->file, (acc_loc){ arrow->off, arrow->len },
+                  "a hook has no reply");
+        return;
+    }
+    m->has_reply = true;
+    m->reply = fields;
+}
+
+void acc_ast_field(acc_parser *ps, acc_field_list *list,
+                   const acc_type_tok *type, const acc_token *name)
+{
+    acc_field *f = acc_alloc(&ps->cx->arena, sizeof(*f));
+    f->name = name_of(name);
+    f->type = type->type;
+    f->doc = type->doc;
+    if (list->tail != NULL)
+        list->tail->next = f;
+    else
+        list->head = f;
+    list->tail = f;
+}
+
+acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
+                          const acc_token *last, const acc_token *qual,
+                          const acc_token *target)
+{
+    acc_type_tok t;
+    memset(&t, 0, sizeof(t));
+    t.type.kind = kind;
+    t.type.at.off = first->off;
+    t.type.at.len = last->off + last->len - first->off;
+    if (qual != NULL)
+        t.type.qual = name_of(qual);
+    if (target != NULL)
+        t.type.target = name_of(target);
+    t.doc = first->doc;
+    return t;
+}
+
+acc_type_tok acc_ast_array(acc_parser *ps, const acc_type_tok *elem,
+                           const acc_token *last, const acc_int_tok *size)
+{
+    acc_type_tok t = *elem;
+    acc_type *e = acc_alloc(&ps->cx->arena, sizeof(*e));
+    *e = elem->type;
+    memset(&t.type, 0, sizeof(t.type));
+    t.type.kind = size != NULL ? ACC_ARRAY : ACC_SEQ;
+    t.type.at.off = e->at.off;
+    t.type.at.len = last->off + last->len - e->at.off;
+    t.type.elem = e;
+    if (size != NULL) {
+        t.type.size_lit = name_of(&size->tok);
+        t.type.size_neg = size->neg;
+        t.type.size_at.off = size->first.off;
+        t.type.size_at.len = size->tok.off + size->tok.len - size->first.off;
+    }
+    return t;
+}
+
+void acc_ast_struct(acc_parser *ps, const acc_token *kw, const acc_token *name,
+                    acc_field *fields)
+{
+    acc_decl *d = acc_alloc(&ps->cx->arena, sizeof(*d));
+    d->kind = ACC_STRUCT;
+    d->name = name_of(name);
+    d->doc = kw->doc;
+    d->fields = fields;
+    d->mod = ps->mod;
+    if (ps->mod->decls_tail != NULL)
+        ps->mod->decls_tail->next = d;
+    else
+        ps->mod->decls = d;
+    ps->mod->decls_tail = d;
+}
+
+void acc_ast_enum(acc_parser *ps, const acc_token *kw, const acc_token *name,
+                  acc_enumerator *values)
+{
+    acc_ast_struct(ps, kw, name, NULL);
+    ps->mod->decls_tail->kind = ACC_ENUM;
+    ps->mod->decls_tail->values = values;
+}
+
+void acc_ast_enumerator(acc_parser *ps, acc_enum_list *list,
+                        const acc_token *name, const acc_int_tok *value)
+{
+    acc_enumerator *e = acc_alloc(&ps->cx->arena, sizeof(*e));
+    e->name = name_of(name);
+    e->doc = name->doc;
+    if (value != NULL) {
+        e->has_value = true;
+        e->neg = value->neg;
+        e->lit = name_of(&value->tok);
+        e->lit_at.off = value->first.off;
+        e->lit_at.len = value->tok.off + value->tok.len - value->first.off;
+    }
+    if (list->tail != NULL)
+        list->tail->next = e;
+    else
+        list->head = e;
+    list->tail = e;
+}
+
+void acc_ast_import(acc_parser *ps, const acc_token *kw, const acc_token *path)
+{
+    acc_import *im = acc_alloc(&ps->cx->arena, sizeof(*im));
+    (void)kw;
+    im->at.off = path->off;
+    im->at.len = path->len;
+    im->path = acc_strndup(&ps->cx->arena, path->s + 1, path->len - 2);
+    if (ps->mod->imports_tail != NULL)
+        ps->mod->imports_tail->next = im;
+    else
+        ps->mod->imports = im;
+    ps->mod->imports_tail = im;
+}
