@@ -25,6 +25,7 @@ $(COMPILER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/main.o: CPPFLAGS += $
 $(COMPILER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/main.o: $(GRAMMAR_OUT)/parser.h
 
 $(BUILD)/libactorc-compiler.a: $(COMPILER_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/actorc: $(BUILD)/obj/compiler/main.o $(BUILD)/libactorc-compiler.a

@@ -1,0 +1,107 @@
+/*
+ * node.h — what the files of the node service share (node.c says how the
+ * service works): its tunables, a peer, the node's state, and the pieces
+ * each file offers the others. Private to services/node*.c.
+ */
+#ifndef AC_SERVICES_NODE_H
+#define AC_SERVICES_NODE_H
+
+#include "services.h"
+
+#include "../lib/cluster.h"
+#include "../lib/frame.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zmq.h>
+
+#define DEFAULT_HEARTBEAT_MS 200
+#define DEFAULT_TIMEOUT_MS 800
+#define HANDSHAKE_MS 2000      /* a peer frozen mid-handshake is given up */
+#define RECONNECT_MS 100
+#define RECONNECT_MAX_MS 1000
+#define MAX_BATCH (64u << 20)  /* the ROUTER refuses larger messages */
+#define RETRY_MS 10            /* a greeting the link could not take yet */
+#define DEFAULT_QUEUE 65536    /* records waiting per peer */
+#define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
+
+/* One record of a peer's queue, encoded by the sender's thread. */
+typedef struct out_rec {
+    struct out_rec *next;
+    size_t size;
+    uint8_t bytes[];
+} out_rec;
+
+typedef struct peer {
+    ac__cluster_node id;
+    void *dealer;              /* our link to it; NULL until the thread opens it */
+    void *monitor;             /* PAIR: the dealer's socket events */
+    bool removed;              /* ac_node_remove_peer: the thread closes it */
+    bool linked;               /* the dealer's handshake succeeded since it last disconnected */
+    bool greet;                /* a HELLO is due on the dealer */
+    uint64_t node;             /* its incarnation, from its HELLO; 0: none yet */
+    uint64_t reopen_at;        /* when to open the link anew (ms); 0: not due */
+    struct out_rec *q_head, *q_tail;  /* encoded records waiting for the link */
+    size_t q_len;
+    uint64_t incarnations, connects, losses;
+    uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
+} peer;
+
+/* What the thread polls: these, then each peer's link monitor. */
+enum { POLL_WAKE, POLL_ROUTER, POLL_ZAP, POLL_ROUTER_EVENTS, POLL_PEERS };
+
+typedef struct ac__node {
+    ac_runtime *rt;
+    pthread_mutex_t lock;      /* guards the peer list and the counters */
+    bool started, stopping;
+    char name[AC_NODE_NAME_MAX + 1];
+    char endpoint[AC_NODE_ENDPOINT_MAX + 1];
+    char public_key[AC_NODE_KEY_LEN + 1];
+    char secret_key[AC_NODE_KEY_LEN + 1];
+    uint32_t heartbeat_ms, timeout_ms, queue_bound;
+    ac_ctx *cx;                /* the thread's context: delivers what arrives */
+    void *zmq;
+    void *router, *router_monitor, *zap;
+    int wake;                  /* eventfd: the peer list changed, or stop */
+    pthread_t thread;
+    peer *peers;
+    size_t npeers, cap;
+    zmq_pollitem_t *items;     /* the thread's */
+    size_t items_cap;
+    int *pending;              /* the thread's: accepted connections not yet
+                                  through their handshake (their fds) */
+    size_t npending, pending_cap;
+    ac_node_stats stats;
+} ac__node;
+
+/* node_keys.c: the Z85 secret key of `path`; AC_EINVAL with a reason. */
+int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const char **why);
+
+/* node_link.c: peers and our links to them; the thread's, under the lock
+ * (add_peer and find_peer: anyone's, under the lock). */
+uint64_t ac__node_now_ms(void);
+bool ac__node_is_up(const peer *p);
+peer *ac__node_find_peer(ac__node *N, const char *name);
+peer *ac__node_peer_at(ac__node *N, uint64_t node);
+int ac__node_add_peer(ac__node *N, const ac__cluster_node *id);
+void ac__node_drop_queue(peer *p);
+void ac__node_set_int(void *sock, int option, int value);
+void ac__node_common_options(ac__node *N, void *sock);
+void *ac__node_monitor_socket(ac__node *N, void *sock, int events);
+void ac__node_open_link(ac__node *N, peer *p);
+void ac__node_close_link(peer *p);
+void ac__node_sync_peers(ac__node *N);
+void ac__node_greet(ac__node *N, peer *p);
+void ac__node_link_event(peer *p);
+void ac__node_flush(ac__node *N, peer *p);
+
+/* node_gate.c: who gets in. */
+void ac__node_router_event(ac__node *N);
+void ac__node_serve_zap(ac__node *N);
+
+/* node_inbound.c: every batch waiting on the ROUTER, taken and handled. */
+void ac__node_receive(ac__node *N);
+
+#endif /* AC_SERVICES_NODE_H */

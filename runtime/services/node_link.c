@@ -1,0 +1,278 @@
+/*
+ * node_link.c — the peers and our links to them: one CURVE DEALER per
+ * peer, its socket monitor, the greeting, and the batches that carry what
+ * waits in its queue. All of it runs on the node's thread, under the lock.
+ */
+#include "node.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+bool ac__node_is_up(const peer *p)
+{
+    return p->linked && p->node != 0;
+}
+
+/* The live peer named `name`, or NULL; under the lock. */
+peer *ac__node_find_peer(ac__node *N, const char *name)
+{
+    for (size_t i = 0; i < N->npeers; i++)
+        if (!N->peers[i].removed && strcmp(N->peers[i].id.name, name) == 0)
+            return &N->peers[i];
+    return NULL;
+}
+
+/* Appends a peer; under the lock. */
+int ac__node_add_peer(ac__node *N, const ac__cluster_node *id)
+{
+    if (N->npeers == N->cap) {
+        size_t cap = N->cap ? 2 * N->cap : 8;
+        peer *bigger = realloc(N->peers, cap * sizeof *bigger);
+        if (bigger == NULL)
+            return AC_ENOMEM;
+        N->peers = bigger;
+        N->cap = cap;
+    }
+    peer *p = &N->peers[N->npeers++];
+    memset(p, 0, sizeof *p);
+    p->id = *id;
+    return 0;
+}
+
+/* Discards what waits for p's link (it went down, or p was removed):
+ * counted in p's drops. */
+void ac__node_drop_queue(peer *p)
+{
+    for (out_rec *r = p->q_head, *next; r != NULL; r = next) {
+        next = r->next;
+        free(r);
+    }
+    p->drops += p->q_len;
+    p->q_head = p->q_tail = NULL;
+    p->q_len = 0;
+}
+
+void ac__node_set_int(void *sock, int option, int value)
+{
+    (void)zmq_setsockopt(sock, option, &value, sizeof value);
+}
+
+/* Every socket of the node: no linger (a shutdown never waits on a dead
+ * peer), and ZMTP heartbeats, which end a link that stays silent for the
+ * timeout (a frozen or cut-off peer) and tell the peer to do the same. */
+void ac__node_common_options(ac__node *N, void *sock)
+{
+    ac__node_set_int(sock, ZMQ_LINGER, 0);
+    ac__node_set_int(sock, ZMQ_HEARTBEAT_IVL, (int)N->heartbeat_ms);
+    ac__node_set_int(sock, ZMQ_HEARTBEAT_TIMEOUT, (int)N->timeout_ms);
+    ac__node_set_int(sock, ZMQ_HEARTBEAT_TTL, (int)N->timeout_ms);
+    ac__node_set_int(sock, ZMQ_HANDSHAKE_IVL, HANDSHAKE_MS);
+}
+
+/* Opens a socket monitor for `sock` on a fresh inproc endpoint, returning
+ * the PAIR socket its events arrive on, or NULL. */
+void *ac__node_monitor_socket(ac__node *N, void *sock, int events)
+{
+    static _Atomic unsigned long seq;
+    char ep[64];
+    /* Relaxed: only uniqueness matters. */
+    snprintf(ep, sizeof ep, "inproc://actorc-node-monitor-%lu",
+             atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
+    if (zmq_socket_monitor(sock, ep, events) != 0)
+        return NULL;
+    void *pair = zmq_socket(N->zmq, ZMQ_PAIR);
+    if (pair == NULL)
+        return NULL;
+    ac__node_set_int(pair, ZMQ_LINGER, 0);
+    if (zmq_connect(pair, ep) != 0) {
+        zmq_close(pair);
+        return NULL;
+    }
+    return pair;
+}
+
+/* Our link to p: a CURVE client that knows p's public key. Failing (out of
+ * memory, a bad endpoint) leaves p down; the next change retries. */
+void ac__node_open_link(ac__node *N, peer *p)
+{
+    void *d = zmq_socket(N->zmq, ZMQ_DEALER);
+    if (d == NULL)
+        return;
+    ac__node_common_options(N, d);
+    /* Immediate: nothing is queued for a link that is not up, so nothing
+     * stale is delivered when it comes back. */
+    ac__node_set_int(d, ZMQ_IMMEDIATE, 1);
+    ac__node_set_int(d, ZMQ_RECONNECT_IVL, RECONNECT_MS);
+    ac__node_set_int(d, ZMQ_RECONNECT_IVL_MAX, RECONNECT_MAX_MS);
+    zmq_setsockopt(d, ZMQ_CURVE_SERVERKEY, p->id.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(d, ZMQ_CURVE_PUBLICKEY, N->public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(d, ZMQ_CURVE_SECRETKEY, N->secret_key, AC_NODE_KEY_LEN);
+    void *m = ac__node_monitor_socket(N, d, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+    if (m == NULL || zmq_connect(d, p->id.endpoint) != 0) {
+        if (m != NULL)
+            zmq_close(m);
+        zmq_close(d);
+        return;
+    }
+    p->dealer = d;
+    p->monitor = m;
+}
+
+void ac__node_close_link(peer *p)
+{
+    if (p->dealer == NULL)
+        return;
+    zmq_socket_monitor(p->dealer, NULL, 0);
+    zmq_close(p->monitor);
+    zmq_close(p->dealer);
+    p->dealer = p->monitor = NULL;
+}
+
+/* Sends one batch of a single record on p's link. */
+static bool send_one(ac__node *N, peer *p, ac__frame_op op)
+{
+    uint8_t buf[AC__FRAME_HEADER_SIZE + AC__RECORD_HEADER_SIZE + 1 + AC_NODE_NAME_MAX];
+    ac_wire_out out = {buf, sizeof buf, 0};
+    ac__frame_header h = {1, ac_runtime_node(N->rt), p->node};
+    ac__frame_put_header(&out, &h);
+    if (op == AC__OP_HELLO)
+        ac__frame_put_hello(&out, N->name);
+    else
+        ac__frame_put_empty(&out, op);
+    return zmq_send(p->dealer, buf, out.len, ZMQ_DONTWAIT) == (int)out.len;
+}
+
+/* Brings the sockets in line with the peer list; in the thread, locked. A
+ * removed peer is told so before its link closes: its own link to us,
+ * already through the handshake, would otherwise stay (a ROUTER cannot
+ * drop one connection), and its key is refused only from its next one. */
+void ac__node_sync_peers(ac__node *N)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < N->npeers; i++) {
+        peer *p = &N->peers[i];
+        if (p->removed) {
+            if (p->linked) {
+                ac__node_set_int(p->dealer, ZMQ_LINGER, RECONNECT_MS);  /* let the BYE out */
+                (void)send_one(N, p, AC__OP_BYE);
+            }
+            ac__node_close_link(p);
+            ac__node_drop_queue(p);
+            continue;
+        }
+        if (p->dealer == NULL)
+            ac__node_open_link(N, p);
+        N->peers[kept++] = *p;
+    }
+    N->npeers = kept;
+}
+
+/* Sends our greeting on p's link: its incarnation as we know it, our name.
+ * EAGAIN: the pipe is not attached yet; the loop retries. */
+void ac__node_greet(ac__node *N, peer *p)
+{
+    if (send_one(N, p, AC__OP_HELLO))
+        p->greet = false;
+}
+
+uint64_t ac__node_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* One event of p's socket monitor. A handshake the peer refused (it does
+ * not know our key yet) is not retried by ZeroMQ: the link is opened anew
+ * a little later, as a reconnect would be. */
+void ac__node_link_event(peer *p)
+{
+    if (p->monitor == NULL)
+        return;  /* closed since the poll (a BYE) */
+    uint8_t ev[6];
+    int n = zmq_recv(p->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
+    int more = 0;
+    size_t more_len = sizeof more;
+    zmq_getsockopt(p->monitor, ZMQ_RCVMORE, &more, &more_len);
+    if (more) {
+        char endpoint[AC_NODE_ENDPOINT_MAX + 1];
+        (void)zmq_recv(p->monitor, endpoint, sizeof endpoint, ZMQ_DONTWAIT);
+    }
+    if (n < 2)
+        return;
+    uint16_t event = (uint16_t)(ev[0] | ev[1] << 8);
+    bool was_up = ac__node_is_up(p);
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        p->linked = true;
+        p->greet = true;
+        p->connects++;
+    } else if (event == ZMQ_EVENT_DISCONNECTED) {
+        p->linked = false;
+        p->greet = false;
+        ac__node_drop_queue(p);  /* what it had not taken is lost with the link */
+    } else if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
+        p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;
+    }
+    if (was_up && !ac__node_is_up(p))
+        p->losses++;
+}
+
+/* Sends what waits for p's link, in batches of up to BATCH_BYTES (a larger
+ * record alone), each built straight into the message ZeroMQ takes. Stops
+ * at the first batch the link cannot take now (the loop retries). */
+void ac__node_flush(ac__node *N, peer *p)
+{
+    while (p->q_head != NULL) {
+        size_t size = AC__FRAME_HEADER_SIZE, count = 0;
+        for (out_rec *r = p->q_head; r != NULL && count < UINT16_MAX; r = r->next) {
+            if (count > 0 && size + r->size > BATCH_BYTES)
+                break;
+            size += r->size;
+            count++;
+        }
+        zmq_msg_t msg;
+        if (zmq_msg_init_size(&msg, size) != 0)
+            return;
+        uint8_t *at = zmq_msg_data(&msg);
+        ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
+        ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node};
+        ac__frame_put_header(&out, &h);
+        at += AC__FRAME_HEADER_SIZE;
+        out_rec *r = p->q_head;
+        for (size_t i = 0; i < count; i++, r = r->next) {
+            memcpy(at, r->bytes, r->size);
+            at += r->size;
+        }
+        if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&msg);
+            return;
+        }
+        for (size_t i = 0; i < count; i++) {
+            out_rec *sent = p->q_head;
+            p->q_head = sent->next;
+            free(sent);
+        }
+        if (p->q_head == NULL)
+            p->q_tail = NULL;
+        p->q_len -= count;
+        p->sent += count;
+        p->bytes_sent += size;
+        p->batches++;
+    }
+}
+
+/* The up peer whose incarnation `node` is; under the lock. */
+peer *ac__node_peer_at(ac__node *N, uint64_t node)
+{
+    for (size_t i = 0; i < N->npeers; i++)
+        if (!N->peers[i].removed && N->peers[i].node == node && ac__node_is_up(&N->peers[i]))
+            return &N->peers[i];
+    return NULL;
+}
