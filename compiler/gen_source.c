@@ -229,8 +229,10 @@ static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
              "AC_MAX_PAYLOAD", m->has_reply);
     acc_gen_line(g, "    *built_ = env_;\n    return 0;\n}");
 
-    put_built(g, acc_gen_send_decl(g, a, m), mn, args,
-              "ac_send(cx, &to.addr, env_)", false);
+    /* Typed: the target may live on another node, where the message
+     * travels encoded with this type's codec. */
+    put_built(g, acc_gen_send_decl(g, a, m), mn, args, acc_aprintf(ar,
+              "ac_send_typed(cx, &to.addr, &%s, env_)", type), false);
     put_built(g, acc_gen_publish_decl(g, m), mn, args, acc_aprintf(ar,
               "ac_group_publish(cx, group, &%s, env_)", type), false);
     put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args,

@@ -31,7 +31,7 @@ extern "C" {
 /* Generated code records the ABI it was made for and refuses to compile
  * against another one. Bump on any change to ac_envelope, ac_actor_type or
  * the signatures generated code calls. */
-#define AC_ABI_VERSION 4
+#define AC_ABI_VERSION 5
 
 /* ---- error codes --------------------------------------------------------- */
 

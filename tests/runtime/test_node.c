@@ -7,6 +7,7 @@
  */
 #include "fixtures.h"
 #include "lib/cluster.h"
+#include "nodes.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,108 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
-
-#define WAIT_MS 10000
-
-typedef struct node_dir {
-    char path[64];
-} node_dir;
-
-static void make_dir(node_dir *d)
-{
-    snprintf(d->path, sizeof d->path, "/tmp/actorc-node-XXXXXX");
-    cr_assert_not_null(mkdtemp(d->path));
-}
-
-static void remove_dir(node_dir *d)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->path);
-    cr_assert_eq(system(cmd), 0);
-}
-
-/* A TCP port nobody listens on now (the kernel's pick). */
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-    close(s);
-    return ntohs(a.sin_port);
-}
-
-typedef struct member {
-    char name[16];
-    char key_file[96];
-    char endpoint[64];
-    char public_key[AC_NODE_KEY_LEN + 1];
-} member;
-
-static void make_member(node_dir *d, member *m, const char *name)
-{
-    snprintf(m->name, sizeof m->name, "%s", name);
-    snprintf(m->key_file, sizeof m->key_file, "%s/%s.key", d->path, name);
-    snprintf(m->endpoint, sizeof m->endpoint, "tcp://127.0.0.1:%d", free_port());
-    cr_assert_eq(ac_node_keygen(m->key_file, m->public_key), 0);
-}
-
-/* Writes a cluster file of `n` members; returns its path in out. */
-static void write_cluster(node_dir *d, const char *file, const member *ms, int n, char *out,
-                          size_t cap)
-{
-    snprintf(out, cap, "%s/%s", d->path, file);
-    FILE *f = fopen(out, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "# a test cluster\n");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%s  %s  %s   # node %d\n", ms[i].name, ms[i].endpoint, ms[i].public_key, i);
-    fclose(f);
-}
-
-static ac_runtime *start_node(const member *m, const char *cluster)
-{
-    ac_runtime *rt = make_runtime(1);
-    ac_node_config cfg = {.name = m->name, .cluster_file = cluster,
-                          .secret_key_file = m->key_file};
-    char why[256];
-    int rc = ac_node_start(rt, &cfg, why, sizeof why);
-    cr_assert_eq(rc, 0, "ac_node_start %s: %s", m->name, why);
-    return rt;
-}
-
-static bool peer_of(ac_runtime *rt, const char *name, ac_peer_info *out)
-{
-    ac_peer_info all[8];
-    size_t n = ac_node_peers(rt, all, 8);
-    for (size_t i = 0; i < n && i < 8; i++) {
-        if (strcmp(all[i].name, name) == 0) {
-            *out = all[i];
-            return true;
-        }
-    }
-    return false;
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Waits until rt sees `name` up (or down) with node id `node` (0: any). */
-static bool wait_peer(ac_runtime *rt, const char *name, bool up, uint64_t node)
-{
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS;) {
-        ac_peer_info p;
-        if (peer_of(rt, name, &p) && p.up == up && (node == 0 || p.node == node))
-            return true;
-        usleep(2000);
-    }
-    return false;
-}
 
 typedef uint64_t (*stat_fn)(const ac_node_stats *s);
 static uint64_t auth_failures(const ac_node_stats *s) { return s->auth_failures; }

@@ -343,7 +343,7 @@ int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
 int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
@@ -401,7 +401,7 @@ int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_on__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
 int edge_Odd_publish_on(ac_ctx *cx, const char *group)
@@ -457,7 +457,7 @@ int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
 int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1)
@@ -514,7 +514,7 @@ int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = edge_Odd_last__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
 int edge_Odd_publish_last(ac_ctx *cx, const char *group)

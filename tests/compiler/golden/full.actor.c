@@ -1212,7 +1212,8 @@ int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_put__build(cx, &env_, item, meter);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
 }
 
 int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
@@ -1277,7 +1278,8 @@ int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_tree__build(cx, &env_, t);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
 }
 
 int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
@@ -1366,7 +1368,8 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
     int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
                                      bits);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
 }
 
 int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
@@ -1434,7 +1437,8 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_ping__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
 }
 
 int full_Store_publish_ping(ac_ctx *cx, const char *group)
@@ -1497,7 +1501,8 @@ int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
 }
 
 int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
@@ -1612,7 +1617,8 @@ int full_Store_send_sync(ac_ctx *cx, full_Store_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
 }
 
 int full_Store_publish_sync(ac_ctx *cx, const char *group)
@@ -1907,7 +1913,7 @@ int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
     ac_envelope *env_ = NULL;
     int rc_ = full_Bare_poke__build(cx, &env_, b, s);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Bare_type, env_);
 }
 
 int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,

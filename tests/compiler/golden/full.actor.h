@@ -5,8 +5,8 @@
 #include <actorc.h>
 #include "units.actor.h"
 
-#if AC_ABI_VERSION != 4
-#error "full.actor.h was generated for actorc ABI 4: regenerate it"
+#if AC_ABI_VERSION != 5
+#error "full.actor.h was generated for actorc ABI 5: regenerate it"
 #endif
 
 #ifdef __cplusplus

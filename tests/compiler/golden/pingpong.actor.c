@@ -237,7 +237,8 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &pingpong_Pinger_type,
+                                          env_);
 }
 
 int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
@@ -302,7 +303,8 @@ int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &pingpong_Pinger_type,
+                                          env_);
 }
 
 int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
@@ -547,7 +549,8 @@ int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
     ac_envelope *env_ = NULL;
     int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &pingpong_Ponger_type,
+                                          env_);
 }
 
 int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,

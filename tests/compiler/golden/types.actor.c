@@ -234,7 +234,8 @@ int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                                       u_16, u_32, u_64, f_32, f_64, other,
                                       holder, any);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &types_Holder_type,
+                                          env_);
 }
 
 int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
@@ -485,7 +486,8 @@ int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x)
     ac_envelope *env_ = NULL;
     int rc_ = types_Other_one__build(cx, &env_, x);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &types_Other_type,
+                                          env_);
 }
 
 int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x)

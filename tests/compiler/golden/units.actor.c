@@ -171,7 +171,8 @@ int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to, units_Meter_ref back)
     ac_envelope *env_ = NULL;
     int rc_ = units_Meter_read__build(cx, &env_, back);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &units_Meter_type,
+                                          env_);
 }
 
 int units_Meter_publish_read(ac_ctx *cx, const char *group,

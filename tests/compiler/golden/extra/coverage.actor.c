@@ -1470,7 +1470,8 @@ int cov_Server_send_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Server_type,
+                                          env_);
 }
 
 int cov_Server_publish_scalars(ac_ctx *cx, const char *group, bool b, int8_t a,
@@ -1652,7 +1653,8 @@ int cov_Server_send_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Server_type,
+                                          env_);
 }
 
 int cov_Server_publish_lookup(ac_ctx *cx, const char *group, ac_string key,
@@ -1828,7 +1830,8 @@ int cov_Server_send_nothing(ac_ctx *cx, cov_Server_ref to)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Server_type,
+                                          env_);
 }
 
 int cov_Server_publish_nothing(ac_ctx *cx, const char *group)
@@ -1931,7 +1934,8 @@ int cov_Server_send_note(ac_ctx *cx, cov_Server_ref to, uint32_t n)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_note__build(cx, &env_, n);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Server_type,
+                                          env_);
 }
 
 int cov_Server_publish_note(ac_ctx *cx, const char *group, uint32_t n)
@@ -1994,7 +1998,8 @@ int cov_Server_send_tree(ac_ctx *cx, cov_Server_ref to, cov_Tree t)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_tree__build(cx, &env_, t);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Server_type,
+                                          env_);
 }
 
 int cov_Server_publish_tree(ac_ctx *cx, const char *group, cov_Tree t)
@@ -2232,7 +2237,8 @@ int cov_Client_send_go(ac_ctx *cx, cov_Client_ref to, cov_Server_ref server,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Client_go__build(cx, &env_, server, what);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Client_type,
+                                          env_);
 }
 
 int cov_Client_publish_go(ac_ctx *cx, const char *group, cov_Server_ref server,
@@ -2476,7 +2482,7 @@ int cov_Queue_send_item(ac_ctx *cx, cov_Queue_ref to, uint32_t n)
     ac_envelope *env_ = NULL;
     int rc_ = cov_Queue_item__build(cx, &env_, n);
 
-    return rc_ != 0 ? rc_ : ac_send(cx, &to.addr, env_);
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Queue_type, env_);
 }
 
 int cov_Queue_publish_item(ac_ctx *cx, const char *group, uint32_t n)
