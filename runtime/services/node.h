@@ -95,6 +95,9 @@ void ac__node_close_link(peer *p);
 void ac__node_sync_peers(ac__node *N);
 void ac__node_greet(ac__node *N, peer *p);
 void ac__node_link_event(peer *p);
+/* One event of a socket monitor (its number, and its value: an fd for
+ * connection events); false when there was none. */
+bool ac__node_read_event(void *monitor, uint16_t *event, uint32_t *value);
 void ac__node_flush(ac__node *N, peer *p);
 
 /* node_gate.c: who gets in. */

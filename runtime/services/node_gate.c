@@ -18,20 +18,11 @@
  * miscounts them.) */
 void ac__node_router_event(ac__node *N)
 {
-    uint8_t ev[6];
-    int n = zmq_recv(N->router_monitor, ev, sizeof ev, ZMQ_DONTWAIT);
-    int more = 0;
-    size_t more_len = sizeof more;
-    zmq_getsockopt(N->router_monitor, ZMQ_RCVMORE, &more, &more_len);
-    if (more) {
-        char endpoint[AC_NODE_ENDPOINT_MAX + 1];
-        (void)zmq_recv(N->router_monitor, endpoint, sizeof endpoint, ZMQ_DONTWAIT);
-    }
-    if (n < 6)
+    uint16_t event;
+    uint32_t value;
+    if (!ac__node_read_event(N->router_monitor, &event, &value))
         return;
-    uint16_t event = (uint16_t)(ev[0] | ev[1] << 8);
-    int fd = (int)((uint32_t)ev[2] | (uint32_t)ev[3] << 8 | (uint32_t)ev[4] << 16 |
-                   (uint32_t)ev[5] << 24);
+    int fd = (int)value;
     if (event == ZMQ_EVENT_ACCEPTED) {
         if (N->npending == N->pending_cap) {
             size_t cap = N->pending_cap ? 2 * N->pending_cap : 16;

@@ -181,6 +181,25 @@ void ac__node_greet(ac__node *N, peer *p)
         p->greet = false;
 }
 
+bool ac__node_read_event(void *monitor, uint16_t *event, uint32_t *value)
+{
+    uint8_t ev[6];
+    int n = zmq_recv(monitor, ev, sizeof ev, ZMQ_DONTWAIT);
+    int more = 0;
+    size_t more_len = sizeof more;
+    zmq_getsockopt(monitor, ZMQ_RCVMORE, &more, &more_len);
+    if (more) {  /* the endpoint, which we do not need */
+        char endpoint[AC_NODE_ENDPOINT_MAX + 1];
+        (void)zmq_recv(monitor, endpoint, sizeof endpoint, ZMQ_DONTWAIT);
+    }
+    if (n < 6)
+        return false;
+    *event = (uint16_t)(ev[0] | ev[1] << 8);
+    *value = (uint32_t)ev[2] | (uint32_t)ev[3] << 8 | (uint32_t)ev[4] << 16 |
+             (uint32_t)ev[5] << 24;
+    return true;
+}
+
 uint64_t ac__node_now_ms(void)
 {
     struct timespec ts;
@@ -195,18 +214,10 @@ void ac__node_link_event(peer *p)
 {
     if (p->monitor == NULL)
         return;  /* closed since the poll (a BYE) */
-    uint8_t ev[6];
-    int n = zmq_recv(p->monitor, ev, sizeof ev, ZMQ_DONTWAIT);
-    int more = 0;
-    size_t more_len = sizeof more;
-    zmq_getsockopt(p->monitor, ZMQ_RCVMORE, &more, &more_len);
-    if (more) {
-        char endpoint[AC_NODE_ENDPOINT_MAX + 1];
-        (void)zmq_recv(p->monitor, endpoint, sizeof endpoint, ZMQ_DONTWAIT);
-    }
-    if (n < 2)
+    uint16_t event;
+    uint32_t value;
+    if (!ac__node_read_event(p->monitor, &event, &value))
         return;
-    uint16_t event = (uint16_t)(ev[0] | ev[1] << 8);
     bool was_up = ac__node_is_up(p);
     if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
         p->linked = true;

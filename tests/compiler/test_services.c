@@ -338,16 +338,9 @@ Test(services, ref_of_turns_a_group_listing_into_typed_refs)
  * arrays travel encoded by the generated codec and are rebuilt there. */
 Test(services, a_typed_send_reaches_an_actor_of_another_node_whole, .timeout = 60)
 {
-    node_dir d;
-    make_dir(&d);
-    member a, b;
-    make_member(&d, &a, "alpha");
-    make_member(&d, &b, "beta");
-    char cluster[128];
-    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
-    ac_runtime *ra = start_node(&a, cluster), *rb = start_node(&b, cluster);
-    cr_assert(wait_peer(ra, "beta", true, ac_runtime_node(rb)));
-    cr_assert(wait_peer(rb, "alpha", true, ac_runtime_node(ra)));
+    pair_of_nodes nodes;
+    start_pair(&nodes, 10000, 0);
+    ac_runtime *ra = nodes.ra, *rb = nodes.rb;
 
     svc_Rec_ref there;
     cr_assert_eq(svc_Rec_spawn(ac_runtime_ctx(rb), &there, 0), 0);
@@ -366,7 +359,5 @@ Test(services, a_typed_send_reaches_an_actor_of_another_node_whole, .timeout = 6
     ac_runtime_run(rb);
     cr_assert_eq(seen[0].notes, N);
     cr_assert(seen[0].note_ok, "every field as sent");
-    ac_runtime_destroy(rb);
-    ac_runtime_destroy(ra);
-    remove_dir(&d);
+    stop_pair(&nodes);
 }

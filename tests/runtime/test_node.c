@@ -176,65 +176,45 @@ Test(node, start_refuses_a_configuration_that_does_not_add_up, .timeout = 30)
 
 Test(node, two_nodes_link_and_learn_each_others_incarnation, .timeout = 60)
 {
-    node_dir d;
-    make_dir(&d);
-    member a, b;
-    make_member(&d, &a, "alpha");
-    make_member(&d, &b, "beta");
-    char cluster[128];
-    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
-    ac_runtime *ra = start_node(&a, cluster);
-    ac_runtime *rb = start_node(&b, cluster);
-    cr_assert(wait_peer(ra, "beta", true, ac_runtime_node(rb)), "alpha sees beta up");
-    cr_assert(wait_peer(rb, "alpha", true, ac_runtime_node(ra)), "beta sees alpha up");
-    ac_peer_info p;
-    cr_assert(peer_of(ra, "beta", &p));
-    cr_assert_str_eq(p.endpoint, b.endpoint);
-    cr_assert_eq(p.incarnations, 1);
-    cr_assert_geq(p.connects, 1);
-    cr_assert_eq(p.losses, 0);
-    cr_assert_eq(ac_node_peers(ra, NULL, 0), 1);
+    pair_of_nodes p;
+    start_pair(&p, 0, 0);  /* waits until each sees the other up */
+    ac_peer_info info;
+    cr_assert(peer_of(p.ra, "beta", &info));
+    cr_assert_str_eq(info.endpoint, p.b.endpoint);
+    cr_assert_eq(info.incarnations, 1);
+    cr_assert_geq(info.connects, 1);
+    cr_assert_eq(info.losses, 0);
+    cr_assert_eq(ac_node_peers(p.ra, NULL, 0), 1);
     ac_node_stats st;
-    cr_assert_eq(ac_runtime_node_stats(ra, &st), 0);
+    cr_assert_eq(ac_runtime_node_stats(p.ra, &st), 0);
     cr_assert_eq(st.auth_failures + st.protocol_errors + st.malformed + st.impostors +
                      st.misdirected,
                  0);
-    ac_runtime_destroy(rb);
-    ac_runtime_destroy(ra);
-    remove_dir(&d);
+    stop_pair(&p);
 }
 
 /* A node that goes away is seen down; started again it is a new
  * incarnation, and the link comes back by itself. */
 Test(node, a_lost_node_is_seen_down_and_its_restart_as_a_new_incarnation, .timeout = 60)
 {
-    node_dir d;
-    make_dir(&d);
-    member a, b;
-    make_member(&d, &a, "alpha");
-    make_member(&d, &b, "beta");
-    char cluster[128];
-    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
-    ac_runtime *ra = start_node(&a, cluster);
-    ac_runtime *rb = start_node(&b, cluster);
-    uint64_t first = ac_runtime_node(rb);
-    cr_assert(wait_peer(ra, "beta", true, first));
-    ac_runtime_destroy(rb);
-    cr_assert(wait_peer(ra, "beta", false, 0), "alpha sees beta down");
-    ac_peer_info p;
-    cr_assert(peer_of(ra, "beta", &p));
-    cr_assert_eq(p.losses, 1);
+    pair_of_nodes p;
+    start_pair(&p, 0, 0);
+    uint64_t first = ac_runtime_node(p.rb);
+    cr_assert(wait_peer(p.ra, "beta", true, first));
+    ac_runtime_destroy(p.rb);
+    cr_assert(wait_peer(p.ra, "beta", false, 0), "alpha sees beta down");
+    ac_peer_info info;
+    cr_assert(peer_of(p.ra, "beta", &info));
+    cr_assert_eq(info.losses, 1);
 
-    rb = start_node(&b, cluster);
-    uint64_t second = ac_runtime_node(rb);
+    p.rb = start_node(&p.b, p.cluster);
+    uint64_t second = ac_runtime_node(p.rb);
     cr_assert_neq(second, first);
-    cr_assert(wait_peer(ra, "beta", true, second), "alpha sees beta's new incarnation");
-    cr_assert(peer_of(ra, "beta", &p));
-    cr_assert_eq(p.incarnations, 2);
-    cr_assert_geq(p.connects, 2);
-    ac_runtime_destroy(rb);
-    ac_runtime_destroy(ra);
-    remove_dir(&d);
+    cr_assert(wait_peer(p.ra, "beta", true, second), "alpha sees beta's new incarnation");
+    cr_assert(peer_of(p.ra, "beta", &info));
+    cr_assert_eq(info.incarnations, 2);
+    cr_assert_geq(info.connects, 2);
+    stop_pair(&p);
 }
 
 /* A key the cluster file does not name fails the handshake, is counted,
@@ -278,34 +258,25 @@ Test(node, an_unknown_key_is_refused_until_the_peer_is_added, .timeout = 60)
  * are not affected. */
 Test(node, a_peer_speaking_garbage_is_refused_and_counted, .timeout = 60)
 {
-    node_dir d;
-    make_dir(&d);
-    member a, b;
-    make_member(&d, &a, "alpha");
-    make_member(&d, &b, "beta");
-    char cluster[128];
-    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
-    ac_runtime *ra = start_node(&a, cluster);
-    ac_runtime *rb = start_node(&b, cluster);
-    cr_assert(wait_peer(ra, "beta", true, ac_runtime_node(rb)));
+    pair_of_nodes p;
+    start_pair(&p, 0, 0);
+    cr_assert(wait_peer(p.ra, "beta", true, ac_runtime_node(p.rb)));
 
-    int port = atoi(strrchr(a.endpoint, ':') + 1);
+    int port = atoi(strrchr(p.a.endpoint, ':') + 1);
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     cr_assert_eq(connect(s, (struct sockaddr *)&to, sizeof to), 0);
     static const char junk[] = "GET / HTTP/1.1\r\nHost: alpha\r\n\r\nthis is not ZMTP at all";
     cr_assert_eq(write(s, junk, sizeof junk), (ssize_t)sizeof junk);
-    cr_assert(wait_stat(ra, protocol_errors), "the garbage is counted");
+    cr_assert(wait_stat(p.ra, protocol_errors), "the garbage is counted");
     close(s);
 
-    ac_peer_info p;
-    cr_assert(peer_of(ra, "beta", &p));
-    cr_assert(p.up);
-    cr_assert_eq(p.losses, 0);
-    ac_runtime_destroy(rb);
-    ac_runtime_destroy(ra);
-    remove_dir(&d);
+    ac_peer_info info;
+    cr_assert(peer_of(p.ra, "beta", &info));
+    cr_assert(info.up);
+    cr_assert_eq(info.losses, 0);
+    stop_pair(&p);
 }
 
 /* ---- what a node refuses from an authenticated peer ------------------------------- */
@@ -536,48 +507,12 @@ static int send_wired(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, 
     return ac_send_typed(cx, to, type, e);
 }
 
-typedef struct pair_of_nodes {
-    node_dir d;
-    member a, b;
-    ac_runtime *ra, *rb;
-} pair_of_nodes;
-
-static void start_pair(pair_of_nodes *p, uint32_t queue_bound)
-{
-    make_dir(&p->d);
-    make_member(&p->d, &p->a, "alpha");
-    make_member(&p->d, &p->b, "beta");
-    char cluster[128];
-    write_cluster(&p->d, "cluster", (member[]){p->a, p->b}, 2, cluster, sizeof cluster);
-    /* A long timeout: these tests are about delivery, and a machine busy
-     * with sanitizers must not make a live link look lost. */
-    p->ra = make_runtime(1);
-    p->rb = make_runtime(1);
-    ac_node_config cfg = {.name = "alpha", .cluster_file = cluster,
-                          .secret_key_file = p->a.key_file, .timeout_ms = 10000,
-                          .queue_bound = queue_bound};
-    char why[256];
-    cr_assert_eq(ac_node_start(p->ra, &cfg, why, sizeof why), 0, "%s", why);
-    cfg.name = "beta";
-    cfg.secret_key_file = p->b.key_file;
-    cr_assert_eq(ac_node_start(p->rb, &cfg, why, sizeof why), 0, "%s", why);
-    cr_assert(wait_peer(p->ra, "beta", true, ac_runtime_node(p->rb)));
-    cr_assert(wait_peer(p->rb, "alpha", true, ac_runtime_node(p->ra)));
-}
-
-static void stop_pair(pair_of_nodes *p)
-{
-    ac_runtime_destroy(p->rb);
-    ac_runtime_destroy(p->ra);
-    remove_dir(&p->d);
-}
-
 /* Messages sent to an actor of another node arrive, all of them, in the
  * order they were sent, decoded by the target's type. */
 Test(node, messages_reach_an_actor_of_another_node_in_order, .timeout = 60)
 {
     pair_of_nodes p;
-    start_pair(&p, 0);
+    start_pair(&p, 10000, 0);
     const ac_actor_type *type = wired();
     ac_addr there;
     cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);
@@ -615,7 +550,7 @@ Test(node, messages_reach_an_actor_of_another_node_in_order, .timeout = 60)
 Test(node, what_cannot_be_delivered_across_nodes_is_refused_and_counted, .timeout = 60)
 {
     pair_of_nodes p;
-    start_pair(&p, 0);
+    start_pair(&p, 10000, 0);
     const ac_actor_type *type = wired();
     ac_ctx *cb = ac_runtime_ctx(p.rb), *cx = ac_runtime_ctx(p.ra);
     ac_addr there;
@@ -679,19 +614,7 @@ static void *flood_main(void *arg)
 Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeout = 90)
 {
     pair_of_nodes p;
-    make_dir(&p.d);
-    make_member(&p.d, &p.a, "alpha");
-    make_member(&p.d, &p.b, "beta");
-    char cluster[128];
-    write_cluster(&p.d, "cluster", (member[]){p.a, p.b}, 2, cluster, sizeof cluster);
-    p.rb = start_node(&p.b, cluster);
-    p.ra = make_runtime(1);
-    ac_node_config cfg = {.name = "alpha", .cluster_file = cluster,
-                          .secret_key_file = p.a.key_file, .timeout_ms = 10000,
-                          .queue_bound = 2};
-    char why[256];
-    cr_assert_eq(ac_node_start(p.ra, &cfg, why, sizeof why), 0, "%s", why);
-    cr_assert(wait_peer(p.ra, "beta", true, ac_runtime_node(p.rb)));
+    start_pair(&p, 10000, 2);
     const ac_actor_type *type = wired();
     ac_addr there;
     cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);

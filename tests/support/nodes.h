@@ -125,4 +125,45 @@ static inline bool wait_peer(ac_runtime *rt, const char *name, bool up, uint64_t
     return false;
 }
 
+/* Two nodes of one cluster, alpha and beta, each seeing the other up. */
+typedef struct pair_of_nodes {
+    node_dir d;
+    member a, b;
+    char cluster[128];
+    ac_runtime *ra, *rb;
+} pair_of_nodes;
+
+/* timeout_ms, queue_bound: as in ac_node_config (0: the defaults). Tests
+ * about delivery give a long timeout, so that a machine busy with
+ * sanitizers cannot make a live link look lost. */
+static inline void start_pair(pair_of_nodes *p, uint32_t timeout_ms, uint32_t queue_bound)
+{
+    make_dir(&p->d);
+    make_member(&p->d, &p->a, "alpha");
+    make_member(&p->d, &p->b, "beta");
+    write_cluster(&p->d, "cluster", (member[]){p->a, p->b}, 2, p->cluster, sizeof p->cluster);
+    ac_runtime **rts[] = {&p->ra, &p->rb};
+    const member *ms[] = {&p->a, &p->b};
+    for (int i = 0; i < 2; i++) {
+        ac_config c;
+        ac_config_init(&c);
+        c.workers = 1;
+        cr_assert_eq(ac_runtime_create(rts[i], &c), 0);
+        ac_node_config cfg = {.name = ms[i]->name, .cluster_file = p->cluster,
+                              .secret_key_file = ms[i]->key_file, .timeout_ms = timeout_ms,
+                              .queue_bound = queue_bound};
+        char why[256];
+        cr_assert_eq(ac_node_start(*rts[i], &cfg, why, sizeof why), 0, "%s", why);
+    }
+    cr_assert(wait_peer(p->ra, "beta", true, ac_runtime_node(p->rb)), "alpha sees beta up");
+    cr_assert(wait_peer(p->rb, "alpha", true, ac_runtime_node(p->ra)), "beta sees alpha up");
+}
+
+static inline void stop_pair(pair_of_nodes *p)
+{
+    ac_runtime_destroy(p->rb);
+    ac_runtime_destroy(p->ra);
+    remove_dir(&p->d);
+}
+
 #endif
