@@ -351,7 +351,7 @@ Test(services, a_typed_send_reaches_an_actor_of_another_node_whole, .timeout = 6
     for (int i = 0; i < N; i++)
         cr_assert_eq(svc_Rec_send_note(cx, there, 77, ac_string_of("to everyone"), seq, label,
                                        key), 0);
-    ac_peer_info p;
+    ac_peer_info p = {0};
     for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS; usleep(2000))
         if (peer_of(rb, "alpha", &p) && p.received == N)
             break;

@@ -164,7 +164,7 @@ Test(node, start_refuses_a_configuration_that_does_not_add_up, .timeout = 30)
     cr_assert(strstr(why, "may be read by others") != NULL, "%s", why);
     cr_assert_eq(chmod(a.key_file, 0600), 0);
 
-    ac_node_stats st;
+    ac_node_stats st = {0};
     cr_assert_eq(ac_runtime_node_stats(rt, &st), AC_ESTATE);
     cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), 0, "%s", why);
     cr_assert_eq(ac_node_start(rt, &cfg, why, sizeof why), AC_ESTATE);
@@ -178,14 +178,14 @@ Test(node, two_nodes_link_and_learn_each_others_incarnation, .timeout = 60)
 {
     pair_of_nodes p;
     start_pair(&p, 0, 0);  /* waits until each sees the other up */
-    ac_peer_info info;
+    ac_peer_info info = {0};
     cr_assert(peer_of(p.ra, "beta", &info));
     cr_assert_str_eq(info.endpoint, p.b.endpoint);
     cr_assert_eq(info.incarnations, 1);
     cr_assert_geq(info.connects, 1);
     cr_assert_eq(info.losses, 0);
     cr_assert_eq(ac_node_peers(p.ra, NULL, 0), 1);
-    ac_node_stats st;
+    ac_node_stats st = {0};
     cr_assert_eq(ac_runtime_node_stats(p.ra, &st), 0);
     cr_assert_eq(st.auth_failures + st.protocol_errors + st.malformed + st.impostors +
                      st.misdirected,
@@ -203,7 +203,7 @@ Test(node, a_lost_node_is_seen_down_and_its_restart_as_a_new_incarnation, .timeo
     cr_assert(wait_peer(p.ra, "beta", true, first));
     ac_runtime_destroy(p.rb);
     cr_assert(wait_peer(p.ra, "beta", false, 0), "alpha sees beta down");
-    ac_peer_info info;
+    ac_peer_info info = {0};
     cr_assert(peer_of(p.ra, "beta", &info));
     cr_assert_eq(info.losses, 1);
 
@@ -233,7 +233,7 @@ Test(node, an_unknown_key_is_refused_until_the_peer_is_added, .timeout = 60)
     ac_runtime *ra = start_node(&a, alone);
     ac_runtime *rb = start_node(&b, both);
     cr_assert(wait_stat(ra, auth_failures), "alpha refuses beta's key");
-    ac_peer_info p;
+    ac_peer_info p = {0};
     cr_assert_not(peer_of(ra, "beta", &p));
     cr_assert(peer_of(rb, "alpha", &p));
     cr_assert_not(p.up);
@@ -272,7 +272,7 @@ Test(node, a_peer_speaking_garbage_is_refused_and_counted, .timeout = 60)
     cr_assert(wait_stat(p.ra, protocol_errors), "the garbage is counted");
     close(s);
 
-    ac_peer_info info;
+    ac_peer_info info = {0};
     cr_assert(peer_of(p.ra, "beta", &info));
     cr_assert(info.up);
     cr_assert_eq(info.losses, 0);
@@ -341,7 +341,7 @@ Test(node, an_authenticated_peer_cannot_lie_or_send_garbage, .timeout = 60)
     cr_assert_eq(zmq_send(s, buf, n - 1, 0), (int)n - 1);  /* its last byte cut off */
     cr_assert(wait_stat(ra, malformed));
 
-    ac_peer_info p;
+    ac_peer_info p = {0};
     cr_assert(peer_of(ra, "gamma", &p));
     cr_assert_eq(p.node, 0, "gamma never greeted");
     cr_assert(peer_of(ra, "beta", &p));
@@ -351,7 +351,7 @@ Test(node, an_authenticated_peer_cannot_lie_or_send_garbage, .timeout = 60)
     for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && p.node == 0; usleep(2000))
         cr_assert(peer_of(ra, "beta", &p));
     cr_assert_eq(p.node, 0x1234, "a true greeting is believed");
-    ac_node_stats st;
+    ac_node_stats st = {0};
     cr_assert_eq(ac_runtime_node_stats(ra, &st), 0);
     cr_assert_eq(st.impostors, 1);
     cr_assert_eq(st.misdirected, 1);
@@ -521,7 +521,7 @@ Test(node, messages_reach_an_actor_of_another_node_in_order, .timeout = 60)
     enum { N = 20000 };
     for (uint64_t i = 0; i < N; i++)
         cr_assert_eq(send_wired(cx, &there, type, 1, i), 0);
-    ac_peer_info pa, pb;
+    ac_peer_info pa = {0}, pb = {0};
     bool all = wait_for(&g_items, N);
     cr_assert(peer_of(p.ra, "beta", &pa));
     cr_assert(all, "%lu of %d arrived (link losses %lu, drops %lu)",
@@ -538,7 +538,7 @@ Test(node, messages_reach_an_actor_of_another_node_in_order, .timeout = 60)
     cr_assert_eq(pb.received, N);
     cr_assert_leq(pa.batches, N, "batched");
     cr_assert_eq(pa.queued + pa.drops + pa.refused, 0);
-    ac_stats st;
+    ac_stats st = {0};
     ac_runtime_stats(p.ra, &st);
     cr_assert_geq(st.sends, N);
     stop_pair(&p);
@@ -559,7 +559,7 @@ Test(node, what_cannot_be_delivered_across_nodes_is_refused_and_counted, .timeou
     cr_assert_eq(send_item(cx, &there, 1, 0), AC_EINVAL, "ac_send cannot encode");
     ac_addr nowhere = there;
     nowhere.bytes[AC_ADDR_NODE_OFFSET] ^= 0x55;
-    ac_stats st;
+    ac_stats st = {0};
     cr_assert_eq(send_wired(cx, &nowhere, type, 1, 0), AC_ENOTFOUND);
     ac_runtime_stats(p.ra, &st);
     cr_assert_eq(st.dead_letters, 1);
@@ -634,11 +634,11 @@ Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeo
     cr_assert(wait_for(&g_stops, 1));
     cr_assert_eq(atomic_load(&g_stopped_items), accepted);
     cr_assert_eq(atomic_load(&g_fifo_violations), 0);
-    ac_peer_info pa;
+    ac_peer_info pa = {0};
     cr_assert(peer_of(p.ra, "beta", &pa));
     cr_assert_eq(pa.refused, refused);
     cr_assert_eq(pa.sent, accepted);
-    ac_stats st;
+    ac_stats st = {0};
     ac_runtime_stats(p.ra, &st);
     cr_assert_eq(st.mailbox_drops, refused, "each refusal counted");
     stop_pair(&p);

@@ -117,7 +117,7 @@ static inline uint64_t now_ms(void)
 static inline bool wait_peer(ac_runtime *rt, const char *name, bool up, uint64_t node)
 {
     for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS;) {
-        ac_peer_info p;
+        ac_peer_info p = {0};
         if (peer_of(rt, name, &p) && p.up == up && (node == 0 || p.node == node))
             return true;
         usleep(2000);
