@@ -326,7 +326,8 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
 }
 
 /* A user's send: checked, then sent. */
-static int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e, const ac_actor_type *type)
+static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
+                            const ac_actor_type *type)
 {
     if (e == NULL)
         return AC_EINVAL;

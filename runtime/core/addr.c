@@ -19,7 +19,8 @@
 
 void ac__addr_stream_init(ac__addr_stream *s, uint64_t node)
 {
-    s->node = node;
+    for (unsigned i = 0; i < sizeof s->node; i++)
+        s->node[i] = (uint8_t)(node >> (8 * i));
     randombytes_buf(s->key, sizeof s->key);
     s->nonce = 0;
     s->pos = sizeof s->buf;  /* empty: the first use refills */
@@ -41,8 +42,7 @@ void ac__addr_next(ac__addr_stream *s, ac_addr *out)
         refill(s);
     memcpy(out->bytes, s->buf + s->pos, sizeof out->bytes);
     s->pos += (uint32_t)sizeof out->bytes;
-    for (unsigned i = 0; i < 8; i++)
-        out->bytes[AC_ADDR_NODE_OFFSET + i] = (uint8_t)(s->node >> (8 * i));
+    memcpy(out->bytes + AC_ADDR_NODE_OFFSET, s->node, sizeof s->node);
 }
 
 uint64_t ac_addr_node(const ac_addr *a)

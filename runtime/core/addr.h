@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 typedef struct ac__addr_stream {
-    uint64_t node;      /* written at AC_ADDR_NODE_OFFSET of every address */
+    uint8_t node[8];    /* the node id, little-endian: bytes 8-15 of each address */
     uint8_t key[32];
     uint64_t nonce;
     uint32_t pos;
