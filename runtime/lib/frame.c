@@ -83,7 +83,8 @@ int ac__frame_next(ac__frame_reader *r, ac__record *rec)
     if (r->in.bad || len < 1 || len - 1 > r->in.len - r->in.pos)
         return -1;
     rec->len = len - 1;
-    rec->body = ac_wire_take(&r->in, rec->len);
+    rec->body = r->in.p + r->in.pos;  /* inside the input: checked above */
+    r->in.pos += rec->len;
     r->left--;
     return 1;
 }

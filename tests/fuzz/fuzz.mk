@@ -1,4 +1,8 @@
-# The compiler's fuzz target (libFuzzer, clang only):
+# The fuzz targets (libFuzzer, clang only): the compiler, and the node
+# protocol's batch parser (make fuzz-frame, fuzz-frame-run; corpus in
+# tests/fuzz/frame-corpus/, replayed by tests/runtime/test_node.c).
+#
+# The compiler's:
 #   make fuzz                     builds build/fuzz/fuzz_compile
 #   make fuzz-run FUZZ_TIME=300   runs it from tests/fuzz/corpus and the seeds
 # What it finds is minimized into tests/fuzz/corpus/, which `make test`
@@ -23,3 +27,17 @@ fuzz-run: $(FUZZ_DIR)/fuzz_compile
 	@mkdir -p $(FUZZ_DIR)/corpus
 	$(FUZZ_DIR)/fuzz_compile -max_total_time=$(FUZZ_TIME) -max_len=2048 \
 	    -dict=tests/fuzz/actor.dict $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/seeds
+
+FRAME_SRC := runtime/lib/frame.c runtime/lib/wire.c runtime/lib/table.c tests/fuzz/fuzz_frame.c
+
+.PHONY: fuzz-frame fuzz-frame-run
+fuzz-frame: $(FUZZ_DIR)/fuzz_frame
+
+$(FUZZ_DIR)/fuzz_frame: $(FRAME_SRC) tests/fuzz/frame_check.h runtime/lib/frame.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Iruntime/include -Iruntime $(filter %.c,$^) -o $@
+
+fuzz-frame-run: $(FUZZ_DIR)/fuzz_frame
+	@mkdir -p $(FUZZ_DIR)/frame-corpus
+	$(FUZZ_DIR)/fuzz_frame -max_total_time=$(FUZZ_TIME) -max_len=4096 \
+	    $(FUZZ_DIR)/frame-corpus tests/fuzz/frame-corpus

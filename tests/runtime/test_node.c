@@ -8,6 +8,9 @@
 #include "fixtures.h"
 #include "lib/cluster.h"
 #include "nodes.h"
+#include "frame_check.h"
+
+#include <dirent.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -642,4 +645,34 @@ Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeo
     ac_runtime_stats(p.ra, &st);
     cr_assert_eq(st.mailbox_drops, refused, "each refusal counted");
     stop_pair(&p);
+}
+
+/* ---- the frame parser's fuzz corpus ------------------------------------------------------ */
+
+/* Every input libFuzzer kept (tests/fuzz/frame-corpus: seeds and what
+ * reached new code) still keeps frame_check's properties, from an
+ * exact-size copy, so that AddressSanitizer sees any read past its end. */
+Test(node, the_frame_parsers_fuzz_corpus_replays, .timeout = 60)
+{
+    DIR *d = opendir("tests/fuzz/frame-corpus");
+    cr_assert_not_null(d, "run from the repository's root");
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "tests/fuzz/frame-corpus/%s", e->d_name);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f, "%s", path);
+        uint8_t buf[8192];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        uint8_t *copy = malloc(n ? n : 1);
+        memcpy(copy, buf, n);
+        cr_assert_eq(frame_check(copy, n), 0, "%s", path);
+        free(copy);
+        count++;
+    }
+    closedir(d);
+    cr_assert_geq(count, 7, "the seeds at least");
 }
