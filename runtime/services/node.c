@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <sodium.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,48 +70,63 @@ static ac__node *node_of(ac_runtime *rt)
     return ac__service_state(rt, AC__SERVICE_node);
 }
 
-static void say(char *why, size_t why_len, const char *fmt, const char *a, const char *b)
+/* Writes the reason a call failed into the caller's why[0..why_len). */
+__attribute__((format(printf, 3, 4)))
+static void say(char *why, size_t why_len, const char *fmt, ...)
 {
-    if (why != NULL && why_len > 0)
-        snprintf(why, why_len, fmt, a, b);
+    if (why == NULL || why_len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_len, fmt, ap);
+    va_end(ap);
 }
 
-/* The forward hook: a send to an actor of another node, on the sender's
- * thread. The message is encoded here, with the target's type, and queued
- * for the node's thread. */
-static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_type *type,
-                    ac__env *e, int *rc)
+/* The record of e for `to`, encoded with `type`: NULL with *rc set when
+ * there is no codec (AC_EINVAL) or no memory. */
+static out_rec *encode_record(const ac_addr *to, const ac_actor_type *type, ac__env *e, int *rc)
 {
-    ac__node *N = state;
-    uint64_t node = ac_addr_node(to);
-    pthread_mutex_lock(&N->lock);
-    bool known = N->started && !N->stopping && ac__node_peer_at(N, node) != NULL;
-    pthread_mutex_unlock(&N->lock);
-    if (!known)
-        return false;  /* a node we have no link to: a dead letter */
     if (type == NULL || type->encode == NULL) {
-        ac_envelope_free(cx, ac__env_pub(e));
         *rc = AC_EINVAL;  /* without its type a message cannot be encoded */
-        return true;
+        return NULL;
     }
     const ac_envelope *pub = ac__env_pub(e);
     long need = type->encode(pub, NULL, 0);
     out_rec *r = need >= 0 ? malloc(sizeof *r + AC__MSG_HEAD_SIZE + (size_t)need) : NULL;
     if (r == NULL) {
-        ac_envelope_free(cx, ac__env_pub(e));
         *rc = need < 0 ? (int)need : AC_ENOMEM;
-        return true;
+        return NULL;
     }
     ac_wire_out head = {r->bytes, AC__MSG_HEAD_SIZE, 0};
     ac__frame_put_msg_head(&head, to, pub->tag, ac__frame_type_id(type), (size_t)need);
     (void)type->encode(pub, r->bytes + AC__MSG_HEAD_SIZE, (size_t)need);
     r->size = AC__MSG_HEAD_SIZE + (size_t)need;
     r->next = NULL;
+    return r;
+}
 
+/* The forward hook: a send to an actor of another node, on the sender's
+ * thread. The message is encoded here, outside the lock, and queued for
+ * the node's thread under it, in one critical section; a send to a node
+ * that is not up (so only a dead letter) pays for an encoding it did not
+ * need. */
+static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_type *type,
+                    ac__env *e, int *rc)
+{
+    ac__node *N = state;
+    out_rec *r = encode_record(to, type, e, rc);
     pthread_mutex_lock(&N->lock);
-    peer *p = ac__node_peer_at(N, node);
-    *rc = p == NULL ? AC_ENOTFOUND : p->q_len >= N->queue_bound ? AC_EFULL : 0;
-    if (*rc == 0) {
+    peer *p = N->started && !N->stopping ? ac__node_peer_at(N, ac_addr_node(to)) : NULL;
+    if (p == NULL) {
+        pthread_mutex_unlock(&N->lock);
+        free(r);
+        return false;  /* a node we have no link to: a dead letter */
+    }
+    if (r != NULL && p->q_len >= N->queue_bound) {
+        *rc = AC_EFULL;
+        p->refused++;
+    } else if (r != NULL) {
+        *rc = 0;
         if (p->q_tail)
             p->q_tail->next = r;
         else
@@ -119,13 +135,11 @@ static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_t
         if (p->q_len++ == 0)
             wake(N);
         r = NULL;
-    } else if (p != NULL) {
-        p->refused++;
     }
     pthread_mutex_unlock(&N->lock);
     free(r);
-    if (*rc != 0)
-        ac__dead_letter(cx, to, e, *rc);  /* the link went down, or is full */
+    if (*rc == AC_EFULL)
+        ac__dead_letter(cx, to, e, AC_EFULL);  /* counted as a full mailbox is */
     ac_envelope_free(cx, ac__env_pub(e));
     return true;
 }
@@ -246,11 +260,11 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
 {
     const char *bad;
     if (cfg->name == NULL || ac__cluster_check_name(cfg->name, &bad) != 0) {
-        say(why, why_len, "%s%s", "node name: ", cfg->name ? bad : "missing");
+        say(why, why_len, "node name: %s", cfg->name ? bad : "missing");
         return AC_EINVAL;
     }
     if (cfg->cluster_file == NULL || cfg->secret_key_file == NULL) {
-        say(why, why_len, "%s%s", "a node needs a cluster file and a secret key file", "");
+        say(why, why_len, "a node needs a cluster file and a secret key file");
         return AC_EINVAL;
     }
     snprintf(N->name, sizeof N->name, "%s", cfg->name);
@@ -306,18 +320,18 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
 static int open_sockets(ac__node *N, char *why, size_t why_len)
 {
     if ((N->zmq = zmq_ctx_new()) == NULL) {
-        say(why, why_len, "%s%s", "cannot make a ZeroMQ context", "");
+        say(why, why_len, "cannot make a ZeroMQ context");
         return AC_ENOMEM;
     }
     N->zap = zmq_socket(N->zmq, ZMQ_REP);
     N->router = zmq_socket(N->zmq, ZMQ_ROUTER);
     if (N->zap == NULL || N->router == NULL) {
-        say(why, why_len, "%s%s", "cannot make the node's sockets", "");
+        say(why, why_len, "cannot make the node's sockets");
         return AC_ENOMEM;
     }
     ac__node_set_int(N->zap, ZMQ_LINGER, 0);
     if (zmq_bind(N->zap, "inproc://zeromq.zap.01") != 0) {
-        say(why, why_len, "%s%s", "cannot install the ZAP handler", "");
+        say(why, why_len, "cannot install the ZAP handler");
         return AC_EINVAL;
     }
     ac__node_common_options(N, N->router);
@@ -333,7 +347,7 @@ static int open_sockets(ac__node *N, char *why, size_t why_len)
                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                 ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
     if (N->router_monitor == NULL) {
-        say(why, why_len, "%s%s", "cannot monitor the node's socket", "");
+        say(why, why_len, "cannot monitor the node's socket");
         return AC_ENOMEM;
     }
     if (zmq_bind(N->router, N->endpoint) != 0) {
@@ -342,7 +356,7 @@ static int open_sockets(ac__node *N, char *why, size_t why_len)
     }
     N->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (N->wake < 0) {
-        say(why, why_len, "%s%s", "cannot make the node's eventfd", "");
+        say(why, why_len, "cannot make the node's eventfd");
         return AC_ENOMEM;
     }
     return 0;
@@ -386,17 +400,17 @@ int ac_node_start(ac_runtime *rt, const ac_node_config *cfg, char *why, size_t w
     pthread_mutex_lock(&N->lock);
     int rc = N->started || N->stopping ? AC_ESTATE : 0;
     if (rc != 0)
-        say(why, why_len, "%s%s", N->started ? "the runtime is a node already" : "the runtime is shutting down", "");
+        say(why, why_len, "%s", N->started ? "the runtime is a node already" : "the runtime is shutting down");
     if (rc == 0)
         rc = configure(N, cfg, why, why_len);
     if (rc == 0)
         rc = open_sockets(N, why, why_len);
     if (rc == 0 && poll_set(N) < POLL_PEERS + N->npeers) {
-        say(why, why_len, "%s%s", "out of memory", "");
+        say(why, why_len, "out of memory");
         rc = AC_ENOMEM;
     }
     if (rc == 0 && pthread_create(&N->thread, NULL, node_main, N) != 0) {
-        say(why, why_len, "%s%s", "cannot start the node's thread", "");
+        say(why, why_len, "cannot start the node's thread");
         rc = AC_ENOMEM;
     }
     if (rc == 0) {
