@@ -125,6 +125,11 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     else
         acc_gen_line(g, "    NULL,");
     acc_gen_line(g, "    %s__encode,\n    %s__decode,", p, p);
+    if (a->cname[ACC_A_ENCODE_REPLY] != NULL)
+        acc_gen_line(g, "    %s,\n    %s,", a->cname[ACC_A_ENCODE_REPLY],
+                     a->cname[ACC_A_DECODE_REPLY]);
+    else
+        acc_gen_line(g, "    NULL, /* no requests */\n    NULL,");
     acc_gen_line(g, "    %s__copy,", p);
     static const char *const overflow[] = {
         "AC_OVERFLOW_REJECT", "AC_OVERFLOW_DROP_NEWEST", "AC_OVERFLOW_DROP_OLDEST",
@@ -235,8 +240,9 @@ static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
               "ac_send_typed(cx, &to.addr, &%s, env_)", type), false);
     put_built(g, acc_gen_publish_decl(g, m), mn, args, acc_aprintf(ar,
               "ac_group_publish(cx, group, &%s, env_)", type), false);
-    put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args,
-              "ac_timer_after(cx, &to.addr, delay_ms, env_, timer_id)", true);
+    put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args, acc_aprintf(ar,
+              "ac_timer_after_typed(cx, &to.addr, &%s, delay_ms, env_, timer_id)", type),
+              true);
     put_built(g, acc_gen_timer_decl(g, a, m, true), mn, args, acc_aprintf(ar,
               "ac_timer_every(cx, &to.addr, period_ms, &%s, env_, "
               "timer_id)", type), true);
@@ -256,9 +262,12 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
                     "arg);", m->cname[ACC_M_FN], rn);
     acc_gen_line(g, "}");
 
+    /* Typed, as sends are: the ask, its reply and the blocking ask also
+     * cross nodes. */
+    const char *type = a->cname[ACC_A_TYPE];
     put_built(g, acc_gen_ask_decl(g, a, m, false), mn, args, acc_aprintf(
-              &g->cx->arena, "ac_ask_via(cx, &to.addr, env_, timeout_ms, "
-              "%s__call, (ac_any_fn)fn, arg)", mn), false);
+              &g->cx->arena, "ac_ask_via(cx, &to.addr, &%s, env_, timeout_ms, "
+              "%s__call, (ac_any_fn)fn, arg)", type, mn), false);
 
     open_fn(g, acc_gen_ask_decl(g, a, m, true));
     acc_gen_line(g, "    ac_envelope *env_ = NULL, *reply_ = NULL;");
@@ -266,7 +275,8 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
     acc_buf_putc(g->out, '\n');
     acc_gen_line(g, "    *out = NULL;");
     acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
-    acc_gen_line(g, "    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);");
+    acc_gen_line(g, "    rc_ = ac_ask_wait_typed(cx, &to.addr, &%s, env_, timeout_ms, "
+                    "&reply_);", type);
     acc_gen_line(g, "    if (rc_ == 0)\n        *out = (%s *)ac_reply_body(reply_);", rn);
     acc_gen_line(g, "    return rc_;");
     acc_gen_line(g, "}");
@@ -274,7 +284,8 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
     open_fn(g, acc_gen_reply_decl(g, m));
     put_fill(g, rn, m->reply, "ac_reply_new(cx, to, size_)", "ac_reply_body",
              "AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE", false);
-    acc_gen_line(g, "    return ac_reply(cx, to, env_);");
+    acc_gen_line(g, "    return ac_reply_typed(cx, to, &%s, %s, env_);", type,
+                 m->cname[ACC_M_TAG]);
     acc_gen_line(g, "}");
 }
 

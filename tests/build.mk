@@ -46,14 +46,15 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 # test_deque.c takes the deque alone, through the core's own header;
 # test_node.c the cluster file's parser, through lib's.
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Iruntime
-$(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o: CPPFLAGS += -Itests/support
+$(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o \
+    $(BUILD)/obj/tests/runtime/test_remote.o: CPPFLAGS += -Itests/support
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Itests/fuzz
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
     -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'
 
 # tests/runtime/alloc_count.c counts every heap allocation of the runtime
 # suite, the runtime's own included, through the linker.
-$(BUILD)/tests/test_runtime: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
+$(BUILD)/tests/test_runtime: private LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
     -Wl,--wrap=aligned_alloc,--wrap=posix_memalign
 
 # --jobs=1: the runtime tests start their own worker threads, and the

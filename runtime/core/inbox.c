@@ -49,8 +49,12 @@ static int inbox_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 }
 
 static const ac_actor_type inbox_type = {
-    AC_ABI_VERSION, "actorc.Inbox", sizeof(inbox_state), _Alignof(inbox_state),
-    inbox_dispatch, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, AC_OVERFLOW_REJECT,
+    .abi = AC_ABI_VERSION,
+    .name = "actorc.Inbox",
+    .state_size = sizeof(inbox_state),
+    .state_align = _Alignof(inbox_state),
+    .dispatch = inbox_dispatch,
+    .mailbox_overflow = AC_OVERFLOW_REJECT,
 };
 
 static inline ac__actor *actor_of(ac_inbox *ib) { return (ac__actor *)(void *)ib; }

@@ -159,3 +159,69 @@ bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
     }
     return false;
 }
+
+/* ---- across nodes ---------------------------------------------------------------- */
+
+bool ac__addr_remote(ac_ctx *cx, const ac_addr *addr)
+{
+    return ac_addr_node(addr) != cx->rt->node;
+}
+
+int ac__services_transmit(ac_ctx *cx, uint64_t node, uint8_t op, const uint8_t *body, size_t len,
+                          bool bounded)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->transmit)
+            return s->transmit(cx, cx->rt->services[i], node, op, body, len, bounded);
+    }
+    return AC_ENOTFOUND;
+}
+
+uint64_t ac__services_node_named(ac_ctx *cx, const char *name)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->node_named)
+            return s->node_named(cx->rt->services[i], name);
+    }
+    return 0;
+}
+
+size_t ac__services_nodes_up(ac_ctx *cx, uint64_t *out, size_t max)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->nodes_up)
+            return s->nodes_up(cx->rt->services[i], out, max);
+    }
+    return 0;
+}
+
+int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->control_op == op && s->control)
+            return s->control(cx, cx->rt->services[i], from, body, len);
+    }
+    return AC_EINVAL;
+}
+
+void ac__services_node_up(ac_ctx *cx, uint64_t node)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->node_up)
+            s->node_up(cx, cx->rt->services[i], node);
+    }
+}
+
+void ac__services_node_lost(ac_ctx *cx, uint64_t node)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->node_lost)
+            s->node_lost(cx, cx->rt->services[i], node);
+    }
+}

@@ -28,6 +28,10 @@
  * it where the table is defined. */
 #define AC__SERVICE_MAX 16
 
+/* A control hook's verdict on a record about an actor that does not live
+ * on the node that sent it (a forged down, exit or reply). */
+#define AC__EFORGED (-1000)
+
 typedef struct ac__service {
     const char *name;
     /* Makes the service's state (*state) for a new runtime, or fails with
@@ -62,6 +66,36 @@ typedef struct ac__service {
      * dispatch, as one of the actor's turns; 0: none. */
     uint32_t consumes;
     int (*deliver)(ac_ctx *cx, void *state, ac__actor *a, ac__env *e);
+
+    /* Across nodes. A service that keeps state about actors of other nodes
+     * (a monitor of a remote actor, a pending ask) talks to its peer on
+     * that node in control records of its own op (lib/frame.h), sent with
+     * ac__services_transmit and handed to `control` on arrival, on the
+     * node's thread, in the order they were sent: a record from node
+     * `from` (an incarnation; the transport checked that the link
+     * authenticated as it). It returns 0, AC_EINVAL for a malformed body,
+     * or AC__EFORGED for a record about an actor that does not live
+     * on `from` (a forged down): the transport counts those. */
+    uint8_t control_op;
+    int (*control)(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
+    /* Node incarnation `node` came up (its link is through and it greeted
+     * us) or is gone (its link went down, it was removed, or it came back
+     * as a new incarnation): what the service kept about its actors is
+     * stale. On the node's thread, after every record it sent before. */
+    void (*node_up)(ac_ctx *cx, void *state, uint64_t node);
+    void (*node_lost)(ac_ctx *cx, void *state, uint64_t node);
+    /* The transport (the node service): queues a control record of `op`
+     * for node `node`, in order with the messages. Runtime control is
+     * never refused for a full queue; a record that carries a user's
+     * message (a group's publish) is `bounded`, and refused with AC_EFULL
+     * past the bound as a message is. AC_ENOTFOUND when that node is not
+     * up, AC_ENOMEM. */
+    int (*transmit)(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const uint8_t *body,
+                    size_t len, bool bounded);
+    /* How many nodes are up, and their ids (up to max); the id of the one
+     * named `name`, 0 unless it is up. */
+    size_t (*nodes_up)(void *state, uint64_t *out, size_t max);
+    uint64_t (*node_named)(void *state, const char *name);
 } ac__service;
 
 /* The table (services/services.c): rows in the order a death reaches them. */
@@ -85,6 +119,18 @@ ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr);
 /* The same for an actor the caller already holds (its own self). */
 bool ac__service_alive(ac_ctx *cx, ac__actor *a);
 
+/* Whether `addr` names an actor of another node (its node id is not this
+ * runtime's). */
+bool ac__addr_remote(ac_ctx *cx, const ac_addr *addr);
+/* A control record for node `node` (see ac__service.transmit); AC_ENOTFOUND
+ * when no transport has that node up. */
+int ac__services_transmit(ac_ctx *cx, uint64_t node, uint8_t op, const uint8_t *body, size_t len,
+                          bool bounded);
+/* The incarnation of the node named `name` while it is up, else 0. */
+uint64_t ac__services_node_named(ac_ctx *cx, const char *name);
+/* The nodes up now (see ac__service.nodes_up); 0 when this is no node. */
+size_t ac__services_nodes_up(ac_ctx *cx, uint64_t *out, size_t max);
+
 /* ---- for the core: one walk of the table per event -------------------------- */
 
 int ac__services_init(ac_runtime *rt);
@@ -103,5 +149,10 @@ bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *ty
  * handled it (*rc: what its handler returned); false when none does, and
  * it goes to the actor's dispatch. */
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc);
+/* For the transport: a control record of `op` from node `from`, handed to
+ * the service whose op it is (AC_EINVAL when none is); a node up or lost. */
+int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len);
+void ac__services_node_up(ac_ctx *cx, uint64_t node);
+void ac__services_node_lost(ac_ctx *cx, uint64_t node);
 
 #endif /* AC_CORE_SERVICE_H */

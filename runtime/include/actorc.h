@@ -31,7 +31,7 @@ extern "C" {
 /* Generated code records the ABI it was made for and refuses to compile
  * against another one. Bump on any change to ac_envelope, ac_actor_type or
  * the signatures generated code calls. */
-#define AC_ABI_VERSION 5
+#define AC_ABI_VERSION 6
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -46,7 +46,8 @@ enum {
     AC_EBADTAG = -7,    /* a message tag the actor type does not handle */
     AC_EFAILED = -8,    /* a handler failed its actor without a code */
     AC_ESTATE = -9,     /* the call is not valid in the current state */
-    AC_EEXIST = -10     /* the name (or other key) is already taken */
+    AC_EEXIST = -10,    /* the name (or other key) is already taken */
+    AC_ENOCONNECTION = -11 /* the target's node is unreachable (its link went down) */
 };
 
 /* A static, human-readable description of an AC_E* code. */
@@ -256,6 +257,15 @@ typedef long (*ac_encode_fn)(const ac_envelope *e, uint8_t *buf, size_t cap);
 typedef int (*ac_decode_fn)(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
                             size_t len, ac_envelope **out);
 
+/* The same for the reply to a request of tag `tag` (its body, after the
+ * reply head) and back: generated per actor type that has requests. A
+ * decoded reply is addressed to `to`. */
+typedef long (*ac_encode_reply_fn)(uint32_t tag, const ac_envelope *reply, uint8_t *buf,
+                                   size_t cap);
+struct ac_reply_to;
+typedef int (*ac_decode_reply_fn)(ac_ctx *cx, uint32_t tag, const struct ac_reply_to *to,
+                                  const uint8_t *buf, size_t len, ac_envelope **out);
+
 /* A new envelope holding the same message as `e` (its variable-length data
  * copied into the new tail, its views pointing there); NULL when out of
  * memory. Generated per actor type; the runtime uses it to send one message
@@ -335,6 +345,8 @@ typedef struct ac_actor_type {
     const char *const *message_names;  /* indexed by tag */
     ac_encode_fn encode;               /* NULL when not generated */
     ac_decode_fn decode;
+    ac_encode_reply_fn encode_reply;   /* NULL when it has no requests */
+    ac_decode_reply_fn decode_reply;
     ac_copy_fn copy;                   /* NULL: messages cannot be copied */
     uint32_t mailbox_bound;            /* 0: unbounded (the IDL's `mailbox`) */
     uint32_t mailbox_overflow;         /* ac_overflow, when bounded */
@@ -441,6 +453,13 @@ int ac_unregister(ac_ctx *cx, const char *name);
 
 /* The address holding `name`, into *out. AC_ENOTFOUND if none. */
 int ac_whereis(ac_ctx *cx, const char *name, ac_addr *out);
+
+/* The same on the peer named `node` (Erlang's {Name, Node}), outside
+ * actors: blocks up to `timeout_ms` for its answer. AC_ENOTFOUND if nobody
+ * holds the name there, AC_ENOCONNECTION if that node is not up,
+ * AC_ETIMEDOUT, AC_ESTATE in a handler. The address is then sent to with
+ * the generated (typed) sends, as any other. */
+int ac_whereis_on(ac_ctx *cx, const char *node, const char *name, int timeout_ms, ac_addr *out);
 
 /* ac_send to the actor holding `name`; consumes e. AC_ENOTFOUND (a dead
  * letter) if nobody holds it. */
@@ -633,6 +652,11 @@ typedef uint64_t ac_timer_id;
  * AC_EINVAL (NULL argument, system tag), AC_ENOMEM, AC_ESHUTDOWN. */
 int ac_timer_after(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac_envelope *e,
                    ac_timer_id *id);
+/* The same for a target of a known `type`, which may live on another node
+ * (its message is then sent as ac_send_typed sends; an interval timer's
+ * type does the same). The generated m_A_send_x_after calls it. */
+int ac_timer_after_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, uint32_t ms,
+                         ac_envelope *e, ac_timer_id *id);
 
 /* Sends a copy of `e` to `to` every `ms` milliseconds (ms > 0), the first
  * one `ms` from now, until cancelled, at a fixed rate: deadlines stay at
@@ -728,9 +752,9 @@ int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
 typedef void (*ac_any_fn)(void);
 typedef int (*ac_reply_call_fn)(ac_any_fn fn, void *state, ac_ctx *cx,
                                 int status, const void *body, void *arg);
-int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
-               uint32_t timeout_ms, ac_reply_call_fn call, ac_any_fn fn,
-               void *arg);
+int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+               ac_envelope *request, uint32_t timeout_ms, ac_reply_call_fn call,
+               ac_any_fn fn, void *arg);
 
 /* Outside actors (main, a test, another thread): sends `request` and
  * blocks up to `timeout_ms` (AC_FOREVER: no limit) for the reply. On 0,
@@ -743,6 +767,18 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
  * until the reply comes or nothing is left to run (AC_ETIMEDOUT). */
 int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
                 int timeout_ms, ac_envelope **reply);
+
+/* For generated code: the same three calls for a target of a known
+ * `type` (ac_ask_via takes one too), which may live on another node
+ * (docs/NODES.md): the request travels as ac_send_typed sends, the reply
+ * encoded with the replier's type, by the reply codec of request `tag`.
+ * An ask whose target's node is lost is answered at once with
+ * AC_ENOCONNECTION. Plain ac_reply reaches another node's asker only
+ * without a body (ac_reply_error); AC_EINVAL otherwise. */
+int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+                      ac_envelope *request, int timeout_ms, ac_envelope **reply);
+int ac_reply_typed(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type, uint32_t tag,
+                   ac_envelope *reply);
 
 /* Frees a reply envelope given its body (what ac_reply_body returned). */
 void ac_reply_free(ac_ctx *cx, const void *body);
@@ -855,6 +891,8 @@ typedef struct ac_node_stats {
     uint64_t impostors;       /* greetings naming another node than the key's */
     uint64_t misdirected;     /* batches for another node or incarnation,
                                  or from a node removed since */
+    uint64_t forged;          /* control records (down, exit, reply) about an
+                                 actor that does not live on their sender */
 } ac_node_stats;
 
 /* Writes up to `max` peers to out and returns how many there are. */

@@ -14,6 +14,8 @@ const char *ac_strerror(int code)
     case AC_EBADTAG: return "message tag not handled by the actor type";
     case AC_EFAILED: return "the actor failed";
     case AC_ESTATE: return "not valid in the current state";
+    case AC_EEXIST: return "the name is already taken";
+    case AC_ENOCONNECTION: return "the target's node is unreachable";
     }
     return "unknown error";
 }

@@ -25,10 +25,15 @@ void ac__frame_put_hello(ac_wire_out *out, const char *name)
     ac_wire_bytes(out, name, n);
 }
 
+void ac__frame_put_record_head(ac_wire_out *out, uint8_t op, size_t len)
+{
+    ac_wire_u32(out, (uint32_t)(1 + len));
+    ac_wire_u8(out, op);
+}
+
 void ac__frame_put_empty(ac_wire_out *out, ac__frame_op op)
 {
-    ac_wire_u32(out, 1);
-    ac_wire_u8(out, (uint8_t)op);
+    ac__frame_put_record_head(out, (uint8_t)op, 0);
 }
 
 void ac__frame_put_msg_head(ac_wire_out *out, const ac_addr *to, uint32_t tag,

@@ -21,7 +21,14 @@
 typedef enum ac__frame_op {
     AC__OP_HELLO = 1, /* the sender's name: first record on every new link */
     AC__OP_BYE = 2,   /* the sender removed the receiver from its peers */
-    AC__OP_MSG = 3    /* a message for an actor of the receiver */
+    AC__OP_MSG = 3,   /* a message for an actor of the receiver */
+    /* Control records: one op per service, its body the service's own
+     * (docs/WIRE.md, "Control records"). */
+    AC__OP_REPLY = 4,   /* ask.c: a reply to an asker of the receiver */
+    AC__OP_LINK = 5,    /* links.c */
+    AC__OP_MONITOR = 6, /* monitors.c */
+    AC__OP_NAME = 7,    /* names.c */
+    AC__OP_GROUP = 8    /* groups.c */
 } ac__frame_op;
 
 /* A MSG record: the record header, the target's address, the tag and the
@@ -59,6 +66,8 @@ typedef struct ac__frame_reader {
 void ac__frame_put_header(ac_wire_out *out, const ac__frame_header *h);
 /* A HELLO record carrying `name` (1..AC_NODE_NAME_MAX bytes). */
 void ac__frame_put_hello(ac_wire_out *out, const char *name);
+/* The header of a record whose body (len bytes) follows it. */
+void ac__frame_put_record_head(ac_wire_out *out, uint8_t op, size_t len);
 /* A record without a body. */
 void ac__frame_put_empty(ac_wire_out *out, ac__frame_op op);
 /* The head of a MSG record whose encoded message has `len` bytes (they

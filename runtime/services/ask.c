@@ -20,18 +20,31 @@
  * asker's handler, so it is the asker's: its death cancels it (timers.c). A
  * record made by a dying actor is refused by the services' protocol
  * (core/service.c), so none outlives its asker.
+ *
+ * Across nodes (docs/NODES.md): a reply to another node's asker travels
+ * as a REPLY control record, its body encoded by the replier's type; the
+ * asker's node decodes it with the same type, which it knows because the
+ * ask was sent typed (every type an ask went out with is kept, by type
+ * id). An ask to another node remembers that node, and so does a blocking
+ * one (in `waits`): when the node is lost, each is answered at once with
+ * AC_ENOCONNECTION, and a reply is believed only from the node asked.
  */
 #include "services.h"
 #include "timers.h"
 
 #include "../lib/amap.h"
+#include "../lib/frame.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-enum { FROM_TIMER = 1u };  /* ac_reply_head.flags: a timeout, not a reply */
+/* ac_reply_head.flags: made by the runtime, not by a replier. */
+enum {
+    FROM_TIMER = 1u,  /* the ask's timeout */
+    FROM_NODE = 2u    /* the target's node was lost */
+};
 
 typedef struct ask {
     ac__amap_node node;     /* key: the asker; extra: the ask's id */
@@ -39,11 +52,27 @@ typedef struct ask {
     ac_any_fn fn;
     void *arg;
     ac_timer_id timer;      /* 0: no timeout */
+    uint64_t target_node;   /* the target's node when remote, else 0 */
 } ask;
+
+/* A blocking ask to another node: key, the inbox; extra, the ask's id. */
+typedef struct remote_wait {
+    ac__amap_node node;
+    uint64_t target_node;
+} remote_wait;
+
+/* A type an ask went out with to another node, for decoding its replies. */
+typedef struct known_type {
+    uint64_t id;
+    const ac_actor_type *type;
+} known_type;
 
 typedef struct ac__asks {
     pthread_mutex_t lock;
     ac__amap pending;
+    ac__amap waits;          /* remote_wait records */
+    known_type *types;
+    size_t ntypes, types_cap;
     uint64_t next_id;
 } ac__asks;
 
@@ -79,7 +108,8 @@ static int init(ac_runtime *rt, void **state)
     ac__asks *A = calloc(1, sizeof *A);
     if (A == NULL)
         return AC_ENOMEM;
-    if (ac__amap_init(&A->pending) != 0) {
+    if (ac__amap_init(&A->pending) != 0 || ac__amap_init(&A->waits) != 0) {
+        ac__amap_destroy(&A->pending);
         free(A);
         return AC_ENOMEM;
     }
@@ -105,9 +135,38 @@ static ac_reply_to *reply_to_of(ac_envelope *request)
     return (ac_reply_to *)ac_envelope_payload(request);
 }
 
-int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
-               uint32_t timeout_ms, ac_reply_call_fn call, ac_any_fn fn,
-               void *arg)
+/* Keeps `type` for decoding the replies of asks to another node; locked.
+ * Out of memory: its replies will be refused as undecodable. */
+static void know_type(ac__asks *A, const ac_actor_type *type)
+{
+    for (size_t i = 0; i < A->ntypes; i++)
+        if (A->types[i].type == type)
+            return;
+    if (A->ntypes == A->types_cap) {
+        size_t cap = A->types_cap ? 2 * A->types_cap : 8;
+        known_type *bigger = realloc(A->types, cap * sizeof *bigger);
+        if (bigger == NULL)
+            return;
+        A->types = bigger;
+        A->types_cap = cap;
+    }
+    A->types[A->ntypes++] = (known_type){ac__frame_type_id(type), type};
+}
+
+static const ac_actor_type *type_known(ac__asks *A, uint64_t id)
+{
+    const ac_actor_type *type = NULL;
+    pthread_mutex_lock(&A->lock);
+    for (size_t i = 0; i < A->ntypes && type == NULL; i++)
+        if (A->types[i].id == id)
+            type = A->types[i].type;
+    pthread_mutex_unlock(&A->lock);
+    return type;
+}
+
+int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+               ac_envelope *request, uint32_t timeout_ms, ac_reply_call_fn call,
+               ac_any_fn fn, void *arg)
 {
     if (request == NULL || cx == NULL)
         return AC_EINVAL;
@@ -129,6 +188,7 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     k->fn = fn;
     k->arg = arg;
     k->node.key = self->addr;
+    k->target_node = ac__addr_remote(cx, to) ? ac_addr_node(to) : 0;
 
     /* Online: the per-actor-state protocol of core/service.c. */
     ac__enter(cx);
@@ -138,6 +198,8 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
         rc = AC_ESTATE;  /* asked from its stop hook: nobody will listen */
     else
         ac__amap_add(&A->pending, &k->node);
+    if (rc == 0 && k->target_node != 0 && type != NULL)
+        know_type(A, type);
     pthread_mutex_unlock(&A->lock);
     ac__leave(cx);
     uint64_t id = k->node.extra;
@@ -158,7 +220,7 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
         ac_reply_to *back = reply_to_of(request);
         back->to = self->addr;
         back->id = id;
-        rc = ac_send(cx, to, request);
+        rc = ac_send_typed(cx, to, type, request);
         request = NULL;
     }
     if (rc != 0) {
@@ -178,7 +240,7 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
 int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
            uint32_t timeout_ms, ac_reply_fn fn, void *arg)
 {
-    return ac_ask_via(cx, to, request, timeout_ms, NULL, (ac_any_fn)fn, arg);
+    return ac_ask_via(cx, to, NULL, request, timeout_ms, NULL, (ac_any_fn)fn, arg);
 }
 
 /* A reply (or a timeout) reached its asker `a`, as one of its turns. */
@@ -190,7 +252,7 @@ static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
     if (k == NULL) {
         /* The ask is over (answered, timed out): a late reply is a dead
          * letter; a late timeout is nothing. */
-        if (!(h->flags & FROM_TIMER))
+        if (!(h->flags & (FROM_TIMER | FROM_NODE)))
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
         return 0;
     }
@@ -230,7 +292,44 @@ ac_envelope *ac_reply_new(ac_ctx *cx, const ac_reply_to *to, size_t body_size)
     return e ? ac__env_pub(e) : NULL;
 }
 
-int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
+/* A REPLY record's body (docs/WIRE.md, "Control records"): the asker,
+ * the ask's id, the status, the replier's type id and the request's tag
+ * (both 0 without a body), then the body as that type's reply codec for
+ * that tag encodes it. */
+#define REPLY_HEAD (32u + 8u + 4u + 8u + 4u)
+
+/* A reply for an asker of another node, as a REPLY record to its node:
+ * with a body only when the replier's type is known. */
+static int reply_remote(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type,
+                        uint32_t tag, ac_envelope *reply)
+{
+    const ac_reply_head *h = ac_envelope_payload(reply);
+    bool body = h->status == 0;
+    long need = !body ? 0 : type && type->encode_reply ? type->encode_reply(tag, reply, NULL, 0)
+                                                         : AC_EINVAL;
+    uint8_t *buf = need >= 0 ? malloc(REPLY_HEAD + (size_t)need) : NULL;
+    int rc = need < 0 ? (int)need : buf == NULL ? AC_ENOMEM : 0;
+    if (rc == 0) {
+        ac_wire_out o = {buf, REPLY_HEAD, 0};
+        ac_wire_bytes(&o, to->to.bytes, sizeof to->to.bytes);
+        ac_wire_u64(&o, to->id);
+        ac_wire_u32(&o, (uint32_t)h->status);
+        ac_wire_u64(&o, body ? ac__frame_type_id(type) : 0);
+        ac_wire_u32(&o, body ? tag : 0);
+        if (need > 0)
+            (void)type->encode_reply(tag, reply, buf + REPLY_HEAD, (size_t)need);
+        rc = ac__services_transmit(cx, ac_addr_node(&to->to), AC__OP_REPLY, buf,
+                                   REPLY_HEAD + (size_t)need, false);
+    }
+    free(buf);
+    if (rc == AC_ENOTFOUND)
+        ac__dead_letter(cx, &to->to, ac__env_of(reply), AC_ENOTFOUND);  /* its node is not up */
+    ac_envelope_free(cx, reply);
+    return rc;
+}
+
+static int reply_checked(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type,
+                         uint32_t tag, ac_envelope *reply)
 {
     if (reply == NULL || cx == NULL)
         return AC_EINVAL;
@@ -238,10 +337,123 @@ int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
         ac_envelope_free(cx, reply);
         return AC_EINVAL;
     }
+    if (ac__addr_remote(cx, &to->to))
+        return reply_remote(cx, to, type, tag, reply);
     /* A runtime message: outside any mailbox bound, allowed during
      * shutdown (the asker may be waiting on it); counted as the send the
      * program made. */
     return ac__send_counted(cx, &to->to, ac__env_of(reply));
+}
+
+int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
+{
+    return reply_checked(cx, to, NULL, 0, reply);
+}
+
+int ac_reply_typed(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type, uint32_t tag,
+                   ac_envelope *reply)
+{
+    return reply_checked(cx, to, type, tag, reply);
+}
+
+/* A REPLY record from node `from`, on the node's thread: believed only
+ * for an ask still waiting on that node, decoded by the type it was asked
+ * of, and sent on to the asker (an actor, or a thread's inbox). */
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
+{
+    ac__asks *A = state;
+    ac_wire_in in = {body, len, 0, false, 0};
+    ac_reply_to to;
+    memcpy(to.to.bytes, ac_wire_take(&in, sizeof to.to.bytes), sizeof to.to.bytes);
+    to.id = ac_wire_get_u64(&in);
+    int32_t status = (int32_t)ac_wire_get_u32(&in);
+    uint64_t type_id = ac_wire_get_u64(&in);
+    uint32_t tag = ac_wire_get_u32(&in);
+    if (in.bad || status > 0 || (status != 0 && (in.pos != len || type_id != 0)) ||
+        ac__addr_remote(cx, &to.to))
+        return AC_EINVAL;
+    pthread_mutex_lock(&A->lock);
+    ac__amap_node *x = ac__amap_find(&A->pending, &to.to, to.id);
+    uint64_t asked = x ? AC__CONTAINER_OF(x, ask, node)->target_node : 0;
+    if (x == NULL && (x = ac__amap_find(&A->waits, &to.to, to.id)) != NULL)
+        asked = AC__CONTAINER_OF(x, remote_wait, node)->target_node;
+    pthread_mutex_unlock(&A->lock);
+    if (x == NULL) {
+        ac__dead_letter(cx, &to.to, NULL, AC_ENOTFOUND);  /* over already */
+        return 0;
+    }
+    if (asked != from)
+        return AC__EFORGED;  /* an answer from a node that was not asked */
+    ac_envelope *e = NULL;
+    if (status != 0) {
+        ac__env *r = reply_new(cx, to.id, status, 0, 0);
+        e = r ? ac__env_pub(r) : NULL;
+    } else {
+        const ac_actor_type *type = type_known(A, type_id);
+        if (type == NULL || type->decode_reply == NULL ||
+            type->decode_reply(cx, tag, &to, body + in.pos, len - in.pos, &e) != 0)
+            return AC_EINVAL;
+    }
+    if (e != NULL)
+        (void)ac__send_counted(cx, &to.to, ac__env_of(e));
+    return 0;
+}
+
+/* An ask waiting on a lost node, to be answered. */
+typedef struct orphan {
+    ac_addr asker;
+    uint64_t id;
+} orphan;
+
+typedef struct orphans {
+    uint64_t node;
+    orphan *list;
+    size_t n, cap;
+} orphans;
+
+static void add_orphan(orphans *o, const ac_addr *asker, uint64_t id)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 16;
+        orphan *bigger = realloc(o->list, cap * sizeof *bigger);
+        if (bigger == NULL)
+            return;  /* that ask waits for its timeout instead */
+        o->list = bigger;
+        o->cap = cap;
+    }
+    o->list[o->n++] = (orphan){*asker, id};
+}
+
+static void orphan_ask(ac__amap_node *x, void *arg)
+{
+    orphans *o = arg;
+    if (AC__CONTAINER_OF(x, ask, node)->target_node == o->node)
+        add_orphan(o, &x->key, x->extra);
+}
+
+static void orphan_wait(ac__amap_node *x, void *arg)
+{
+    orphans *o = arg;
+    if (AC__CONTAINER_OF(x, remote_wait, node)->target_node == o->node)
+        add_orphan(o, &x->key, x->extra);
+}
+
+/* Every ask waiting on `node` is answered now, with AC_ENOCONNECTION, as
+ * a timeout would answer it; a reply that still comes finds it over. */
+static void node_lost(ac_ctx *cx, void *state, uint64_t node)
+{
+    ac__asks *A = state;
+    orphans o = {node, NULL, 0, 0};
+    pthread_mutex_lock(&A->lock);
+    ac__amap_each(&A->pending, orphan_ask, &o);
+    ac__amap_each(&A->waits, orphan_wait, &o);
+    pthread_mutex_unlock(&A->lock);
+    for (size_t i = 0; i < o.n; i++) {
+        ac__env *e = reply_new(cx, o.list[i].id, AC_ENOCONNECTION, FROM_NODE, 0);
+        if (e != NULL)
+            (void)ac__send_system(cx, &o.list[i].asker, e);
+    }
+    free(o.list);
 }
 
 int ac_reply_error(ac_ctx *cx, const ac_reply_to *to, int status)
@@ -294,33 +506,9 @@ static void ctx_fini(ac_ctx *cx, void *state, void **slot)
     *slot = NULL;
 }
 
-int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
-                int timeout_ms, ac_envelope **reply)
+/* Waits on w's inbox for the reply to ask `id`. */
+static int await_reply(ac_ctx *cx, waiter *w, uint64_t id, int timeout_ms, ac_envelope **reply)
 {
-    if (request == NULL || cx == NULL)
-        return AC_EINVAL;
-    if (reply != NULL)
-        *reply = NULL;
-    int rc = 0;
-    waiter *w = NULL;
-    if (ac__current(cx) != NULL)
-        rc = AC_ESTATE;  /* a worker must not block */
-    else if (to == NULL || reply == NULL || request->tag >= AC_TAG_SYSTEM)
-        rc = AC_EINVAL;
-    else if ((w = waiter_of(cx)) == NULL)
-        rc = AC_ENOMEM;
-    if (rc != 0) {
-        ac_envelope_free(cx, request);
-        return rc;
-    }
-    uint64_t id = ++w->seq;
-    ac_reply_to *back = reply_to_of(request);
-    back->to = *ac_inbox_addr(w->inbox);
-    back->id = id;
-    rc = ac_send(cx, to, request);
-    if (rc != 0)
-        return rc;
-
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -333,14 +521,15 @@ int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
             left = spent >= timeout_ms ? 0 : timeout_ms - (int)spent;
         }
         ac_envelope *e = NULL;
-        rc = ac_inbox_recv(cx, w->inbox, AC_TAG_REPLY, left, &e);
+        int rc = ac_inbox_recv(cx, w->inbox, AC_TAG_REPLY, left, &e);
         if (rc != 0)
             return rc;
         const ac_reply_head *h = ac_envelope_payload(e);
         if (h->id != id) {
-            /* An earlier ask's reply, come after it timed out. */
-            ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e),
-                            AC_ENOTFOUND);
+            /* An earlier ask's reply, come after it timed out (or the
+             * runtime's answer to it, which is nothing). */
+            if (!(h->flags & FROM_NODE))
+                ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e), AC_ENOTFOUND);
             ac_envelope_free(cx, e);
             continue;
         }
@@ -352,6 +541,61 @@ int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
         *reply = e;
         return 0;
     }
+}
+
+int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+                      ac_envelope *request, int timeout_ms, ac_envelope **reply)
+{
+    if (request == NULL || cx == NULL)
+        return AC_EINVAL;
+    if (reply != NULL)
+        *reply = NULL;
+    int rc = 0;
+    waiter *w = NULL;
+    remote_wait *rw = NULL;
+    bool remote = to != NULL && ac__addr_remote(cx, to);
+    if (ac__current(cx) != NULL)
+        rc = AC_ESTATE;  /* a worker must not block */
+    else if (to == NULL || reply == NULL || request->tag >= AC_TAG_SYSTEM)
+        rc = AC_EINVAL;
+    else if ((w = waiter_of(cx)) == NULL || (remote && (rw = malloc(sizeof *rw)) == NULL))
+        rc = AC_ENOMEM;
+    if (rc != 0) {
+        ac_envelope_free(cx, request);
+        return rc;
+    }
+    uint64_t id = ++w->seq;
+    ac_reply_to *back = reply_to_of(request);
+    back->to = *ac_inbox_addr(w->inbox);
+    back->id = id;
+    ac__asks *A = asks_of(cx);
+    if (rw != NULL) {
+        /* Known before the request goes: node loss answers it from then. */
+        rw->node.key = back->to;
+        rw->node.extra = id;
+        rw->target_node = ac_addr_node(to);
+        pthread_mutex_lock(&A->lock);
+        ac__amap_add(&A->waits, &rw->node);
+        if (type != NULL)
+            know_type(A, type);
+        pthread_mutex_unlock(&A->lock);
+    }
+    rc = ac_send_typed(cx, to, type, request);
+    if (rc == 0)
+        rc = await_reply(cx, w, id, timeout_ms, reply);
+    if (rw != NULL) {
+        pthread_mutex_lock(&A->lock);
+        ac__amap_remove(&A->waits, &rw->node);
+        pthread_mutex_unlock(&A->lock);
+        free(rw);
+    }
+    return rc;
+}
+
+int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
+                int timeout_ms, ac_envelope **reply)
+{
+    return ac_ask_wait_typed(cx, to, NULL, request, timeout_ms, reply);
 }
 
 static void free_ask(ac__amap_node *x, void *arg)
@@ -367,6 +611,8 @@ static void fini(void *state)
      * those it could not) leave records behind. */
     ac__amap_each(&A->pending, free_ask, NULL);
     ac__amap_destroy(&A->pending);
+    ac__amap_destroy(&A->waits);  /* empty: each wait removes its own */
+    free(A->types);
     pthread_mutex_destroy(&A->lock);
     free(A);
 }
@@ -379,4 +625,7 @@ const ac__service ac__ask_service = {
     .died = died,
     .consumes = AC_TAG_REPLY,
     .deliver = deliver,
+    .control_op = AC__OP_REPLY,
+    .control = control,
+    .node_lost = node_lost,
 };

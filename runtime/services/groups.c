@@ -14,10 +14,19 @@
  *
  * A join racing with the member's death follows the services protocol
  * (core/service.c), as in names.c.
+ *
+ * Across nodes (docs/NODES.md), as Erlang's pg: each node owns its local
+ * members and tells every node up of each join and leave (GROUP control
+ * records, sent under the lock so that they leave in the order they were
+ * made), and a node that comes up of all of them; the others' members are
+ * kept here as members without an actor, and dropped with their node. A
+ * publish sends one record to each node with members, which copies it to
+ * its own.
  */
 #include "services.h"
 
 #include "../lib/amap.h"
+#include "../lib/frame.h"
 
 #include <pthread.h>
 
@@ -28,8 +37,14 @@ typedef struct member {
     ac__amap_node by_addr;       /* keyed by the member's address */
     struct member *prev, *next;  /* on its group's list, in join order */
     struct group *g;
-    ac__actor *actor;            /* tells a restarted actor from the dead one */
+    ac__actor *actor;            /* tells a restarted actor from the dead one;
+                                    NULL: a member of another node */
 } member;
+
+/* GROUP control records: a sub-op byte, then its fields. */
+enum { GRP_JOIN = 1, GRP_LEAVE = 2, GRP_GONE = 3, GRP_PUBLISH = 4 };
+
+#define NODES_ON_STACK 32
 
 typedef struct group {
     ac__tname by_name;  /* points at name */
@@ -64,6 +79,45 @@ static member *membership(struct ac__groups *t, group *g, const ac_addr *who)
             return m;
     }
     return NULL;
+}
+
+/* The head of a GROUP record: op, the group's name (u8 length, bytes),
+ * the member for JOIN, LEAVE and GONE (GONE has no name). */
+static void put_head(ac_wire_out *o, uint8_t op, const char *name, size_t len,
+                     const ac_addr *who)
+{
+    ac_wire_u8(o, op);
+    if (op != GRP_GONE) {
+        ac_wire_u8(o, (uint8_t)len);
+        ac_wire_bytes(o, name, len);
+    }
+    if (who != NULL)
+        ac_wire_bytes(o, who->bytes, sizeof who->bytes);
+}
+
+/* Tells `node` (0: every node up) of a membership change; under the lock,
+ * so that changes leave in the order they were made. */
+static void tell(ac_ctx *cx, uint64_t node, uint8_t op, const char *name, size_t len,
+                 const ac_addr *who)
+{
+    uint8_t buf[1 + 1 + AC_NAME_MAX + 32];
+    ac_wire_out o = {buf, sizeof buf, 0};
+    put_head(&o, op, name, len, who);
+    uint64_t on_stack[NODES_ON_STACK], *nodes = on_stack;
+    size_t n = 1;
+    if (node != 0) {
+        nodes[0] = node;
+    } else {
+        n = ac__services_nodes_up(cx, nodes, NODES_ON_STACK);
+        if (n > NODES_ON_STACK && (nodes = malloc(n * sizeof *nodes)) != NULL)
+            n = ac__services_nodes_up(cx, nodes, n);
+        else if (n > NODES_ON_STACK)
+            n = 0, nodes = on_stack;  /* out of memory: they resync when they come back */
+    }
+    for (size_t i = 0; i < n; i++)
+        (void)ac__services_transmit(cx, nodes[i], AC__OP_GROUP, buf, o.len, false);
+    if (nodes != on_stack)
+        free(nodes);
 }
 
 /* Under the lock. Returns the group if this was its last member: it is
@@ -119,12 +173,12 @@ static void fini(void *state)
 /* Under the lock: the membership of a (live) in the group, creating the
  * group from *spare_g and the membership from *spare_m as needed; a spare
  * that is used is set to NULL. */
-static int join(struct ac__groups *t, const char *name, size_t len, ac__actor *a,
-                group **spare_g, member **spare_m)
+static int join(struct ac__groups *t, const char *name, size_t len, const ac_addr *who,
+                ac__actor *a, group **spare_g, member **spare_m)
 {
     group *g = find(t, name, len);
     if (g != NULL) {
-        member *m = membership(t, g, &a->addr);
+        member *m = membership(t, g, who);
         if (m != NULL) {
             m->actor = a;  /* idempotent; a restarted actor takes it over */
             return 0;
@@ -140,7 +194,7 @@ static int join(struct ac__groups *t, const char *name, size_t len, ac__actor *a
     *spare_m = NULL;
     m->g = g;
     m->actor = a;
-    m->by_addr.key = a->addr;
+    m->by_addr.key = *who;
     m->by_addr.extra = 0;
     ac__amap_add(&t->by_addr, &m->by_addr);
     m->next = NULL;
@@ -167,7 +221,9 @@ int ac_group_join(ac_ctx *cx, const char *group_name, const ac_addr *who)
         ac__enter(cx);  /* ac__service_target reads the routing table */
         pthread_mutex_lock(&t->lock);
         ac__actor *a = ac__service_target(cx, who);
-        rc = a ? join(t, group_name, len, a, &g, &m) : AC_ENOTFOUND;
+        rc = a ? join(t, group_name, len, who, a, &g, &m) : AC_ENOTFOUND;
+        if (rc == 0)
+            tell(cx, 0, GRP_JOIN, group_name, len, who);
         pthread_mutex_unlock(&t->lock);
         ac__leave(cx);
     }
@@ -186,8 +242,12 @@ int ac_group_leave(ac_ctx *cx, const char *group_name, const ac_addr *who)
     pthread_mutex_lock(&t->lock);
     group *g = find(t, group_name, len);
     member *m = g ? membership(t, g, who) : NULL;
-    if (m != NULL)
+    if (m != NULL && m->actor == NULL)
+        m = NULL;  /* another node's member: its node says when it leaves */
+    if (m != NULL) {
         emptied = unlink_member(t, m);
+        tell(cx, 0, GRP_LEAVE, group_name, len, who);
+    }
     pthread_mutex_unlock(&t->lock);
     free(m);
     free(emptied);
@@ -201,33 +261,79 @@ typedef struct target {
     ac_envelope *e;
 } target;
 
-int ac_group_publish(ac_ctx *cx, const char *group_name, const ac_actor_type *type,
-                     ac_envelope *e)
+/* Another node with members in a group being published to. */
+typedef struct node_count {
+    uint64_t node;
+    int members;
+} node_count;
+
+/* Counts a member of another node in nodes[0..n): 1 when its node is new
+ * there (an entry is added), else 0. */
+static size_t count_node(node_count *nodes, size_t n, const ac_addr *who)
 {
-    if (cx == NULL || e == NULL)
-        return AC_EINVAL;
-    size_t len = ac__name_len(group_name);
-    if (len == 0 || type == NULL || e->tag >= AC_TAG_SYSTEM) {
-        ac_envelope_free(cx, e);
-        return AC_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i].node == ac_addr_node(who)) {
+            nodes[i].members++;
+            return 0;
+        }
     }
-    struct ac__groups *t = groups_of(cx);
+    nodes[n] = (node_count){ac_addr_node(who), 1};
+    return 1;
+}
+
+/* One PUBLISH record to each node of `nodes`: the members it reaches. */
+static int publish_remote(ac_ctx *cx, const char *name, size_t len, const ac_actor_type *type,
+                          ac_envelope *e, const node_count *nodes, size_t n)
+{
+    long need = type->encode ? type->encode(e, NULL, 0) : AC_EINVAL;
+    size_t head = 1 + 1 + len + 4 + 8;
+    uint8_t *buf = need >= 0 ? malloc(head + (size_t)need) : NULL;
+    if (buf == NULL)
+        return 0;
+    ac_wire_out o = {buf, head, 0};
+    put_head(&o, GRP_PUBLISH, name, len, NULL);
+    ac_wire_u32(&o, e->tag);
+    ac_wire_u64(&o, ac__frame_type_id(type));
+    (void)type->encode(e, buf + head, (size_t)need);
+    int reached = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ac__services_transmit(cx, nodes[i].node, AC__OP_GROUP, buf, head + (size_t)need,
+                                  true) == 0)
+            reached += nodes[i].members;
+    free(buf);
+    return reached;
+}
+
+/* e to the group's members here, and (`everywhere`) one record to each
+ * other node with members; the number of members reached. */
+static int publish(ac_ctx *cx, struct ac__groups *t, const char *group_name, size_t len,
+                   const ac_actor_type *type, ac_envelope *e, bool everywhere)
+{
     target on_stack[PUBLISH_ON_STACK], *to = on_stack;
-    size_t n = 0;
+    node_count nodes_on_stack[PUBLISH_ON_STACK], *nodes = nodes_on_stack;
+    size_t n = 0, nnodes = 0;
     pthread_mutex_lock(&t->lock);
     group *g = find(t, group_name, len);
-    if (g != NULL && g->count > PUBLISH_ON_STACK)
+    if (g != NULL && g->count > PUBLISH_ON_STACK) {
         to = malloc(g->count * sizeof *to);
-    if (g != NULL && to != NULL) {
-        for (member *m = g->first; m != NULL; m = m->next)
-            to[n++].addr = m->by_addr.key;
+        nodes = malloc(g->count * sizeof *nodes);
+    }
+    if (g != NULL && to != NULL && nodes != NULL) {
+        for (member *m = g->first; m != NULL; m = m->next) {
+            if (m->actor != NULL)
+                to[n++].addr = m->by_addr.key;
+            else if (everywhere)
+                nnodes += count_node(nodes, nnodes, &m->by_addr.key);
+        }
     }
     pthread_mutex_unlock(&t->lock);
-    int rc = 0;
-    if (to == NULL)
+    int rc = 0, remote = 0;
+    if (to == NULL || nodes == NULL)
         rc = AC_ENOMEM;
     else if (n > 1 && type->copy == NULL)
         rc = AC_EINVAL;
+    if (rc == 0 && nnodes > 0)
+        remote = publish_remote(cx, group_name, len, type, e, nodes, nnodes);
     /* Every copy is made before the first send: all members get the
      * message, or (out of memory) none does. */
     for (size_t i = 0; rc == 0 && i + 1 < n; i++) {
@@ -247,7 +353,22 @@ int ac_group_publish(ac_ctx *cx, const char *group_name, const ac_actor_type *ty
     }
     if (to != on_stack)
         free(to);
-    return rc;
+    if (nodes != nodes_on_stack)
+        free(nodes);
+    return rc < 0 ? rc : rc + remote;
+}
+
+int ac_group_publish(ac_ctx *cx, const char *group_name, const ac_actor_type *type,
+                     ac_envelope *e)
+{
+    if (cx == NULL || e == NULL)
+        return AC_EINVAL;
+    size_t len = ac__name_len(group_name);
+    if (len == 0 || type == NULL || e->tag >= AC_TAG_SYSTEM) {
+        ac_envelope_free(cx, e);
+        return AC_EINVAL;
+    }
+    return publish(cx, groups_of(cx), group_name, len, type, e, true);
 }
 
 size_t ac_group_members(ac_ctx *cx, const char *group_name, ac_addr *out, size_t max)
@@ -298,7 +419,6 @@ size_t ac_groups(ac_ctx *cx, ac_group_entry *out, size_t max)
 
 static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    (void)cx;
     (void)reason;
     (void)code;
     struct ac__groups *t = state;
@@ -320,6 +440,8 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
         }
         x = next;
     }
+    if (dead != NULL)
+        tell(cx, 0, GRP_GONE, NULL, 0, &a->addr);
     pthread_mutex_unlock(&t->lock);
     while (dead != NULL) {  /* free() outside the lock */
         member *next = dead->next;
@@ -333,9 +455,203 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     }
 }
 
+/* ---- across nodes ------------------------------------------------------------------- */
+
+/* Members being dropped, unlinked under the lock and freed after it: the
+ * members chained through `next`, emptied groups by by_name.node.next. */
+typedef struct sweep {
+    struct ac__groups *t;
+    member *dead;
+    ac__tnode *emptied;
+} sweep;
+
+static void sweep_one(sweep *w, member *m)
+{
+    group *g = unlink_member(w->t, m);
+    if (g != NULL) {
+        g->by_name.node.next = w->emptied;
+        w->emptied = &g->by_name.node;
+    }
+    m->next = w->dead;
+    w->dead = m;
+}
+
+/* The members of node `node`, found by a walk of the groups that must
+ * not unlink what it walks: gathered first. */
+typedef struct of_node {
+    uint64_t node;
+    member **found;
+    size_t n, cap;
+    bool short_of_memory;
+} of_node;
+
+static void gather_of_node(ac__tnode *n, void *arg)
+{
+    of_node *o = arg;
+    group *g = AC__CONTAINER_OF(n, group, by_name.node);
+    for (member *m = g->first; m != NULL; m = m->next) {
+        if (m->actor != NULL || ac_addr_node(&m->by_addr.key) != o->node)
+            continue;
+        if (o->n == o->cap) {
+            size_t cap = o->cap ? 2 * o->cap : 32;
+            member **bigger = realloc(o->found, cap * sizeof *bigger);
+            if (bigger == NULL) {
+                o->short_of_memory = true;
+                return;
+            }
+            o->found = bigger;
+            o->cap = cap;
+        }
+        o->found[o->n++] = m;
+    }
+}
+
+static void sweep_free(sweep *w)
+{
+    while (w->dead != NULL) {
+        member *next = w->dead->next;
+        free(w->dead);
+        w->dead = next;
+    }
+    while (w->emptied != NULL) {
+        ac__tnode *next = w->emptied->next;
+        free(AC__CONTAINER_OF(w->emptied, group, by_name.node));
+        w->emptied = next;
+    }
+}
+
+/* Another node's member joins (or is joined again: nothing new). */
+static int remote_join(struct ac__groups *t, const char *name, size_t len, const ac_addr *who)
+{
+    group *g = calloc(1, sizeof *g + len + 1);
+    member *m = malloc(sizeof *m);
+    int rc = AC_ENOMEM;
+    if (g != NULL && m != NULL) {
+        memcpy(g->name, name, len);
+        ac__tname_set(&g->by_name, g->name, len);
+        pthread_mutex_lock(&t->lock);
+        rc = join(t, name, len, who, NULL, &g, &m);
+        pthread_mutex_unlock(&t->lock);
+    }
+    free(g);
+    free(m);
+    return rc;
+}
+
+/* A publish from another node: decoded once by the type of a local member
+ * it was encoded for, and copied to each local member. */
+static int remote_publish(ac_ctx *cx, struct ac__groups *t, const char *name, size_t len,
+                          uint32_t tag, uint64_t type_id, const uint8_t *payload, size_t plen)
+{
+    const ac_actor_type *type = NULL;
+    pthread_mutex_lock(&t->lock);
+    group *g = find(t, name, len);
+    for (member *m = g ? g->first : NULL; m != NULL && type == NULL; m = m->next)
+        if (m->actor != NULL && ac__frame_type_id(m->actor->type) == type_id)
+            type = m->actor->type;  /* static: outlives the member */
+    pthread_mutex_unlock(&t->lock);
+    if (type == NULL)
+        return 0;  /* nobody here any more (they left meanwhile) */
+    ac_envelope *e = NULL;
+    if (type->decode == NULL || type->decode(cx, tag, payload, plen, &e) != 0)
+        return AC_EINVAL;
+    /* Local members only: every member of another node is its node's. */
+    (void)publish(cx, t, name, len, type, e, false);
+    return 0;
+}
+
+/* A GROUP record from node `from`: each member it names lives there. */
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
+{
+    struct ac__groups *t = state;
+    ac_wire_in in = {body, len, 0, false, 0};
+    uint8_t op = ac_wire_get_u8(&in);
+    size_t nlen = op == GRP_GONE ? 0 : ac_wire_get_u8(&in);
+    const char *name = (const char *)ac_wire_take(&in, nlen);
+    if (op == GRP_PUBLISH) {
+        uint32_t tag = ac_wire_get_u32(&in);
+        uint64_t type_id = ac_wire_get_u64(&in);
+        if (in.bad || nlen == 0 || memchr(name, '\0', nlen) != NULL || tag >= AC_TAG_SYSTEM)
+            return AC_EINVAL;
+        return remote_publish(cx, t, name, nlen, tag, type_id, body + in.pos, len - in.pos);
+    }
+    ac_addr who;
+    memcpy(who.bytes, ac_wire_take(&in, sizeof who.bytes), sizeof who.bytes);
+    if (in.bad || in.pos != len || op < GRP_JOIN || op > GRP_GONE ||
+        (op != GRP_GONE && (nlen == 0 || memchr(name, '\0', nlen) != NULL)))
+        return AC_EINVAL;
+    if (ac_addr_node(&who) != from)
+        return AC__EFORGED;
+    if (op == GRP_JOIN) {
+        (void)remote_join(t, name, nlen, &who);  /* out of memory: not seen here */
+        return 0;
+    }
+    sweep w = {t, NULL, NULL};
+    pthread_mutex_lock(&t->lock);
+    group *g = op == GRP_LEAVE ? find(t, name, nlen) : NULL;
+    member *m = g ? membership(t, g, &who) : NULL;
+    if (m != NULL && m->actor == NULL)
+        sweep_one(&w, m);
+    for (ac__amap_node *x = op == GRP_GONE ? ac__amap_find(&t->by_addr, &who, 0) : NULL, *next;
+         x != NULL; x = next) {
+        next = ac__amap_find_next(x);
+        member *mm = AC__CONTAINER_OF(x, member, by_addr);
+        if (mm->actor == NULL)
+            sweep_one(&w, mm);
+    }
+    pthread_mutex_unlock(&t->lock);
+    sweep_free(&w);
+    return 0;
+}
+
+typedef struct sync_walk {
+    ac_ctx *cx;
+    uint64_t node;
+} sync_walk;
+
+static void sync_group(ac__tnode *n, void *arg)
+{
+    sync_walk *s = arg;
+    group *g = AC__CONTAINER_OF(n, group, by_name.node);
+    for (member *m = g->first; m != NULL; m = m->next)
+        if (m->actor != NULL)
+            tell(s->cx, s->node, GRP_JOIN, g->name, g->by_name.len, &m->by_addr.key);
+}
+
+/* A node came up: it hears of every local member (as pg's sync). */
+static void node_up(ac_ctx *cx, void *state, uint64_t node)
+{
+    struct ac__groups *t = state;
+    sync_walk s = {cx, node};
+    pthread_mutex_lock(&t->lock);
+    ac__table_each(&t->by_name, sync_group, &s);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* A node is gone: so are its members (those a short memory could not
+ * gather this time stay until the node's next loss). */
+static void node_lost(ac_ctx *cx, void *state, uint64_t node)
+{
+    (void)cx;
+    struct ac__groups *t = state;
+    sweep w = {t, NULL, NULL};
+    of_node o = {node, NULL, 0, 0, false};
+    pthread_mutex_lock(&t->lock);
+    ac__table_each(&t->by_name, gather_of_node, &o);
+    for (size_t i = 0; i < o.n; i++)
+        sweep_one(&w, o.found[i]);
+    pthread_mutex_unlock(&t->lock);
+    free(o.found);
+    sweep_free(&w);
+}
+
 const ac__service ac__groups_service = {
     .name = "groups",
     .init = init,
     .fini = fini,
     .died = died,
+    .control_op = AC__OP_GROUP,
+    .control = control,
+    .node_up = node_up,
+    .node_lost = node_lost,
 };

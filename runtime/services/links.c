@@ -8,17 +8,28 @@
  * restarts). When an actor dies, taking its nodes off the map tells who
  * was linked to it; the other ends are unlinked in the same critical
  * section, so each link fires once even if both ends die together.
+ *
+ * Across nodes (docs/NODES.md) each node keeps the link with its own end:
+ * LINK control records make it there (ADD), undo it (DEL) and carry a
+ * death (EXIT), in order behind what the dead actor sent before; a lost
+ * node ends every link to its actors with AC_REASON_NOCONNECTION.
  */
 #include "services.h"
 
 #include "../lib/amap.h"
+#include "../lib/frame.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct link_rec {
     ac__amap_node end[2];
 } link_rec;
+
+/* LINK control records: a sub-op byte, the sender's end, the receiver's,
+ * and for EXIT the reason and code. */
+enum { LINK_ADD = 1, LINK_DEL = 2, LINK_EXIT = 3 };
 
 typedef struct ac__links {
     pthread_mutex_t lock;
@@ -95,6 +106,49 @@ static link_rec *find(ac__links *L, const ac_addr *a, const ac_addr *b)
     return NULL;
 }
 
+/* Records the link a-b; locked. */
+static void add(ac__links *L, link_rec *r, const ac_addr *a, const ac_addr *b)
+{
+    /* `extra` tells the ends apart (rec_of); both are found by address,
+     * whichever end it is. */
+    r->end[0].key = *a;
+    r->end[0].extra = 0;
+    r->end[1].key = *b;
+    r->end[1].extra = 1;
+    ac__amap_add(&L->map, &r->end[0]);
+    ac__amap_add(&L->map, &r->end[1]);
+}
+
+/* Removes the link a-b if it is there: true for the one caller that did. */
+static bool take(ac__links *L, const ac_addr *a, const ac_addr *b)
+{
+    pthread_mutex_lock(&L->lock);
+    link_rec *r = find(L, a, b);
+    if (r) {
+        ac__amap_remove(&L->map, &r->end[0]);
+        ac__amap_remove(&L->map, &r->end[1]);
+    }
+    pthread_mutex_unlock(&L->lock);
+    free(r);
+    return r != NULL;
+}
+
+/* A LINK record from our end `mine` to `theirs`, on its node. */
+static int transmit(ac_ctx *cx, uint8_t op, const ac_addr *mine, const ac_addr *theirs,
+                    int reason, int code)
+{
+    uint8_t buf[1 + 32 + 32 + 4 + 4];
+    ac_wire_out o = {buf, sizeof buf, 0};
+    ac_wire_u8(&o, op);
+    ac_wire_bytes(&o, mine->bytes, 32);
+    ac_wire_bytes(&o, theirs->bytes, 32);
+    if (op == LINK_EXIT) {
+        ac_wire_u32(&o, (uint32_t)reason);
+        ac_wire_u32(&o, (uint32_t)code);
+    }
+    return ac__services_transmit(cx, ac_addr_node(theirs), AC__OP_LINK, buf, o.len, false);
+}
+
 static int link_new(ac_ctx *cx, ac__links *L, ac__actor *a, const ac_addr *other)
 {
     if (ac_addr_eq(&a->addr, other))
@@ -102,25 +156,24 @@ static int link_new(ac_ctx *cx, ac__links *L, ac__actor *a, const ac_addr *other
     link_rec *r = malloc(sizeof *r);
     if (r == NULL)
         return AC_ENOMEM;
+    bool remote = ac__addr_remote(cx, other), made = false;
     ac__enter(cx);
     pthread_mutex_lock(&L->lock);
     int rc = 0;
-    if (!ac__service_alive(cx, a) || ac__service_target(cx, other) == NULL) {
+    if (!ac__service_alive(cx, a) || (!remote && ac__service_target(cx, other) == NULL)) {
         rc = AC_ENOTFOUND;
     } else if (find(L, &a->addr, other) == NULL) {
-        /* `extra` tells the ends apart (rec_of); both are found by
-         * address, whichever end it is. */
-        r->end[0].key = a->addr;
-        r->end[0].extra = 0;
-        r->end[1].key = *other;
-        r->end[1].extra = 1;
-        ac__amap_add(&L->map, &r->end[0]);
-        ac__amap_add(&L->map, &r->end[1]);
+        add(L, r, &a->addr, other);
         r = NULL;
+        made = true;
     }
     pthread_mutex_unlock(&L->lock);
     ac__leave(cx);
     free(r);
+    /* The other end's node links its half, or answers NOPROC. */
+    if (made && remote && transmit(cx, LINK_ADD, &a->addr, other, 0, 0) != 0 &&
+        take(L, &a->addr, other))
+        rc = AC_ENOCONNECTION;
     return rc;
 }
 
@@ -147,16 +200,11 @@ int ac_unlink(ac_ctx *cx, const ac_addr *other)
     ac__actor *self = ac__current(cx);
     if (self == NULL)
         return AC_ESTATE;
-    ac__links *L = links_of(cx);
-    pthread_mutex_lock(&L->lock);
-    link_rec *r = find(L, &self->addr, other);
-    if (r) {
-        ac__amap_remove(&L->map, &r->end[0]);
-        ac__amap_remove(&L->map, &r->end[1]);
-    }
-    pthread_mutex_unlock(&L->lock);
-    free(r);
-    return r ? 0 : AC_ENOTFOUND;
+    if (!take(links_of(cx), &self->addr, other))
+        return AC_ENOTFOUND;
+    if (ac__addr_remote(cx, other))
+        (void)transmit(cx, LINK_DEL, &self->addr, other, 0, 0);
+    return 0;
 }
 
 static void send_exit(ac_ctx *cx, const ac_addr *to, const ac_addr *who, int reason, int code)
@@ -171,19 +219,31 @@ static void send_exit(ac_ctx *cx, const ac_addr *to, const ac_addr *who, int rea
     (void)ac__send_system(cx, to, e);
 }
 
-/* Tells the other end of a link that `a` died. Online (die() runs in a
- * turn or inside ac__enter). */
-static void notify(ac_ctx *cx, ac__actor *a, const ac_addr *other, int reason, int code)
+/* Tells `other`, the other end of a link, that `dead` died; online. */
+static void notify(ac_ctx *cx, const ac_addr *dead, const ac_addr *other, int reason, int code)
 {
+    if (ac__addr_remote(cx, other)) {
+        (void)transmit(cx, LINK_EXIT, dead, other, reason, code);
+        return;
+    }
     ac__actor *o = ac__lookup(cx, other);
     if (o == NULL)
         return;
     /* Relaxed: the other actor sets the flag on itself; a concurrent
      * change of mind races with the death either way. */
     if (ac__flags(o) & AC__ACTOR_TRAP_EXITS)
-        send_exit(cx, other, &a->addr, reason, code);
+        send_exit(cx, other, dead, reason, code);
     else if (reason != AC_REASON_NORMAL)
         (void)ac__kill(cx, o, AC_REASON_KILLED, code);
+}
+
+/* notify, online as it needs (a record's arrival, a node's loss). */
+static void notify_online(ac_ctx *cx, const ac_addr *dead, const ac_addr *other, int reason,
+                          int code)
+{
+    ac__enter(cx);
+    notify(cx, dead, other, reason, code);
+    ac__leave(cx);
 }
 
 static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
@@ -201,9 +261,95 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
         for (ac__amap_node *x = ends[e], *next; x != NULL; x = next) {
             next = x->next;
             link_rec *r = AC__CONTAINER_OF(x, link_rec, end[e]);
-            notify(cx, a, &r->end[1 - e].key, reason, code);
+            notify(cx, &a->addr, &r->end[1 - e].key, reason, code);
             free(r);
         }
+    }
+}
+
+/* ---- across nodes ------------------------------------------------------------------- */
+
+/* Another node's actor links to ours (ADD): our half is made if ours
+ * lives, else the answer is its NOPROC exit. */
+static int remote_add(ac_ctx *cx, ac__links *L, const ac_addr *theirs, const ac_addr *ours)
+{
+    link_rec *r = malloc(sizeof *r);
+    if (r == NULL)
+        return AC_ENOMEM;
+    ac__enter(cx);
+    pthread_mutex_lock(&L->lock);
+    bool alive = ac__service_target(cx, ours) != NULL;
+    if (alive && find(L, ours, theirs) == NULL) {
+        add(L, r, ours, theirs);
+        r = NULL;
+    }
+    pthread_mutex_unlock(&L->lock);
+    ac__leave(cx);
+    free(r);
+    if (!alive)
+        (void)transmit(cx, LINK_EXIT, ours, theirs, AC_REASON_NOPROC, 0);
+    return 0;
+}
+
+/* A LINK record from node `from`: its sender's end must live there. */
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
+{
+    ac__links *L = state;
+    ac_wire_in in = {body, len, 0, false, 0};
+    uint8_t op = ac_wire_get_u8(&in);
+    ac_addr theirs, ours;
+    memcpy(theirs.bytes, ac_wire_take(&in, 32), 32);
+    memcpy(ours.bytes, ac_wire_take(&in, 32), 32);
+    int reason = 0, code = 0;
+    if (op == LINK_EXIT) {
+        reason = (int)ac_wire_get_u32(&in);
+        code = (int)ac_wire_get_u32(&in);
+    }
+    if (in.bad || in.pos != len || op < LINK_ADD || op > LINK_EXIT || ac__addr_remote(cx, &ours))
+        return AC_EINVAL;
+    if (ac_addr_node(&theirs) != from)
+        return AC__EFORGED;
+    if (op == LINK_ADD)
+        return remote_add(cx, L, &theirs, &ours);
+    if (take(L, &ours, &theirs) && op == LINK_EXIT)
+        notify_online(cx, &theirs, &ours, reason, code);
+    return 0;
+}
+
+typedef struct lost_scan {
+    uint64_t node;
+    ac__amap_node *found;  /* the remote ends, chained through next */
+} lost_scan;
+
+static void scan_lost(ac__amap_node *x, void *arg)
+{
+    lost_scan *l = arg;
+    if (ac_addr_node(&x->key) == l->node) {
+        x->next = l->found;
+        l->found = x;
+    }
+}
+
+/* Node `node` is gone: every link to its actors ends with NOCONNECTION. */
+static void node_lost(ac_ctx *cx, void *state, uint64_t node)
+{
+    ac__links *L = state;
+    lost_scan l = {node, NULL};
+    pthread_mutex_lock(&L->lock);
+    ac__amap_each(&L->map, scan_lost, &l);
+    for (ac__amap_node *x = l.found; x != NULL; x = x->next) {
+        int which;
+        link_rec *r = rec_of(x, &which);
+        ac__amap_remove(&L->map, &r->end[0]);
+        ac__amap_remove(&L->map, &r->end[1]);
+    }
+    pthread_mutex_unlock(&L->lock);
+    for (ac__amap_node *x = l.found, *next; x != NULL; x = next) {
+        next = x->next;
+        int which;
+        link_rec *r = rec_of(x, &which);
+        notify_online(cx, &x->key, &r->end[1 - which].key, AC_REASON_NOCONNECTION, 0);
+        free(r);
     }
 }
 
@@ -213,4 +359,7 @@ const ac__service ac__links_service = {
     .fini = fini,
     .attach = attach,
     .died = died,
+    .control_op = AC__OP_LINK,
+    .control = control,
+    .node_lost = node_lost,
 };

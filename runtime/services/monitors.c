@@ -8,19 +8,34 @@
  * by reference (ac_demonitor). Monitors are not on the send path; one lock
  * keeps the three maps consistent without ordering rules between shards.
  * The race with the target's death is closed by ac__service_target.
+ *
+ * Across nodes (docs/NODES.md) both nodes keep a record: the watcher's
+ * node one whose target is remote, the target's node one whose watcher is
+ * remote, keyed by reference under the watcher's address (references are
+ * numbered by the watcher's node). The watcher's node asks (ADD), takes
+ * back (DEL), and hears of the death (DOWN) in MONITOR control records,
+ * sent in order behind whatever the target sent before it died; a lost
+ * node fires every monitor of its actors with AC_REASON_NOCONNECTION and
+ * drops those its actors held here.
  */
 #include "services.h"
 
 #include "../lib/amap.h"
+#include "../lib/frame.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct monitor {
     ac__amap_node by_target;   /* key: target */
     ac__amap_node by_watcher;  /* key: watcher */
-    ac__amap_node by_ref;      /* key: nil address, extra: the reference */
+    ac__amap_node by_ref;      /* key: nil address (a remote watcher's
+                                  address), extra: the reference */
 } monitor;
+
+/* MONITOR control records: a sub-op byte, then its fields. */
+enum { MON_ADD = 1, MON_DEL = 2, MON_DOWN = 3 };
 
 typedef struct ac__monitors {
     pthread_mutex_t lock;
@@ -87,43 +102,18 @@ static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
     return 0;
 }
 
-int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
-               uint64_t *ref)
+static void add(ac__monitors *M, monitor *m, const ac_addr *watcher, const ac_addr *target,
+                const ac_addr *ref_key, uint64_t ref)
 {
-    if (cx == NULL || watcher == NULL || target == NULL)
-        return AC_EINVAL;
-    monitor *m = malloc(sizeof *m);
-    if (m == NULL)
-        return AC_ENOMEM;
-    ac__monitors *M = monitors_of(cx);
-    ac__enter(cx);
-    pthread_mutex_lock(&M->lock);
-    uint64_t r = ++M->next_ref;
-    int rc = 0;
-    bool target_alive = false;
-    if (ac__service_target(cx, watcher) == NULL) {
-        rc = AC_ENOTFOUND;
-    } else if (ac__service_target(cx, target) != NULL) {
-        target_alive = true;
-        m->by_target.key = *target;
-        m->by_target.extra = 0;
-        m->by_watcher.key = *watcher;
-        m->by_watcher.extra = 0;
-        m->by_ref.key = nil_addr;
-        m->by_ref.extra = r;
-        ac__amap_add(&M->by_target, &m->by_target);
-        ac__amap_add(&M->by_watcher, &m->by_watcher);
-        ac__amap_add(&M->by_ref, &m->by_ref);
-    }
-    pthread_mutex_unlock(&M->lock);
-    if (!target_alive)
-        free(m);
-    if (rc == 0 && !target_alive)
-        rc = send_down(cx, watcher, target, r, AC_REASON_NOPROC, 0);
-    ac__leave(cx);
-    if (rc == 0 && ref != NULL)
-        *ref = r;
-    return rc;
+    m->by_target.key = *target;
+    m->by_target.extra = 0;
+    m->by_watcher.key = *watcher;
+    m->by_watcher.extra = 0;
+    m->by_ref.key = *ref_key;
+    m->by_ref.extra = ref;
+    ac__amap_add(&M->by_target, &m->by_target);
+    ac__amap_add(&M->by_watcher, &m->by_watcher);
+    ac__amap_add(&M->by_ref, &m->by_ref);
 }
 
 static void unlink_all(ac__monitors *M, monitor *m)
@@ -133,19 +123,103 @@ static void unlink_all(ac__monitors *M, monitor *m)
     ac__amap_remove(&M->by_ref, &m->by_ref);
 }
 
+/* Removes the monitor `ref` under `ref_key` (of `target`, unless NULL) if
+ * it is still there: true for the one caller that did (and so acts on it). */
+static bool take_ref(ac__monitors *M, const ac_addr *ref_key, uint64_t ref,
+                     const ac_addr *target, monitor *out)
+{
+    pthread_mutex_lock(&M->lock);
+    ac__amap_node *x = ac__amap_find(&M->by_ref, ref_key, ref);
+    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    if (m != NULL && target != NULL && !ac_addr_eq(&m->by_target.key, target))
+        m = NULL;
+    if (m != NULL)
+        unlink_all(M, m);
+    pthread_mutex_unlock(&M->lock);
+    if (m != NULL) {
+        *out = *m;
+        free(m);
+    }
+    return m != NULL;
+}
+
+/* A MONITOR record: `op`, the watcher, the target (ADD, DOWN), the
+ * reference, and for DOWN the reason and code; `to_node` gets it. */
+static int transmit(ac_ctx *cx, uint64_t to_node, uint8_t op, const ac_addr *watcher,
+                    const ac_addr *target, uint64_t ref, int reason, int code)
+{
+    uint8_t buf[1 + 32 + 32 + 8 + 4 + 4];
+    ac_wire_out o = {buf, sizeof buf, 0};
+    ac_wire_u8(&o, op);
+    ac_wire_bytes(&o, watcher->bytes, 32);
+    if (op != MON_DEL)
+        ac_wire_bytes(&o, target->bytes, 32);
+    ac_wire_u64(&o, ref);
+    if (op == MON_DOWN) {
+        ac_wire_u32(&o, (uint32_t)reason);
+        ac_wire_u32(&o, (uint32_t)code);
+    }
+    return ac__services_transmit(cx, to_node, AC__OP_MONITOR, buf, o.len, false);
+}
+
+/* Tells the target's node of a monitor made or taken back here; when it
+ * cannot be told (its node is not up), the monitor is taken back here:
+ * AC_ENOTFOUND if this call did so, 0 otherwise (sent, or another took
+ * it first: a node loss, which fired it). */
+static int ask_remote(ac_ctx *cx, ac__monitors *M, uint8_t op, const ac_addr *watcher,
+                      const ac_addr *target, uint64_t ref)
+{
+    if (transmit(cx, ac_addr_node(target), op, watcher, target, ref, 0, 0) == 0)
+        return 0;
+    monitor gone;
+    return take_ref(M, &nil_addr, ref, target, &gone) ? AC_ENOTFOUND : 0;
+}
+
+int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
+               uint64_t *ref)
+{
+    if (cx == NULL || watcher == NULL || target == NULL)
+        return AC_EINVAL;
+    monitor *m = malloc(sizeof *m);
+    if (m == NULL)
+        return AC_ENOMEM;
+    ac__monitors *M = monitors_of(cx);
+    bool remote = ac__addr_remote(cx, target);
+    ac__enter(cx);
+    pthread_mutex_lock(&M->lock);
+    uint64_t r = ++M->next_ref;
+    int rc = 0;
+    bool recorded = false;
+    if (ac__service_target(cx, watcher) == NULL) {
+        rc = AC_ENOTFOUND;
+    } else if (remote || ac__service_target(cx, target) != NULL) {
+        recorded = true;
+        add(M, m, watcher, target, &nil_addr, r);
+    }
+    pthread_mutex_unlock(&M->lock);
+    if (!recorded)
+        free(m);
+    if (rc == 0 && !recorded)
+        rc = send_down(cx, watcher, target, r, AC_REASON_NOPROC, 0);
+    ac__leave(cx);
+    if (rc == 0 && remote && ask_remote(cx, M, MON_ADD, watcher, target, r) != 0)
+        rc = send_down(cx, watcher, target, r, AC_REASON_NOCONNECTION, 0);
+    if (rc == 0 && ref != NULL)
+        *ref = r;
+    return rc;
+}
+
 int ac_demonitor(ac_ctx *cx, uint64_t ref)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    ac__monitors *M = monitors_of(cx);
-    pthread_mutex_lock(&M->lock);
-    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
-    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
-    if (m)
-        unlink_all(M, m);
-    pthread_mutex_unlock(&M->lock);
-    free(m);
-    return m ? 0 : AC_ENOTFOUND;
+    monitor m;
+    if (!take_ref(monitors_of(cx), &nil_addr, ref, NULL, &m))
+        return AC_ENOTFOUND;
+    if (ac__addr_remote(cx, &m.by_target.key))  /* its node drops its half */
+        (void)transmit(cx, ac_addr_node(&m.by_target.key), MON_DEL, &m.by_watcher.key,
+                       &m.by_target.key, ref, 0, 0);
+    return 0;
 }
 
 static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
@@ -173,12 +247,126 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     for (ac__amap_node *x = fire, *next; x != NULL; x = next) {
         next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_target);
-        (void)send_down(cx, &m->by_watcher.key, &a->addr, m->by_ref.extra, reason, code);
+        const ac_addr *w = &m->by_watcher.key;
+        if (ac__addr_remote(cx, w))
+            (void)transmit(cx, ac_addr_node(w), MON_DOWN, w, &a->addr, m->by_ref.extra, reason,
+                           code);
+        else
+            (void)send_down(cx, w, &a->addr, m->by_ref.extra, reason, code);
         free(m);
     }
     for (ac__amap_node *x = drop, *next; x != NULL; x = next) {
         next = x->next;
-        free(AC__CONTAINER_OF(x, monitor, by_watcher));
+        monitor *m = AC__CONTAINER_OF(x, monitor, by_watcher);
+        if (ac__addr_remote(cx, &m->by_target.key))
+            (void)transmit(cx, ac_addr_node(&m->by_target.key), MON_DEL, &a->addr,
+                           &m->by_target.key, m->by_ref.extra, 0, 0);
+        free(m);
+    }
+}
+
+/* ---- across nodes ------------------------------------------------------------------- */
+
+static void get_addr(ac_wire_in *in, ac_addr *a)
+{
+    memcpy(a->bytes, ac_wire_take(in, sizeof a->bytes), sizeof a->bytes);
+}
+
+/* Another node's watcher monitors an actor of ours (ADD): recorded if it
+ * lives, else answered at once with a NOPROC down. */
+static int remote_add(ac_ctx *cx, ac__monitors *M, uint64_t from, const ac_addr *watcher,
+                      const ac_addr *target, uint64_t ref)
+{
+    monitor *m = malloc(sizeof *m);
+    if (m == NULL)
+        return AC_ENOMEM;
+    ac__enter(cx);
+    pthread_mutex_lock(&M->lock);
+    bool alive = ac__service_target(cx, target) != NULL;
+    if (alive)
+        add(M, m, watcher, target, watcher, ref);
+    pthread_mutex_unlock(&M->lock);
+    ac__leave(cx);
+    if (!alive) {
+        free(m);
+        (void)transmit(cx, from, MON_DOWN, watcher, target, ref, AC_REASON_NOPROC, 0);
+    }
+    return 0;
+}
+
+/* A MONITOR record from node `from`; each names an actor that must live
+ * there (the watcher of ADD and DEL, the dead of DOWN). */
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
+{
+    ac__monitors *M = state;
+    ac_wire_in in = {body, len, 0, false, 0};
+    uint8_t op = ac_wire_get_u8(&in);
+    ac_addr watcher, target = nil_addr;
+    get_addr(&in, &watcher);
+    if (op != MON_DEL)
+        get_addr(&in, &target);
+    uint64_t ref = ac_wire_get_u64(&in);
+    int reason = 0, code = 0;
+    if (op == MON_DOWN) {
+        reason = (int)ac_wire_get_u32(&in);
+        code = (int)ac_wire_get_u32(&in);
+    }
+    if (in.bad || in.pos != len || op < MON_ADD || op > MON_DOWN)
+        return AC_EINVAL;
+    const ac_addr *theirs = op == MON_DOWN ? &target : &watcher;
+    const ac_addr *ours = op == MON_DOWN ? &watcher : &target;
+    if (ac_addr_node(theirs) != from)
+        return AC__EFORGED;
+    if (op != MON_DEL && ac__addr_remote(cx, ours))
+        return AC_EINVAL;  /* about an actor of a third node */
+    monitor m;
+    switch (op) {
+    case MON_ADD:
+        return remote_add(cx, M, from, &watcher, &target, ref);
+    case MON_DEL:
+        (void)take_ref(M, &watcher, ref, NULL, &m);
+        return 0;
+    default:
+        /* Gone already: taken back here, or fired by a node loss. */
+        if (take_ref(M, &nil_addr, ref, &target, &m))
+            (void)send_down(cx, &m.by_watcher.key, &target, ref, reason, code);
+        return 0;
+    }
+}
+
+typedef struct lost_scan {
+    uint64_t node;
+    ac__amap_node *found;  /* by_ref nodes, chained through next */
+} lost_scan;
+
+static void scan_lost(ac__amap_node *x, void *arg)
+{
+    lost_scan *l = arg;
+    monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
+    if (ac_addr_node(&m->by_target.key) == l->node || ac_addr_node(&m->by_watcher.key) == l->node) {
+        x->next = l->found;
+        l->found = x;
+    }
+}
+
+/* Node `node` is gone: monitors of its actors fire with NOCONNECTION,
+ * those its actors held of ours are dropped. */
+static void node_lost(ac_ctx *cx, void *state, uint64_t node)
+{
+    ac__monitors *M = state;
+    lost_scan l = {node, NULL};
+    pthread_mutex_lock(&M->lock);
+    ac__amap_each(&M->by_ref, scan_lost, &l);
+    for (ac__amap_node *x = l.found; x != NULL; x = x->next)
+        unlink_all(M, AC__CONTAINER_OF(x, monitor, by_ref));
+    pthread_mutex_unlock(&M->lock);
+    for (ac__amap_node *x = l.found, *next; x != NULL; x = next) {
+        next = x->next;
+        monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
+        if (ac_addr_node(&m->by_target.key) == node)
+            (void)send_down(cx, &m->by_watcher.key, &m->by_target.key, x->extra,
+                            AC_REASON_NOCONNECTION, 0);
+        free(m);
     }
 }
 
@@ -187,4 +375,7 @@ const ac__service ac__monitors_service = {
     .init = init,
     .fini = fini,
     .died = died,
+    .control_op = AC__OP_MONITOR,
+    .control = control,
+    .node_lost = node_lost,
 };

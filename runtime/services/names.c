@@ -11,10 +11,15 @@
  * follows the services protocol (core/service.c): under the lock,
  * ac__service_target either refuses a dying actor or guarantees that the
  * death's cleanup (died, below) runs after we unlock and finds the name.
+ *
+ * A name on another node (ac_whereis_on) is asked of that node's registry
+ * in a NAME control record; the answer comes back to the asking thread's
+ * inbox as a reply envelope (its status, then the address).
  */
 #include "services.h"
 
 #include "../lib/amap.h"
+#include "../lib/frame.h"
 
 #include <pthread.h>
 
@@ -288,6 +293,95 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     }
 }
 
+/* ---- across nodes ------------------------------------------------------------------- */
+
+/* NAME control records: a sub-op byte, the asking inbox, then the name
+ * (u8 length, bytes) of WHEREIS, or the status and address of IS. */
+enum { NAME_WHEREIS = 1, NAME_IS = 2 };
+
+int ac_whereis_on(ac_ctx *cx, const char *node, const char *name, int timeout_ms, ac_addr *out)
+{
+    size_t len = ac__name_len(name);
+    if (cx == NULL || node == NULL || out == NULL || len == 0)
+        return AC_EINVAL;
+    if (ac__current(cx) != NULL)
+        return AC_ESTATE;  /* a worker must not block */
+    uint64_t id = ac__services_node_named(cx, node);
+    if (id == 0)
+        return AC_ENOCONNECTION;
+    ac_inbox *ib;
+    int rc = ac_inbox_create(cx, &ib);
+    if (rc != 0)
+        return rc;
+    uint8_t buf[1 + 32 + 1 + AC_NAME_MAX];
+    ac_wire_out o = {buf, sizeof buf, 0};
+    ac_wire_u8(&o, NAME_WHEREIS);
+    ac_wire_bytes(&o, ac_inbox_addr(ib)->bytes, 32);
+    ac_wire_u8(&o, (uint8_t)len);
+    ac_wire_bytes(&o, name, len);
+    rc = ac__services_transmit(cx, id, AC__OP_NAME, buf, o.len, false);
+    ac_envelope *e = NULL;
+    if (rc == AC_ENOTFOUND)
+        rc = AC_ENOCONNECTION;  /* lost since */
+    else if (rc == 0)
+        rc = ac_inbox_recv(cx, ib, AC_TAG_REPLY, timeout_ms, &e);
+    if (rc == 0) {
+        rc = ((const ac_reply_head *)ac_envelope_payload(e))->status;
+        if (rc == 0)
+            memcpy(out, ac_reply_body(e), sizeof *out);
+        ac_envelope_free(cx, e);
+    }
+    ac_inbox_destroy(cx, ib);
+    return rc;
+}
+
+/* A NAME record from node `from`: a question to answer, or an answer for
+ * an inbox of ours (about an actor of `from`). */
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
+{
+    (void)state;
+    ac_wire_in in = {body, len, 0, false, 0};
+    uint8_t op = ac_wire_get_u8(&in);
+    ac_reply_to to = {{{0}}, 0};
+    memcpy(to.to.bytes, ac_wire_take(&in, 32), 32);
+    if (op == NAME_WHEREIS) {
+        size_t n = ac_wire_get_u8(&in);
+        const char *name = (const char *)ac_wire_take(&in, n);
+        if (in.bad || in.pos != len || n == 0 || memchr(name, '\0', n) != NULL)
+            return AC_EINVAL;
+        if (ac_addr_node(&to.to) != from)
+            return AC__EFORGED;
+        char cname[AC_NAME_MAX + 1];
+        memcpy(cname, name, n);
+        cname[n] = '\0';
+        ac_addr found;
+        memset(&found, 0, sizeof found);
+        int rc = ac_whereis(cx, cname, &found);
+        uint8_t buf[1 + 32 + 4 + 32];
+        ac_wire_out o = {buf, sizeof buf, 0};
+        ac_wire_u8(&o, NAME_IS);
+        ac_wire_bytes(&o, to.to.bytes, 32);
+        ac_wire_u32(&o, (uint32_t)rc);
+        ac_wire_bytes(&o, found.bytes, 32);
+        (void)ac__services_transmit(cx, from, AC__OP_NAME, buf, o.len, false);
+        return 0;
+    }
+    int32_t status = (int32_t)ac_wire_get_u32(&in);
+    ac_addr found;
+    memcpy(found.bytes, ac_wire_take(&in, 32), 32);
+    if (in.bad || in.pos != len || op != NAME_IS || status > 0 || ac__addr_remote(cx, &to.to))
+        return AC_EINVAL;
+    if (status == 0 && ac_addr_node(&found) != from)
+        return AC__EFORGED;  /* a name of its registry holds one of its actors */
+    ac_envelope *e = ac_reply_new(cx, &to, sizeof found);
+    if (e == NULL)
+        return 0;
+    ((ac_reply_head *)ac_envelope_payload(e))->status = status;
+    memcpy(ac_reply_body(e), &found, sizeof found);
+    (void)ac_reply(cx, &to, e);  /* the inbox may be gone: a timed-out ask */
+    return 0;
+}
+
 const ac__service ac__names_service = {
     .name = "names",
     .init = init,
@@ -295,4 +389,6 @@ const ac__service ac__names_service = {
     .claim = claim,
     .unclaim = unclaim,
     .died = died,
+    .control_op = AC__OP_NAME,
+    .control = control,
 };

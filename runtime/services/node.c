@@ -105,6 +105,18 @@ static out_rec *encode_record(const ac_addr *to, const ac_actor_type *type, ac__
     return r;
 }
 
+/* Appends r to p's queue, waking the thread when it was empty; locked. */
+static void enqueue(ac__node *N, peer *p, out_rec *r)
+{
+    if (p->q_tail)
+        p->q_tail->next = r;
+    else
+        p->q_head = r;
+    p->q_tail = r;
+    if (p->q_len++ == 0)
+        wake(N);
+}
+
 /* The forward hook: a send to an actor of another node, on the sender's
  * thread. The message is encoded here, outside the lock, and queued for
  * the node's thread under it, in one critical section; a send to a node
@@ -127,13 +139,7 @@ static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_t
         p->refused++;
     } else if (r != NULL) {
         *rc = 0;
-        if (p->q_tail)
-            p->q_tail->next = r;
-        else
-            p->q_head = r;
-        p->q_tail = r;
-        if (p->q_len++ == 0)
-            wake(N);
+        enqueue(N, p, r);
         r = NULL;
     }
     pthread_mutex_unlock(&N->lock);
@@ -142,6 +148,80 @@ static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_t
         ac__dead_letter(cx, to, e, AC_EFULL);  /* counted as a full mailbox is */
     ac_envelope_free(cx, ac__env_pub(e));
     return true;
+}
+
+/* The transmit hook: a service's control record, queued behind the
+ * messages already waiting for that node, past the queue's bound (runtime
+ * control is never refused while the link is up). */
+static int transmit(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const uint8_t *body,
+                    size_t len, bool bounded)
+{
+    (void)cx;
+    ac__node *N = state;
+    if (len > MAX_BATCH - AC__FRAME_HEADER_SIZE - AC__RECORD_HEADER_SIZE)
+        return AC_EINVAL;
+    out_rec *r = malloc(sizeof *r + AC__RECORD_HEADER_SIZE + len);
+    if (r == NULL)
+        return AC_ENOMEM;
+    ac_wire_out head = {r->bytes, AC__RECORD_HEADER_SIZE, 0};
+    ac__frame_put_record_head(&head, op, len);
+    memcpy(r->bytes + AC__RECORD_HEADER_SIZE, body, len);
+    r->size = AC__RECORD_HEADER_SIZE + len;
+    r->next = NULL;
+    pthread_mutex_lock(&N->lock);
+    peer *p = N->started && !N->stopping ? ac__node_peer_at(N, node) : NULL;
+    int rc = p == NULL ? AC_ENOTFOUND : bounded && p->q_len >= N->queue_bound ? AC_EFULL : 0;
+    if (rc == 0)
+        enqueue(N, p, r);
+    else if (rc == AC_EFULL)
+        p->refused++;
+    pthread_mutex_unlock(&N->lock);
+    if (rc != 0)
+        free(r);
+    return rc;
+}
+
+static size_t nodes_up(void *state, uint64_t *out, size_t max)
+{
+    ac__node *N = state;
+    size_t n = 0;
+    pthread_mutex_lock(&N->lock);
+    for (size_t i = 0; i < N->npeers; i++) {
+        const peer *p = &N->peers[i];
+        if (p->removed || !ac__node_is_up(p))
+            continue;
+        if (n < max)
+            out[n] = p->node;
+        n++;
+    }
+    pthread_mutex_unlock(&N->lock);
+    return n;
+}
+
+static uint64_t node_named(void *state, const char *name)
+{
+    ac__node *N = state;
+    pthread_mutex_lock(&N->lock);
+    peer *p = N->started ? ac__node_find_peer(N, name) : NULL;
+    uint64_t node = p != NULL && ac__node_is_up(p) ? p->node : 0;
+    pthread_mutex_unlock(&N->lock);
+    return node;
+}
+
+void ac__node_tell(ac__node *N)
+{
+    while (N->nevents > 0) {
+        /* Taken off the list before the lock drops: a service's send may
+         * not reach this list, but the thread's next step may. */
+        node_event ev = N->events[0];
+        memmove(N->events, N->events + 1, --N->nevents * sizeof *N->events);
+        pthread_mutex_unlock(&N->lock);
+        if (ev.up)
+            ac__services_node_up(N->cx, ev.node);
+        else
+            ac__services_node_lost(N->cx, ev.node);
+        pthread_mutex_lock(&N->lock);
+    }
 }
 
 /* The poll set has room for every peer, or for as many as it could grow
@@ -219,6 +299,8 @@ static void *node_main(void *arg)
             if (p->q_head != NULL && ac__node_is_up(p))
                 ac__node_flush(N, p);
         }
+        ac__node_reconcile(N);
+        ac__node_tell(N);
     }
     for (size_t i = 0; i < N->npeers; i++) {
         ac__node_close_link(&N->peers[i]);
@@ -566,6 +648,7 @@ static void fini(void *state)
     forget_peers(N);
     free(N->items);
     free(N->pending);
+    free(N->events);
     sodium_memzero(N->secret_key, sizeof N->secret_key);
     pthread_mutex_destroy(&N->lock);
     free(N);
@@ -577,4 +660,7 @@ const ac__service ac__node_service = {
     .shutdown = leave,
     .fini = fini,
     .forward = forward,
+    .transmit = transmit,
+    .nodes_up = nodes_up,
+    .node_named = node_named,
 };

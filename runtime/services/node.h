@@ -42,12 +42,20 @@ typedef struct peer {
     bool linked;               /* the dealer's handshake succeeded since it last disconnected */
     bool greet;                /* a HELLO is due on the dealer */
     uint64_t node;             /* its incarnation, from its HELLO; 0: none yet */
+    uint64_t told_node;        /* the incarnation the services were told is
+                                  up (ac__node_reconcile); 0: none */
     uint64_t reopen_at;        /* when to open the link anew (ms); 0: not due */
     struct out_rec *q_head, *q_tail;  /* encoded records waiting for the link */
     size_t q_len;
     uint64_t incarnations, connects, losses;
     uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
 } peer;
+
+/* A peer incarnation came up or went, for the services' node_up/node_lost. */
+typedef struct node_event {
+    uint64_t node;
+    bool up;
+} node_event;
 
 /* What the thread polls: these, then each peer's link monitor. */
 enum { POLL_WAKE, POLL_ROUTER, POLL_ZAP, POLL_ROUTER_EVENTS, POLL_PEERS };
@@ -73,6 +81,8 @@ typedef struct ac__node {
     int *pending;              /* the thread's: accepted connections not yet
                                   through their handshake (their fds) */
     size_t npending, pending_cap;
+    node_event *events;        /* the thread's: to tell the services, unlocked */
+    size_t nevents, events_cap;
     ac_node_stats stats;
 } ac__node;
 
@@ -99,12 +109,20 @@ void ac__node_link_event(peer *p);
  * connection events); false when there was none. */
 bool ac__node_read_event(void *monitor, uint16_t *event, uint32_t *value);
 void ac__node_flush(ac__node *N, peer *p);
+/* Notes every peer incarnation that came up or went since the services
+ * were last told (peer.told_node), for ac__node_tell. */
+void ac__node_reconcile(ac__node *N);
+void ac__node_note_lost(ac__node *N, peer *p);
+/* Tells the services what ac__node_reconcile noted: called locked, drops
+ * the lock while they run (they send, and may transmit). */
+void ac__node_tell(ac__node *N);
 
 /* node_gate.c: who gets in. */
 void ac__node_router_event(ac__node *N);
 void ac__node_serve_zap(ac__node *N);
 
-/* node_inbound.c: every batch waiting on the ROUTER, taken and handled. */
+/* node_inbound.c: every batch waiting on the ROUTER, taken and handled;
+ * called locked, it drops the lock while records are delivered. */
 void ac__node_receive(ac__node *N);
 
 #endif /* AC_SERVICES_NODE_H */

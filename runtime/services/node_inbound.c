@@ -8,13 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What delivering a batch refused, added to the node's counters once the
+ * lock is back. */
+typedef struct tally {
+    uint64_t malformed, misdirected, forged;
+} tally;
+
 /* A message for an actor of this node: decoded by the target's own type,
  * if it is the type the sender encoded for, and sent on as from outside. */
-static void deliver_msg(ac__node *N, const ac__msg *m)
+static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
 {
     ac_ctx *cx = N->cx;
     if (ac_addr_node(&m->to) != ac_runtime_node(N->rt)) {
-        N->stats.misdirected++;
+        t->misdirected++;
         return;
     }
     ac__enter(cx);
@@ -28,40 +34,41 @@ static void deliver_msg(ac__node *N, const ac__msg *m)
     ac_envelope *e = NULL;
     if (type->decode == NULL || ac__frame_type_id(type) != m->type_id ||
         type->decode(cx, m->tag, m->payload, m->len, &e) != 0) {
-        N->stats.malformed++;  /* not what the target's type can decode */
+        t->malformed++;  /* not what the target's type can decode */
         return;
     }
     (void)ac_send(cx, &m->to, e);  /* a dead letter there if it died meanwhile */
 }
 
-/* A batch from the peer whose key the connection authenticated with. */
-static void handle_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len)
+static bool is_control(uint8_t op)
+{
+    return op >= AC__OP_REPLY && op <= AC__OP_GROUP;
+}
+
+/* The first pass over a batch from peer p, locked: the header, greetings
+ * and farewells, every record's framing. True when its messages and
+ * control records are to be delivered (by deliver_batch); *up: whether p
+ * is up, which control records need. */
+static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bool *up)
 {
     ac__frame_reader r;
     ac__frame_header h;
     if (!ac__frame_open(&r, buf, len, &h)) {
         N->stats.malformed++;
-        return;
+        return false;
     }
     if (h.to_node != 0 && h.to_node != ac_runtime_node(N->rt)) {
         N->stats.misdirected++;  /* for an earlier incarnation of this node */
-        return;
+        return false;
     }
     p->bytes_received += len;
     ac__record rec;
     int got;
+    size_t data = 0;
     while ((got = ac__frame_next(&r, &rec)) > 0) {
         char name[AC_NODE_NAME_MAX + 1];
-        ac__msg m;
-        if (rec.op == AC__OP_MSG) {
-            if (h.from_node != p->node) {
-                N->stats.misdirected++;  /* from an incarnation that did not greet */
-            } else if (!ac__frame_get_msg(&rec, &m)) {
-                N->stats.malformed++;
-            } else {
-                p->received++;
-                deliver_msg(N, &m);
-            }
+        if (rec.op == AC__OP_MSG || is_control(rec.op)) {
+            data++;
             continue;
         }
         if (rec.op == AC__OP_BYE && rec.len == 0) {
@@ -78,19 +85,56 @@ static void handle_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len)
         }
         if (rec.op != AC__OP_HELLO || !ac__frame_get_hello(&rec, name)) {
             N->stats.malformed++;
-            return;
+            return false;
         }
         if (strcmp(name, p->id.name) != 0) {
             N->stats.impostors++;  /* a key of one node, the name of another */
-            return;
+            return false;
         }
         if (h.from_node != p->node) {
             p->node = h.from_node;
             p->incarnations++;
         }
     }
-    if (got < 0)
+    if (got < 0) {
         N->stats.malformed++;
+        return false;
+    }
+    if (data > 0 && h.from_node != p->node) {
+        N->stats.misdirected++;  /* from an incarnation that did not greet */
+        return false;
+    }
+    *up = ac__node_is_up(p);
+    p->received += data;
+    return data > 0;
+}
+
+/* The second pass, unlocked: each message and control record, in order. */
+static void deliver_batch(ac__node *N, const uint8_t *buf, size_t len, bool up, tally *t)
+{
+    ac__frame_reader r;
+    ac__frame_header h;
+    ac__record rec;
+    (void)ac__frame_open(&r, buf, len, &h);  /* admitted: well-formed */
+    while (ac__frame_next(&r, &rec) > 0) {
+        ac__msg m;
+        if (rec.op == AC__OP_MSG) {
+            if (ac__frame_get_msg(&rec, &m))
+                deliver_msg(N, &m, t);
+            else
+                t->malformed++;
+        } else if (is_control(rec.op)) {
+            /* From a peer whose link is down the services have been told
+             * it is lost: what it says now would outlive that. */
+            int rc = up ? ac__services_control(N->cx, h.from_node, rec.op, rec.body, rec.len) : 0;
+            if (!up)
+                t->misdirected++;
+            else if (rc == AC__EFORGED)
+                t->forged++;
+            else if (rc == AC_EINVAL)
+                t->malformed++;
+        }
+    }
 }
 
 /* Takes every batch waiting on the ROUTER. */
@@ -115,12 +159,22 @@ void ac__node_receive(ac__node *N)
         }
         const char *user = ok ? zmq_msg_gets(&body, "User-Id") : NULL;
         peer *p = user ? ac__node_find_peer(N, user) : NULL;
-        if (p != NULL)
-            handle_batch(N, p, zmq_msg_data(&body), zmq_msg_size(&body));
-        else if (ok)
+        bool up = false;
+        if (p == NULL && ok)
             N->stats.misdirected++;  /* from a node removed since it connected */
-        else
+        else if (p == NULL)
             N->stats.malformed++;
+        else if (admit_batch(N, p, zmq_msg_data(&body), zmq_msg_size(&body), &up)) {
+            /* p is not used past this point: the peer list may grow (and
+             * move) while the lock is down. */
+            tally t = {0, 0, 0};
+            pthread_mutex_unlock(&N->lock);
+            deliver_batch(N, zmq_msg_data(&body), zmq_msg_size(&body), up, &t);
+            pthread_mutex_lock(&N->lock);
+            N->stats.malformed += t.malformed;
+            N->stats.misdirected += t.misdirected;
+            N->stats.forged += t.forged;
+        }
         zmq_msg_close(&body);
         zmq_msg_close(&rid);
     }

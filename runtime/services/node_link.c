@@ -158,6 +158,7 @@ void ac__node_sync_peers(ac__node *N)
     for (size_t i = 0; i < N->npeers; i++) {
         peer *p = &N->peers[i];
         if (p->removed) {
+            ac__node_note_lost(N, p);
             if (p->linked) {
                 ac__node_set_int(p->dealer, ZMQ_LINGER, RECONNECT_MS);  /* let the BYE out */
                 (void)send_one(N, p, AC__OP_BYE);
@@ -286,4 +287,39 @@ peer *ac__node_peer_at(ac__node *N, uint64_t node)
         if (!N->peers[i].removed && N->peers[i].node == node && ac__node_is_up(&N->peers[i]))
             return &N->peers[i];
     return NULL;
+}
+
+/* Appends an event; false when out of memory (the next reconcile tries
+ * again, since it compares state, not transitions). */
+static bool note(ac__node *N, uint64_t node, bool up)
+{
+    if (N->nevents == N->events_cap) {
+        size_t cap = N->events_cap ? 2 * N->events_cap : 8;
+        node_event *bigger = realloc(N->events, cap * sizeof *bigger);
+        if (bigger == NULL)
+            return false;
+        N->events = bigger;
+        N->events_cap = cap;
+    }
+    N->events[N->nevents++] = (node_event){node, up};
+    return true;
+}
+
+void ac__node_note_lost(ac__node *N, peer *p)
+{
+    if (p->told_node != 0 && note(N, p->told_node, false))
+        p->told_node = 0;
+}
+
+void ac__node_reconcile(ac__node *N)
+{
+    for (size_t i = 0; i < N->npeers; i++) {
+        peer *p = &N->peers[i];
+        uint64_t now = ac__node_is_up(p) && !p->removed ? p->node : 0;
+        if (p->told_node == now)
+            continue;
+        ac__node_note_lost(N, p);  /* down, or replaced by a new incarnation */
+        if (p->told_node == 0 && now != 0 && note(N, now, true))
+            p->told_node = now;
+    }
 }

@@ -233,8 +233,12 @@ static int router_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 }
 
 static const ac_actor_type router_type = {
-    AC_ABI_VERSION, "actorc.Router", sizeof(router_state), _Alignof(router_state),
-    router_dispatch, router_start, NULL, 0, NULL, NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "actorc.Router",
+    .state_size = sizeof(router_state),
+    .state_align = _Alignof(router_state),
+    .dispatch = router_dispatch,
+    .on_start = router_start,
 };
 
 int ac_router_spawn(ac_ctx *cx, const ac_router_options *o, ac_addr *out)

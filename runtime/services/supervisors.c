@@ -343,8 +343,15 @@ static int sup_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 static const char *const sup_names[] = {"shutdown"};
 
 static const ac_actor_type supervisor_type = {
-    AC_ABI_VERSION, "actorc.Supervisor", sizeof(sup_state), _Alignof(sup_state),
-    sup_dispatch, sup_start, NULL, 1, sup_names, NULL, NULL, NULL, 0, AC_OVERFLOW_REJECT,
+    .abi = AC_ABI_VERSION,
+    .name = "actorc.Supervisor",
+    .state_size = sizeof(sup_state),
+    .state_align = _Alignof(sup_state),
+    .dispatch = sup_dispatch,
+    .on_start = sup_start,
+    .message_count = 1,
+    .message_names = sup_names,
+    .mailbox_overflow = AC_OVERFLOW_REJECT,
 };
 
 /* A supervisor died (any reason): its children end with it. */

@@ -14,7 +14,7 @@
  * mode (no workers) there is no thread: the clock is a tick counter that
  * ac_runtime_advance moves, firing what falls due on the caller's thread.
  *
- * Firing sends with ac_send (ac__send_system for the runtime's own timers:
+ * Firing sends with ac_send_typed (ac__send_system for the runtime's own timers:
  * ask timeouts) from the firing thread's own context, outside the lock, so
  * a send to a dead target is an ordinary dead letter and the dead-letter
  * hook may even start or cancel timers. While its message is
@@ -49,7 +49,9 @@ typedef struct timer {
     bool system;                /* a runtime message (ac__timer_after_system) */
     ac__actor *owner;           /* when owned: its block (see died) */
     ac__env *env;               /* one-shot: the message; interval: its model */
-    const ac_actor_type *type;  /* interval: whose copy makes each message */
+    const ac_actor_type *type;  /* the target's, if known: an interval's copy
+                                   makes each message, and a target of
+                                   another node is sent to typed */
     ac_addr to;
 } timer;
 
@@ -277,7 +279,7 @@ static void fire(ac_runtime *rt, ac_ctx *cx, ac__timers *T, timer *t, uint64_t n
         if (t->system)
             (void)ac__send_system(cx, &t->to, e);
         else
-            (void)ac_send(cx, &t->to, ac__env_pub(e));
+            (void)ac_send_typed(cx, &t->to, t->type, ac__env_pub(e));
     }
 
     pthread_mutex_lock(&T->lock);
@@ -427,6 +429,12 @@ int ac_timer_after(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac_envelope *e,
                    ac_timer_id *id)
 {
     return start(cx, to, ms, false, false, NULL, e, id);
+}
+
+int ac_timer_after_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, uint32_t ms,
+                         ac_envelope *e, ac_timer_id *id)
+{
+    return start(cx, to, ms, false, false, type, e, id);
 }
 
 int ac__timer_after_system(ac_ctx *cx, const ac_addr *to, uint32_t ms, ac__env *e,

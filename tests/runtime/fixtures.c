@@ -50,8 +50,14 @@ static void counter_stop(void *state, ac_ctx *cx)
 }
 
 const ac_actor_type counter_type = {
-    AC_ABI_VERSION, "tests.Counter", sizeof(counter), _Alignof(counter),
-    counter_dispatch, NULL, counter_stop, 3, counter_names, NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Counter",
+    .state_size = sizeof(counter),
+    .state_align = _Alignof(counter),
+    .dispatch = counter_dispatch,
+    .on_stop = counter_stop,
+    .message_count = 3,
+    .message_names = counter_names,
 };
 
 int send_item(ac_ctx *cx, const ac_addr *to, uint32_t sender, uint64_t seq)

@@ -95,9 +95,15 @@ static const char *const probe_names[] = {"count", "monitor", "link", "unlink", 
                                           "fail", "stop_self", "fail_via_api", "get_count"};
 
 const ac_actor_type probe_type = {
-    AC_ABI_VERSION, "tests.Probe", sizeof(probe), _Alignof(probe),
-    probe_dispatch, probe_start, probe_stop, P_NCOMMANDS, probe_names,
-    NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Probe",
+    .state_size = sizeof(probe),
+    .state_align = _Alignof(probe),
+    .dispatch = probe_dispatch,
+    .on_start = probe_start,
+    .on_stop = probe_stop,
+    .message_count = P_NCOMMANDS,
+    .message_names = probe_names,
 };
 
 ac_addr spawn_probe(ac_ctx *cx, const ac_addr *report_to)

@@ -91,13 +91,26 @@ static ac_envelope *sv_copy(ac_ctx *cx, const ac_envelope *e)
 static const char *const sv_names[] = {"note", "stop", "fail", "register", "spawn_named", "join"};
 
 const ac_actor_type sv_type = {
-    AC_ABI_VERSION, "tests.SvcProbe", 8, 8, sv_dispatch, sv_start, NULL,
-    6, sv_names, NULL, NULL, sv_copy, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.SvcProbe",
+    .state_size = 8,
+    .state_align = 8,
+    .dispatch = sv_dispatch,
+    .on_start = sv_start,
+    .message_count = 6,
+    .message_names = sv_names,
+    .copy = sv_copy,
 };
 
 const ac_actor_type sv_nocopy_type = {
-    AC_ABI_VERSION, "tests.SvcProbeNoCopy", 8, 8, sv_dispatch, sv_start, NULL,
-    6, sv_names, NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.SvcProbeNoCopy",
+    .state_size = 8,
+    .state_align = 8,
+    .dispatch = sv_dispatch,
+    .on_start = sv_start,
+    .message_count = 6,
+    .message_names = sv_names,
 };
 
 ac_envelope *sv_new(ac_ctx *cx, uint32_t tag, uint64_t v, const char *name)

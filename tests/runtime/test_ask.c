@@ -204,9 +204,15 @@ static int node_start(void *state, ac_ctx *cx, const void *args)
 static const char *const node_names[] = {"req", "release", "go", "wait_in_handler"};
 
 static const ac_actor_type node_type = {
-    AC_ABI_VERSION, "tests.AskNode", sizeof(node), _Alignof(node),
-    node_dispatch, node_start, NULL, T_COUNT, node_names,
-    NULL, NULL, NULL, 0, AC_OVERFLOW_REJECT,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.AskNode",
+    .state_size = sizeof(node),
+    .state_align = _Alignof(node),
+    .dispatch = node_dispatch,
+    .on_start = node_start,
+    .message_count = T_COUNT,
+    .message_names = node_names,
+    .mailbox_overflow = AC_OVERFLOW_REJECT,
 };
 
 /* ---- helpers ------------------------------------------------------------------ */

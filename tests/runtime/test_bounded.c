@@ -89,8 +89,14 @@ static int keeper_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 
 static const char *const keeper_names[] = {"item"};
 static const ac_actor_type keeper_type = {
-    AC_ABI_VERSION, "tests.Keeper", 0, 1, keeper_dispatch, NULL, NULL, 1, keeper_names,
-    NULL, NULL, NULL, 5, AC_OVERFLOW_DROP_OLDEST,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Keeper",
+    .state_align = 1,
+    .dispatch = keeper_dispatch,
+    .message_count = 1,
+    .message_names = keeper_names,
+    .mailbox_bound = 5,
+    .mailbox_overflow = AC_OVERFLOW_DROP_OLDEST,
 };
 
 Test(bounded, drop_oldest_keeps_the_newest_messages, .timeout = 30)

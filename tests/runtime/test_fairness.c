@@ -42,8 +42,13 @@ static int bouncer_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 
 static const char *const bouncer_names[] = {"peer", "ball"};
 static const ac_actor_type bouncer_type = {
-    AC_ABI_VERSION, "tests.Bouncer", sizeof(bouncer), _Alignof(bouncer), bouncer_dispatch,
-    NULL, NULL, 2, bouncer_names, NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Bouncer",
+    .state_size = sizeof(bouncer),
+    .state_align = _Alignof(bouncer),
+    .dispatch = bouncer_dispatch,
+    .message_count = 2,
+    .message_names = bouncer_names,
 };
 
 static int marker_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
@@ -58,8 +63,12 @@ static int marker_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 
 static const char *const marker_names[] = {"mark"};
 static const ac_actor_type marker_type = {
-    AC_ABI_VERSION, "tests.Marker", 0, 1, marker_dispatch, NULL, NULL, 1, marker_names,
-    NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Marker",
+    .state_align = 1,
+    .dispatch = marker_dispatch,
+    .message_count = 1,
+    .message_names = marker_names,
 };
 
 static void set_peer(ac_ctx *cx, const ac_addr *a, const ac_addr *peer)

@@ -97,8 +97,14 @@ static int starter_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 
 static const char *const starter_names[] = {"hello"};
 static const ac_actor_type starter_type = {
-    AC_ABI_VERSION, "tests.Starter", sizeof(starter), _Alignof(starter),
-    starter_dispatch, starter_start, NULL, 1, starter_names, NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Starter",
+    .state_size = sizeof(starter),
+    .state_align = _Alignof(starter),
+    .dispatch = starter_dispatch,
+    .on_start = starter_start,
+    .message_count = 1,
+    .message_names = starter_names,
 };
 
 Test(lifecycle, start_hook_runs_with_its_args_before_the_first_message, .timeout = 30)

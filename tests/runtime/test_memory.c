@@ -25,8 +25,13 @@ static int relay_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 
 static const char *const relay_names[] = {"item", "link"};
 static const ac_actor_type relay_type = {
-    AC_ABI_VERSION, "tests.Relay", sizeof(relay), _Alignof(relay),
-    relay_dispatch, NULL, NULL, 2, relay_names, NULL, NULL, NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Relay",
+    .state_size = sizeof(relay),
+    .state_align = _Alignof(relay),
+    .dispatch = relay_dispatch,
+    .message_count = 2,
+    .message_names = relay_names,
 };
 
 static void link_to(ac_ctx *cx, const ac_addr *from, const ac_addr *to)

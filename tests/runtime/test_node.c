@@ -365,6 +365,152 @@ Test(node, an_authenticated_peer_cannot_lie_or_send_garbage, .timeout = 60)
     remove_dir(&d);
 }
 
+static uint64_t forged(const ac_node_stats *s) { return s->forged; }
+
+/* A batch of one record (op, body) from `from` to `to`. */
+static size_t record_batch(uint8_t *buf, uint64_t from, uint64_t to, uint8_t op,
+                           const uint8_t *body, uint32_t len)
+{
+    size_t at = 0;
+    uint32_t magic = 0x314E4341u, rlen = 1 + len;
+    uint16_t version = 1, records = 1;
+    memcpy(buf + at, &magic, 4), at += 4;
+    memcpy(buf + at, &version, 2), at += 2;
+    memcpy(buf + at, &records, 2), at += 2;
+    memcpy(buf + at, &from, 8), at += 8;
+    memcpy(buf + at, &to, 8), at += 8;
+    memcpy(buf + at, &rlen, 4), at += 4;
+    buf[at++] = op;
+    memcpy(buf + at, body, len);
+    return at + len;
+}
+
+/* A MONITOR DOWN body: watcher, who, ref, reason, code. */
+static uint32_t down_body(uint8_t *b, const ac_addr *watcher, const ac_addr *who, uint64_t ref,
+                          uint32_t reason, uint32_t code)
+{
+    b[0] = 3;  /* DOWN */
+    memcpy(b + 1, watcher->bytes, 32);
+    memcpy(b + 33, who->bytes, 32);
+    memcpy(b + 65, &ref, 8);
+    memcpy(b + 73, &reason, 4);
+    memcpy(b + 77, &code, 4);
+    return 81;
+}
+
+/* An address of node `node`. */
+static ac_addr addr_on(uint64_t node, uint8_t fill)
+{
+    ac_addr a;
+    memset(a.bytes, fill, sizeof a.bytes);
+    memcpy(a.bytes + AC_ADDR_NODE_OFFSET, &node, 8);
+    return a;
+}
+
+/* A hand-made beta, up on alpha's side (a CURVE server at beta's endpoint
+ * for alpha's link, a client with beta's key greeting alpha): what it
+ * says about actors is checked against where they live. A down about an
+ * actor of another node than the sender is refused and counted; the true
+ * down of a monitored actor of beta's reaches its watcher. */
+Test(node, a_forged_down_is_refused_and_a_true_one_delivered, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_runtime *ra = start_node(&a, cluster);
+
+    char secret[64] = "";
+    FILE *f = fopen(b.key_file, "r");
+    cr_assert_not_null(fgets(secret, sizeof secret, f));
+    fclose(f);
+    void *ctx = zmq_ctx_new();
+    int zero = 0, one = 1;
+    void *server = zmq_socket(ctx, ZMQ_ROUTER);
+    zmq_setsockopt(server, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(server, ZMQ_CURVE_SERVER, &one, sizeof one);
+    zmq_setsockopt(server, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_bind(server, b.endpoint), 0);
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, a.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, b.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_connect(s, a.endpoint), 0);
+    const uint64_t beta = 0x1234, alpha = ac_runtime_node(ra);
+    uint8_t buf[256], body[128];
+    size_t n = hello_batch(buf, beta, 0, "beta");
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert(wait_peer(ra, "beta", true, beta), "alpha sees the hand-made beta up");
+
+    /* An inbox of alpha monitors an actor of beta's: the ADD reaches the
+     * server, with the reference the down must carry. */
+    ac_ctx *cx = ac_runtime_ctx(ra);
+    ac_inbox *ib;
+    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
+    ac_addr target = addr_on(beta, 0x5a);
+    uint64_t ref = 0;
+    cr_assert_eq(ac_monitor(cx, ac_inbox_addr(ib), &target, &ref), 0);
+    bool added = false;
+    for (uint64_t t0 = now_ms(); !added && now_ms() - t0 < WAIT_MS;) {
+        zmq_pollitem_t it = {server, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, 100) <= 0)
+            continue;
+        uint8_t id[256], got[256];
+        int idn = zmq_recv(server, id, sizeof id, 0);
+        int len = zmq_recv(server, got, sizeof got, 0);
+        cr_assert(idn > 0 && len > 0);
+        /* header, record length and op, sub-op, watcher, target, ref */
+        added = len == 24 + 5 + 1 + 32 + 32 + 8 && got[28] == 6 && got[29] == 1 &&
+                memcmp(got + 30, ac_inbox_addr(ib)->bytes, 32) == 0 &&
+                memcmp(got + 62, target.bytes, 32) == 0 && memcmp(got + 94, &ref, 8) == 0;
+    }
+    cr_assert(added, "the monitor was asked of beta");
+
+    /* A down about an actor of alpha's own, from beta: forged. */
+    ac_addr not_betas = addr_on(alpha, 0x5a);
+    uint32_t bl = down_body(body, ac_inbox_addr(ib), &not_betas, ref, AC_REASON_FAILED, 1);
+    n = record_batch(buf, beta, alpha, 6, body, bl);
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert(wait_stat(ra, forged));
+    ac_envelope *e = NULL;
+    cr_assert_eq(ac_inbox_recv(cx, ib, AC_TAG_DOWN, 100, &e), AC_ETIMEDOUT, "no down from it");
+
+    /* The true one. */
+    bl = down_body(body, ac_inbox_addr(ib), &target, ref, AC_REASON_FAILED, 3);
+    n = record_batch(buf, beta, alpha, 6, body, bl);
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert_eq(ac_inbox_recv(cx, ib, AC_TAG_DOWN, WAIT_MS, &e), 0);
+    const ac_down *dn = ac_envelope_payload(e);
+    cr_assert(ac_addr_eq(&dn->who, &target));
+    cr_assert_eq(dn->ref, ref);
+    cr_assert_eq(dn->reason, AC_REASON_FAILED);
+    cr_assert_eq(dn->code, 3);
+    ac_envelope_free(cx, e);
+
+    /* A control record of an unknown sub-op, and one cut short: malformed. */
+    body[0] = 9;
+    n = record_batch(buf, beta, alpha, 6, body, bl);
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    n = record_batch(buf, beta, alpha, 5, body, 10);  /* a LINK record, truncated */
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    ac_node_stats st = {0};
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && st.malformed < 2; usleep(2000))
+        cr_assert_eq(ac_runtime_node_stats(ra, &st), 0);
+    cr_assert_eq(st.malformed, 2);
+    cr_assert_eq(st.forged, 1);
+
+    ac_inbox_destroy(cx, ib);
+    zmq_close(s);
+    zmq_close(server);
+    zmq_ctx_term(ctx);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
 /* ---- actorc-keygen ------------------------------------------------------------------ */
 
 static int run(const char *cmd, char *out, size_t cap)

@@ -113,16 +113,26 @@ static ac_envelope *ticker_copy(ac_ctx *cx, const ac_envelope *e)
 static const char *const ticker_names[] = {"tick", "arm", "stop", "fail"};
 
 static const ac_actor_type ticker_type = {
-    AC_ABI_VERSION, "tests.Ticker", sizeof(ticker), _Alignof(ticker),
-    ticker_dispatch, NULL, ticker_stop, 4, ticker_names, NULL, NULL,
-    ticker_copy, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Ticker",
+    .state_size = sizeof(ticker),
+    .state_align = _Alignof(ticker),
+    .dispatch = ticker_dispatch,
+    .on_stop = ticker_stop,
+    .message_count = 4,
+    .message_names = ticker_names,
+    .copy = ticker_copy,
 };
 
 /* The same type without a copy function. */
 static const ac_actor_type nocopy_type = {
-    AC_ABI_VERSION, "tests.NoCopy", sizeof(ticker), _Alignof(ticker),
-    ticker_dispatch, NULL, NULL, 4, ticker_names, NULL, NULL,
-    NULL, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.NoCopy",
+    .state_size = sizeof(ticker),
+    .state_align = _Alignof(ticker),
+    .dispatch = ticker_dispatch,
+    .message_count = 4,
+    .message_names = ticker_names,
 };
 
 static ac_addr spawn_ticker(ac_ctx *cx)
@@ -681,9 +691,15 @@ static int beeper_start(void *state, ac_ctx *cx, const void *args)
 }
 
 static const ac_actor_type beeper_type = {
-    AC_ABI_VERSION, "tests.Beeper", sizeof(ticker), _Alignof(ticker),
-    ticker_dispatch, beeper_start, NULL, 4, ticker_names, NULL, NULL,
-    ticker_copy, 0, 0,
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Beeper",
+    .state_size = sizeof(ticker),
+    .state_align = _Alignof(ticker),
+    .dispatch = ticker_dispatch,
+    .on_start = beeper_start,
+    .message_count = 4,
+    .message_names = ticker_names,
+    .copy = ticker_copy,
 };
 
 Test(timers, a_restarted_child_keeps_only_its_new_timers, .timeout = 30)

@@ -301,6 +301,8 @@ const ac_actor_type edge_Odd_type = {
     edge_Odd__names,
     edge_Odd__encode,
     edge_Odd__decode,
+    NULL, /* no requests */
+    NULL,
     edge_Odd__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -364,8 +366,8 @@ int edge_Odd_send_state_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr, &edge_Odd_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int edge_Odd_send_state_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
@@ -420,8 +422,8 @@ int edge_Odd_send_on_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr, &edge_Odd_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int edge_Odd_send_on_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
@@ -477,8 +479,8 @@ int edge_Odd_send_Mixed_Case9_after(ac_ctx *cx, edge_Odd_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr, &edge_Odd_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int edge_Odd_send_Mixed_Case9_every(ac_ctx *cx, edge_Odd_ref to,
@@ -533,8 +535,8 @@ int edge_Odd_send_last_after(ac_ctx *cx, edge_Odd_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr, &edge_Odd_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int edge_Odd_send_last_every(ac_ctx *cx, edge_Odd_ref to, uint32_t period_ms,
@@ -624,6 +626,8 @@ const ac_actor_type edge_Empty_type = {
     NULL,
     edge_Empty__encode,
     edge_Empty__decode,
+    NULL, /* no requests */
+    NULL,
     edge_Empty__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -715,6 +719,8 @@ const ac_actor_type edge_Nothing_type = {
     NULL,
     edge_Nothing__encode,
     edge_Nothing__decode,
+    NULL, /* no requests */
+    NULL,
     edge_Nothing__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT

@@ -1161,6 +1161,8 @@ const ac_actor_type full_Store_type = {
     full_Store__names,
     full_Store__encode,
     full_Store__decode,
+    full_Store_encode_reply,
+    full_Store_decode_reply,
     full_Store__copy,
     1000u, /* mailbox bound */
     AC_OVERFLOW_DROP_OLDEST
@@ -1235,8 +1237,9 @@ int full_Store_send_put_after(ac_ctx *cx, full_Store_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int full_Store_send_put_every(ac_ctx *cx, full_Store_ref to,
@@ -1300,8 +1303,9 @@ int full_Store_send_tree_after(ac_ctx *cx, full_Store_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int full_Store_send_tree_every(ac_ctx *cx, full_Store_ref to,
@@ -1397,8 +1401,9 @@ int full_Store_send_many_after(ac_ctx *cx, full_Store_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int full_Store_send_many_every(ac_ctx *cx, full_Store_ref to,
@@ -1458,8 +1463,9 @@ int full_Store_send_ping_after(ac_ctx *cx, full_Store_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int full_Store_send_ping_every(ac_ctx *cx, full_Store_ref to,
@@ -1523,8 +1529,9 @@ int full_Store_send_lookup_after(ac_ctx *cx, full_Store_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int full_Store_send_lookup_every(ac_ctx *cx, full_Store_ref to,
@@ -1554,9 +1561,9 @@ int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_lookup__build(cx, &env_, key);
 
-    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
-                                       full_Store_lookup__call, (ac_any_fn)fn,
-                                       arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, &full_Store_type, env_,
+                                       timeout_ms, full_Store_lookup__call,
+                                       (ac_any_fn)fn, arg);
 }
 
 int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key,
@@ -1568,7 +1575,8 @@ int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key,
     *out = NULL;
     if (rc_ != 0)
         return rc_;
-    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    rc_ = ac_ask_wait_typed(cx, &to.addr, &full_Store_type, env_, timeout_ms,
+                            &reply_);
     if (rc_ == 0)
         *out = (full_Store_lookup_reply *)ac_reply_body(reply_);
     return rc_;
@@ -1594,7 +1602,8 @@ int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found,
     msg_->hits = hits;
     size_ = sizeof(full_Store_lookup_reply);
     full_Store_lookup_reply__copy(msg_, (unsigned char *)msg_, &size_);
-    return ac_reply(cx, to, env_);
+    return ac_reply_typed(cx, to, &full_Store_type, full_Store_TAG_lookup,
+                          env_);
 }
 
 static int full_Store_sync__build(ac_ctx *cx, ac_envelope **built_)
@@ -1638,8 +1647,9 @@ int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
@@ -1667,9 +1677,9 @@ int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms,
     ac_envelope *env_ = NULL;
     int rc_ = full_Store_sync__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
-                                       full_Store_sync__call, (ac_any_fn)fn,
-                                       arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, &full_Store_type, env_,
+                                       timeout_ms, full_Store_sync__call,
+                                       (ac_any_fn)fn, arg);
 }
 
 int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms,
@@ -1681,7 +1691,8 @@ int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms,
     *out = NULL;
     if (rc_ != 0)
         return rc_;
-    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    rc_ = ac_ask_wait_typed(cx, &to.addr, &full_Store_type, env_, timeout_ms,
+                            &reply_);
     if (rc_ == 0)
         *out = (full_Store_sync_reply *)ac_reply_body(reply_);
     return rc_;
@@ -1698,7 +1709,7 @@ int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to)
         return AC_ENOMEM;
     msg_ = (full_Store_sync_reply *)ac_reply_body(env_);
     msg_->unused_ = 0;
-    return ac_reply(cx, to, env_);
+    return ac_reply_typed(cx, to, &full_Store_type, full_Store_TAG_sync, env_);
 }
 
 int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out)
@@ -1874,6 +1885,8 @@ const ac_actor_type full_Bare_type = {
     full_Bare__names,
     full_Bare__encode,
     full_Bare__decode,
+    NULL, /* no requests */
+    NULL,
     full_Bare__copy,
     16u, /* mailbox bound */
     AC_OVERFLOW_REJECT
@@ -1934,8 +1947,8 @@ int full_Bare_send_poke_after(ac_ctx *cx, full_Bare_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr, &full_Bare_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int full_Bare_send_poke_every(ac_ctx *cx, full_Bare_ref to, uint32_t period_ms,

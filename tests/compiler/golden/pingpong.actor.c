@@ -197,6 +197,8 @@ const ac_actor_type pingpong_Pinger_type = {
     pingpong_Pinger__names,
     pingpong_Pinger__encode,
     pingpong_Pinger__decode,
+    NULL, /* no requests */
+    NULL,
     pingpong_Pinger__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -261,8 +263,9 @@ int pingpong_Pinger_send_serve_after(ac_ctx *cx, pingpong_Pinger_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &pingpong_Pinger_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int pingpong_Pinger_send_serve_every(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -327,8 +330,9 @@ int pingpong_Pinger_send_pong_after(ac_ctx *cx, pingpong_Pinger_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &pingpong_Pinger_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int pingpong_Pinger_send_pong_every(ac_ctx *cx, pingpong_Pinger_ref to,
@@ -510,6 +514,8 @@ const ac_actor_type pingpong_Ponger_type = {
     pingpong_Ponger__names,
     pingpong_Ponger__encode,
     pingpong_Ponger__decode,
+    NULL, /* no requests */
+    NULL,
     pingpong_Ponger__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -573,8 +579,9 @@ int pingpong_Ponger_send_ping_after(ac_ctx *cx, pingpong_Ponger_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &pingpong_Ponger_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int pingpong_Ponger_send_ping_every(ac_ctx *cx, pingpong_Ponger_ref to,

@@ -173,6 +173,8 @@ const ac_actor_type types_Holder_type = {
     types_Holder__names,
     types_Holder__encode,
     types_Holder__decode,
+    NULL, /* no requests */
+    NULL,
     types_Holder__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -269,8 +271,9 @@ int types_Holder_send_all_after(ac_ctx *cx, types_Holder_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &types_Holder_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int types_Holder_send_all_every(ac_ctx *cx, types_Holder_ref to,
@@ -450,6 +453,8 @@ const ac_actor_type types_Other_type = {
     types_Other__names,
     types_Other__encode,
     types_Other__decode,
+    NULL, /* no requests */
+    NULL,
     types_Other__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -508,8 +513,9 @@ int types_Other_send_one_after(ac_ctx *cx, types_Other_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &types_Other_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int types_Other_send_one_every(ac_ctx *cx, types_Other_ref to,

@@ -134,6 +134,8 @@ const ac_actor_type units_Meter_type = {
     units_Meter__names,
     units_Meter__encode,
     units_Meter__decode,
+    NULL, /* no requests */
+    NULL,
     units_Meter__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT
@@ -194,8 +196,9 @@ int units_Meter_send_read_after(ac_ctx *cx, units_Meter_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &units_Meter_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int units_Meter_send_read_every(ac_ctx *cx, units_Meter_ref to,

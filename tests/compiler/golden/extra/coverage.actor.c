@@ -1416,6 +1416,8 @@ const ac_actor_type cov_Server_type = {
     cov_Server__names,
     cov_Server__encode,
     cov_Server__decode,
+    cov_Server_encode_reply,
+    cov_Server_decode_reply,
     cov_Server__copy,
     64u, /* mailbox bound */
     AC_OVERFLOW_REJECT
@@ -1499,8 +1501,9 @@ int cov_Server_send_scalars_after(ac_ctx *cx, cov_Server_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &cov_Server_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int cov_Server_send_scalars_every(ac_ctx *cx, cov_Server_ref to,
@@ -1536,9 +1539,9 @@ int cov_Server_ask_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
     int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
                                         x, y);
 
-    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
-                                       cov_Server_scalars__call, (ac_any_fn)fn,
-                                       arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, &cov_Server_type, env_,
+                                       timeout_ms, cov_Server_scalars__call,
+                                       (ac_any_fn)fn, arg);
 }
 
 int cov_Server_ask_scalars_wait(ac_ctx *cx, cov_Server_ref to, bool b,
@@ -1554,7 +1557,8 @@ int cov_Server_ask_scalars_wait(ac_ctx *cx, cov_Server_ref to, bool b,
     *out = NULL;
     if (rc_ != 0)
         return rc_;
-    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    rc_ = ac_ask_wait_typed(cx, &to.addr, &cov_Server_type, env_, timeout_ms,
+                            &reply_);
     if (rc_ == 0)
         *out = (cov_Server_scalars_reply *)ac_reply_body(reply_);
     return rc_;
@@ -1584,7 +1588,8 @@ int cov_Server_reply_scalars(ac_ctx *cx, const ac_reply_to *to, bool b,
     msg_->i = i;
     msg_->x = x;
     msg_->y = y;
-    return ac_reply(cx, to, env_);
+    return ac_reply_typed(cx, to, &cov_Server_type, cov_Server_TAG_scalars,
+                          env_);
 }
 
 static int cov_Server_lookup__build(ac_ctx *cx, ac_envelope **built_,
@@ -1689,8 +1694,9 @@ int cov_Server_send_lookup_after(ac_ctx *cx, cov_Server_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &cov_Server_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int cov_Server_send_lookup_every(ac_ctx *cx, cov_Server_ref to,
@@ -1734,9 +1740,9 @@ int cov_Server_ask_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                                        where, words, deeps, peers, addrs,
                                        kinds, defer);
 
-    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
-                                       cov_Server_lookup__call, (ac_any_fn)fn,
-                                       arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, &cov_Server_type, env_,
+                                       timeout_ms, cov_Server_lookup__call,
+                                       (ac_any_fn)fn, arg);
 }
 
 int cov_Server_ask_lookup_wait(ac_ctx *cx, cov_Server_ref to, ac_string key,
@@ -1756,7 +1762,8 @@ int cov_Server_ask_lookup_wait(ac_ctx *cx, cov_Server_ref to, ac_string key,
     *out = NULL;
     if (rc_ != 0)
         return rc_;
-    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    rc_ = ac_ask_wait_typed(cx, &to.addr, &cov_Server_type, env_, timeout_ms,
+                            &reply_);
     if (rc_ == 0)
         *out = (cov_Server_lookup_reply *)ac_reply_body(reply_);
     return rc_;
@@ -1807,7 +1814,8 @@ int cov_Server_reply_lookup(ac_ctx *cx, const ac_reply_to *to, ac_string key,
     memcpy(msg_->kinds, kinds, sizeof(msg_->kinds));
     size_ = sizeof(cov_Server_lookup_reply);
     cov_Server_lookup_reply__copy(msg_, (unsigned char *)msg_, &size_);
-    return ac_reply(cx, to, env_);
+    return ac_reply_typed(cx, to, &cov_Server_type, cov_Server_TAG_lookup,
+                          env_);
 }
 
 static int cov_Server_nothing__build(ac_ctx *cx, ac_envelope **built_)
@@ -1851,8 +1859,9 @@ int cov_Server_send_nothing_after(ac_ctx *cx, cov_Server_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &cov_Server_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int cov_Server_send_nothing_every(ac_ctx *cx, cov_Server_ref to,
@@ -1880,9 +1889,9 @@ int cov_Server_ask_nothing(ac_ctx *cx, cov_Server_ref to, uint32_t timeout_ms,
     ac_envelope *env_ = NULL;
     int rc_ = cov_Server_nothing__build(cx, &env_);
 
-    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, env_, timeout_ms,
-                                       cov_Server_nothing__call, (ac_any_fn)fn,
-                                       arg);
+    return rc_ != 0 ? rc_ : ac_ask_via(cx, &to.addr, &cov_Server_type, env_,
+                                       timeout_ms, cov_Server_nothing__call,
+                                       (ac_any_fn)fn, arg);
 }
 
 int cov_Server_ask_nothing_wait(ac_ctx *cx, cov_Server_ref to, int timeout_ms,
@@ -1894,7 +1903,8 @@ int cov_Server_ask_nothing_wait(ac_ctx *cx, cov_Server_ref to, int timeout_ms,
     *out = NULL;
     if (rc_ != 0)
         return rc_;
-    rc_ = ac_ask_wait(cx, &to.addr, env_, timeout_ms, &reply_);
+    rc_ = ac_ask_wait_typed(cx, &to.addr, &cov_Server_type, env_, timeout_ms,
+                            &reply_);
     if (rc_ == 0)
         *out = (cov_Server_nothing_reply *)ac_reply_body(reply_);
     return rc_;
@@ -1911,7 +1921,8 @@ int cov_Server_reply_nothing(ac_ctx *cx, const ac_reply_to *to)
         return AC_ENOMEM;
     msg_ = (cov_Server_nothing_reply *)ac_reply_body(env_);
     msg_->unused_ = 0;
-    return ac_reply(cx, to, env_);
+    return ac_reply_typed(cx, to, &cov_Server_type, cov_Server_TAG_nothing,
+                          env_);
 }
 
 static int cov_Server_note__build(ac_ctx *cx, ac_envelope **built_, uint32_t n)
@@ -1956,8 +1967,9 @@ int cov_Server_send_note_after(ac_ctx *cx, cov_Server_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &cov_Server_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int cov_Server_send_note_every(ac_ctx *cx, cov_Server_ref to,
@@ -2020,8 +2032,9 @@ int cov_Server_send_tree_after(ac_ctx *cx, cov_Server_ref to,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &cov_Server_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int cov_Server_send_tree_every(ac_ctx *cx, cov_Server_ref to,
@@ -2198,6 +2211,8 @@ const ac_actor_type cov_Client_type = {
     cov_Client__names,
     cov_Client__encode,
     cov_Client__decode,
+    NULL, /* no requests */
+    NULL,
     cov_Client__copy,
     16u, /* mailbox bound */
     AC_OVERFLOW_DROP_NEWEST
@@ -2260,8 +2275,9 @@ int cov_Client_send_go_after(ac_ctx *cx, cov_Client_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &cov_Client_type, delay_ms,
+                                                 env_, timer_id);
 }
 
 int cov_Client_send_go_every(ac_ctx *cx, cov_Client_ref to, uint32_t period_ms,
@@ -2446,6 +2462,8 @@ const ac_actor_type cov_Queue_type = {
     cov_Queue__names,
     cov_Queue__encode,
     cov_Queue__decode,
+    NULL, /* no requests */
+    NULL,
     cov_Queue__copy,
     3u, /* mailbox bound */
     AC_OVERFLOW_DROP_OLDEST
@@ -2501,8 +2519,8 @@ int cov_Queue_send_item_after(ac_ctx *cx, cov_Queue_ref to, uint32_t delay_ms,
 
     if (rc_ != 0 && timer_id != NULL)
         *timer_id = 0;
-    return rc_ != 0 ? rc_ : ac_timer_after(cx, &to.addr, delay_ms, env_,
-                                           timer_id);
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr, &cov_Queue_type,
+                                                 delay_ms, env_, timer_id);
 }
 
 int cov_Queue_send_item_every(ac_ctx *cx, cov_Queue_ref to, uint32_t period_ms,
