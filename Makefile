@@ -2,6 +2,7 @@
 #
 #   make            install missing packages, build the compiler and the runtime
 #   make demo       ... then generate, build and run examples/pingpong
+#   make cluster-demo   ... examples/cluster: three nodes, one killed and restarted
 #   make test       ... then build and run every Criterion suite
 #   make bench      ... then run the benchmarks in bench/
 #   make SANITIZE=address,undefined test   the same in build/san-address-undefined
@@ -78,7 +79,7 @@ $(2)/%.actor.o: $(2)/%.actor.c | $$(patsubst $(1)/%.actor,$(2)/%.actor.h,$$(wild
 	$(CC) $(CPPFLAGS) -I$(2) $(BASE_CFLAGS) $(WARN) -Wpedantic $(3) $(CFLAGS) -c $$< -o $$@
 endef
 
-.PHONY: all deps demo test bench examples clean install
+.PHONY: all deps demo cluster-demo test bench examples clean install
 all: $(BUILD)/actorc $(BUILD)/libactorc.a $(BUILD)/libactorc.so $(BUILD)/actorc-keygen
 
 # Checks for the packages the build needs and installs them when it can.

@@ -24,3 +24,8 @@ examples: $(EXAMPLE_BINS)
 # trips of ping-pong on every core.
 demo: all $(BUILD)/examples/pingpong/pingpong
 	$(BUILD)/examples/pingpong/pingpong 1000000
+
+# examples/cluster: three nodes (processes) on this machine, a node killed
+# and restarted (docs/NODES.md).
+cluster-demo: $(BUILD)/examples/cluster/cluster
+	$(BUILD)/examples/cluster/cluster

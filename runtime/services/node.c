@@ -288,7 +288,7 @@ static void *node_main(void *arg)
         for (size_t i = POLL_PEERS; i < n; i++) {
             peer *p = &N->peers[i - POLL_PEERS];
             if (items[i].revents)
-                ac__node_link_event(p);
+                ac__node_link_event(N, p);
             if (p->reopen_at != 0 && p->reopen_at <= ac__node_now_ms()) {
                 p->reopen_at = 0;
                 ac__node_close_link(p);
@@ -304,7 +304,7 @@ static void *node_main(void *arg)
     }
     for (size_t i = 0; i < N->npeers; i++) {
         ac__node_close_link(&N->peers[i]);
-        ac__node_drop_queue(&N->peers[i]);
+        ac__node_drop_queue(N->cx, &N->peers[i]);
     }
     pthread_mutex_unlock(&N->lock);
     return NULL;
@@ -466,7 +466,7 @@ static void close_sockets(ac__node *N)
 static void forget_peers(ac__node *N)
 {
     for (size_t i = 0; i < N->npeers; i++)
-        ac__node_drop_queue(&N->peers[i]);
+        ac__node_drop_queue(NULL, &N->peers[i]);
     free(N->peers);
     N->peers = NULL;
     N->npeers = N->cap = 0;

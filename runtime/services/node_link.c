@@ -43,11 +43,17 @@ int ac__node_add_peer(ac__node *N, const ac__cluster_node *id)
 }
 
 /* Discards what waits for p's link (it went down, or p was removed):
- * counted in p's drops. */
-void ac__node_drop_queue(peer *p)
+ * counted in p's drops, and each message as a dead letter of `cx` (the
+ * node thread's; NULL once it is gone). */
+void ac__node_drop_queue(ac_ctx *cx, peer *p)
 {
     for (out_rec *r = p->q_head, *next; r != NULL; r = next) {
         next = r->next;
+        if (cx != NULL && r->bytes[4] == AC__OP_MSG) {
+            ac_addr to;
+            memcpy(to.bytes, r->bytes + AC__RECORD_HEADER_SIZE, sizeof to.bytes);
+            ac__dead_letter(cx, &to, NULL, AC_ENOTFOUND);
+        }
         free(r);
     }
     p->drops += p->q_len;
@@ -164,7 +170,7 @@ void ac__node_sync_peers(ac__node *N)
                 (void)send_one(N, p, AC__OP_BYE);
             }
             ac__node_close_link(p);
-            ac__node_drop_queue(p);
+            ac__node_drop_queue(N->cx, p);
             continue;
         }
         if (p->dealer == NULL)
@@ -211,7 +217,7 @@ uint64_t ac__node_now_ms(void)
 /* One event of p's socket monitor. A handshake the peer refused (it does
  * not know our key yet) is not retried by ZeroMQ: the link is opened anew
  * a little later, as a reconnect would be. */
-void ac__node_link_event(peer *p)
+void ac__node_link_event(ac__node *N, peer *p)
 {
     if (p->monitor == NULL)
         return;  /* closed since the poll (a BYE) */
@@ -227,7 +233,7 @@ void ac__node_link_event(peer *p)
     } else if (event == ZMQ_EVENT_DISCONNECTED) {
         p->linked = false;
         p->greet = false;
-        ac__node_drop_queue(p);  /* what it had not taken is lost with the link */
+        ac__node_drop_queue(N->cx, p);  /* what it had not taken is lost with the link */
     } else if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
         p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;

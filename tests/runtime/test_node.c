@@ -798,6 +798,38 @@ Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeo
 /* Every input libFuzzer kept (tests/fuzz/frame-corpus: seeds and what
  * reached new code) still keeps frame_check's properties, from an
  * exact-size copy, so that AddressSanitizer sees any read past its end. */
+/* What waits in a peer's queue when its link goes is lost, and counted:
+ * in the peer's drops and, each message, as a dead letter. */
+Test(node, what_a_lost_link_discards_is_counted_as_dead_letters, .timeout = 90)
+{
+    pair_of_nodes p;
+    start_pair(&p, 10000, 0);
+    const ac_actor_type *type = wired();
+    ac_addr there;
+    cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);
+    ac_stats before = {0}, after = {0};
+    ac_runtime_stats(p.ra, &before);
+    /* Sends while beta goes: some leave, some are queued when the link
+     * closes, the rest find beta down (dead letters at the send). */
+    flood f = {p.ra, &there, type, 1, 0, 0, 0};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, flood_main, &f), 0);
+    ac_runtime_destroy(p.rb);
+    p.rb = NULL;
+    pthread_join(t, NULL);
+    cr_assert(wait_peer(p.ra, "beta", false, 0));
+    ac_peer_info pa = {0};
+    cr_assert(peer_of(p.ra, "beta", &pa));
+    ac_runtime_stats(p.ra, &after);
+    cr_assert_eq(f.accepted + f.refused + f.other, 20000);
+    cr_assert_eq(f.refused, 0, "the default bound is not reached");
+    cr_assert_eq(pa.queued, 0);
+    cr_assert_eq(pa.sent + pa.drops, f.accepted, "each accepted message sent or dropped");
+    cr_assert_eq(after.dead_letters - before.dead_letters, pa.drops + f.other,
+                 "every drop and every refused send a dead letter");
+    stop_pair(&p);
+}
+
 Test(node, the_frame_parsers_fuzz_corpus_replays, .timeout = 60)
 {
     DIR *d = opendir("tests/fuzz/frame-corpus");
