@@ -1,7 +1,9 @@
 # Benchmarks: bench/NAME.c (+ its .actor) -> $(BUILD)/bench/NAME.
-# ring_multi shares ring.actor; route links the runtime's internals.
+# ring_multi shares ring.actor; route links the runtime's internals;
+# mesh_idle has no actors of its own.
 
-BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle mesh_idle
+BENCH_NO_IDL := route mesh_idle
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
 bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
@@ -13,11 +15,11 @@ $(eval $(call actorc_rules,bench,$(BENCH_GEN),$(LTO_CFLAGS)))
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
 $(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)
 $(BUILD)/obj/bench/route.o: CPPFLAGS += -Iruntime
-$(foreach b,$(filter-out route,$(BENCH_NAMES)),\
+$(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\
   $(eval $(BUILD)/obj/bench/$(b).o: $(BENCH_GEN)/$(call bench_idl,$(b)).actor.h))
-$(foreach b,$(filter-out route,$(BENCH_NAMES)),\
+$(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\
   $(eval $(BUILD)/bench/$(b): $(BUILD)/obj/bench/$(b).o $(BENCH_GEN)/$(call bench_idl,$(b)).actor.o $(BUILD)/libactorc.a))
-$(BUILD)/bench/route: $(BUILD)/obj/bench/route.o $(BUILD)/libactorc.a
+$(foreach b,$(BENCH_NO_IDL),$(eval $(BUILD)/bench/$(b): $(BUILD)/obj/bench/$(b).o $(BUILD)/libactorc.a))
 
 $(BENCH_BINS):
 	@mkdir -p $(@D)
@@ -43,6 +45,7 @@ BENCH_ARGS_spawn_idle := 1000000
 endif
 BENCH_ARGS_route :=
 BENCH_ARGS_idle := $(if $(filter small,$(BENCH_SIZE)),1 50,5 200)
+BENCH_ARGS_mesh_idle := $(if $(filter small,$(BENCH_SIZE)),4 1,16 5)
 
 .PHONY: bench bench-build
 bench-build: $(BENCH_BINS)
