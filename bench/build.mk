@@ -1,7 +1,9 @@
 # Benchmarks: bench/NAME.c (+ its .actor) -> $(BUILD)/bench/NAME.
-# ring_multi shares ring.actor; route links the runtime's internals.
+# ring_multi shares ring.actor; route links the runtime's internals; the
+# remote_* run two nodes (bench/remote.h).
 
-BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle \
+               remote_pingpong remote_stream remote_down
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
 bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
@@ -32,6 +34,8 @@ BENCH_ARGS_skynet := 5
 BENCH_ARGS_fanin := 100 10000
 BENCH_ARGS_pairs := 1000 1000
 BENCH_ARGS_spawn_idle := 100000
+BENCH_ARGS_remote_pingpong := 10000
+BENCH_ARGS_remote_stream := 100000 64
 else
 BENCH_ARGS_pingpong := 1000000
 BENCH_ARGS_ring := 1000 10000000
@@ -40,15 +44,22 @@ BENCH_ARGS_skynet := 6
 BENCH_ARGS_fanin := 100 100000
 BENCH_ARGS_pairs := 1000 10000
 BENCH_ARGS_spawn_idle := 1000000
+BENCH_ARGS_remote_pingpong := 100000
+BENCH_ARGS_remote_stream := 1000000 64
 endif
 BENCH_ARGS_route :=
 BENCH_ARGS_idle := $(if $(filter small,$(BENCH_SIZE)),1 50,5 200)
+# remote_down runs twice, after a kill and after a freeze, with the link
+# timeout at its default (ms).
+BENCH_DOWN_MS := 800
+BENCH_ARGS_remote_down := kill $(BENCH_DOWN_MS)
 
 .PHONY: bench bench-build
 bench-build: $(BENCH_BINS)
 
 bench: all bench-build
-	@set -e; $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b) $(BENCH_ARGS_$(b));)
+	@set -e; $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b) $(BENCH_ARGS_$(b));) \
+	  $(BUILD)/bench/remote_down stop $(BENCH_DOWN_MS)
 
 # The spin/park sweep (bench/spin_sweep.sh): every AC_SPIN_ROUNDS setting
 # built in its own folder under $(BUILD)/spin, run interleaved.
