@@ -1,9 +1,10 @@
 # Benchmarks: bench/NAME.c (+ its .actor) -> $(BUILD)/bench/NAME.
 # ring_multi shares ring.actor; route links the runtime's internals; the
-# remote_* run two nodes (bench/remote.h).
+# remote_* run two processes (bench/remote.h).
 
 BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle \
-               remote_pingpong remote_stream remote_down
+               remote_pingpong remote_floor remote_stream remote_down
+BENCH_NO_IDL := route remote_floor
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
 bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
@@ -15,11 +16,12 @@ $(eval $(call actorc_rules,bench,$(BENCH_GEN),$(LTO_CFLAGS)))
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
 $(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)
 $(BUILD)/obj/bench/route.o: CPPFLAGS += -Iruntime
-$(foreach b,$(filter-out route,$(BENCH_NAMES)),\
+$(BUILD)/obj/bench/remote_floor.o: CPPFLAGS += $(ZMQ_CFLAGS)
+$(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\
   $(eval $(BUILD)/obj/bench/$(b).o: $(BENCH_GEN)/$(call bench_idl,$(b)).actor.h))
-$(foreach b,$(filter-out route,$(BENCH_NAMES)),\
+$(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\
   $(eval $(BUILD)/bench/$(b): $(BUILD)/obj/bench/$(b).o $(BENCH_GEN)/$(call bench_idl,$(b)).actor.o $(BUILD)/libactorc.a))
-$(BUILD)/bench/route: $(BUILD)/obj/bench/route.o $(BUILD)/libactorc.a
+$(foreach b,$(BENCH_NO_IDL),$(eval $(BUILD)/bench/$(b): $(BUILD)/obj/bench/$(b).o $(BUILD)/libactorc.a))
 
 $(BENCH_BINS):
 	@mkdir -p $(@D)
@@ -35,6 +37,7 @@ BENCH_ARGS_fanin := 100 10000
 BENCH_ARGS_pairs := 1000 1000
 BENCH_ARGS_spawn_idle := 100000
 BENCH_ARGS_remote_pingpong := 10000
+BENCH_ARGS_remote_floor := 10000
 BENCH_ARGS_remote_stream := 100000 64
 else
 BENCH_ARGS_pingpong := 1000000
@@ -45,6 +48,7 @@ BENCH_ARGS_fanin := 100 100000
 BENCH_ARGS_pairs := 1000 10000
 BENCH_ARGS_spawn_idle := 1000000
 BENCH_ARGS_remote_pingpong := 100000
+BENCH_ARGS_remote_floor := 100000
 BENCH_ARGS_remote_stream := 1000000 64
 endif
 BENCH_ARGS_route :=

@@ -157,6 +157,7 @@ trap 'rm -rf "$tmp"' EXIT
 : >"$runs_file"
 
 declare -A secs rate state why shown_as
+floor=""
 notes=()
 
 # median of the numbers on stdin ("-" when there are none)
@@ -222,6 +223,15 @@ for b in "${benches[@]}"; do
             secs[$b,$i]+="$s "
             rate[$b,$i]+="$m "
         done
+        # remote_pingpong: bare libzmq's round trips in the same runs, the
+        # engine's floor (remote_floor: no runtime), shown in a note
+        if [ "$b" = remote_pingpong ] && [ -x "$out/remote_floor" ]; then
+            # shellcheck disable=SC2086
+            timeout "$TIMEOUT" "$out/remote_floor" ${args[$b]} >"$tmp/out" 2>>"$runs_file"
+            line=$(awk '$1 == "remote_floor" && NF == 5 { l = $0 } END { print l }' "$tmp/out")
+            printf '%s floor run %d: %s\n' "$b" "$r" "${line:-<no line>}" >>"$runs_file"
+            [ -n "$line" ] && floor+="$(awk '{ print $4 }' <<<"$line") "
+        fi
     done
 done
 
@@ -304,6 +314,10 @@ failed_any=0
         echo "$b ${d[*]}" >>"$dat"
         unset mr ms
     done
+    if [ -n "$floor" ]; then
+        f=$(fmt_rate "$(tr ' ' '\n' <<<"$floor" | grep . | median)")
+        notes+=("remote_pingpong: bare libzmq in the same runs (remote_floor: CURVE DEALER/ROUTER, no runtime): median $f round trips/s")
+    fi
     if [ ${#notes[@]} -gt 0 ]; then
         echo
         printf 'note: %s\n' "${notes[@]}"
