@@ -1,9 +1,11 @@
 # Benchmarks: bench/NAME.c (+ its .actor) -> $(BUILD)/bench/NAME.
-# ring_multi shares ring.actor; route links the runtime's internals;
-# mesh_idle has no actors of its own.
+# ring_multi shares ring.actor; route links the runtime's internals; the
+# remote_* run two processes (bench/remote.h); remote_floor and mesh_idle
+# have no actors of their own.
 
-BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle mesh_idle
-BENCH_NO_IDL := route mesh_idle
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle \
+               remote_pingpong remote_floor remote_stream remote_down mesh_idle
+BENCH_NO_IDL := route remote_floor mesh_idle
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
 bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
@@ -15,6 +17,7 @@ $(eval $(call actorc_rules,bench,$(BENCH_GEN),$(LTO_CFLAGS)))
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
 $(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)
 $(BUILD)/obj/bench/route.o: CPPFLAGS += -Iruntime
+$(BUILD)/obj/bench/remote_floor.o: CPPFLAGS += $(ZMQ_CFLAGS)
 $(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\
   $(eval $(BUILD)/obj/bench/$(b).o: $(BENCH_GEN)/$(call bench_idl,$(b)).actor.h))
 $(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\
@@ -34,6 +37,9 @@ BENCH_ARGS_skynet := 5
 BENCH_ARGS_fanin := 100 10000
 BENCH_ARGS_pairs := 1000 1000
 BENCH_ARGS_spawn_idle := 100000
+BENCH_ARGS_remote_pingpong := 10000
+BENCH_ARGS_remote_floor := 10000
+BENCH_ARGS_remote_stream := 100000 64
 else
 BENCH_ARGS_pingpong := 1000000
 BENCH_ARGS_ring := 1000 10000000
@@ -42,16 +48,24 @@ BENCH_ARGS_skynet := 6
 BENCH_ARGS_fanin := 100 100000
 BENCH_ARGS_pairs := 1000 10000
 BENCH_ARGS_spawn_idle := 1000000
+BENCH_ARGS_remote_pingpong := 100000
+BENCH_ARGS_remote_floor := 100000
+BENCH_ARGS_remote_stream := 1000000 64
 endif
 BENCH_ARGS_route :=
 BENCH_ARGS_idle := $(if $(filter small,$(BENCH_SIZE)),1 50,5 200)
 BENCH_ARGS_mesh_idle := $(if $(filter small,$(BENCH_SIZE)),4 1,16 5)
+# remote_down runs twice, after a kill and after a freeze, with the link
+# timeout at its default (ms).
+BENCH_DOWN_MS := 800
+BENCH_ARGS_remote_down := kill $(BENCH_DOWN_MS)
 
 .PHONY: bench bench-build
 bench-build: $(BENCH_BINS)
 
 bench: all bench-build
-	@set -e; $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b) $(BENCH_ARGS_$(b));)
+	@set -e; $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b) $(BENCH_ARGS_$(b));) \
+	  $(BUILD)/bench/remote_down stop $(BENCH_DOWN_MS)
 
 # The spin/park sweep (bench/spin_sweep.sh): every AC_SPIN_ROUNDS setting
 # built in its own folder under $(BUILD)/spin, run interleaved.

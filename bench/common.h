@@ -80,12 +80,20 @@ static inline ac_runtime *bench_runtime(void)
     return rt;
 }
 
+/* The one output line, with the peak RSS given (bench_report: this
+ * process's). */
+static inline void bench_report_rss(const char *name, const char *params, double seconds,
+                                    double messages, long peak_rss_kb)
+{
+    printf("%s %s %.6f %.0f %ld\n", name, params, seconds,
+           seconds > 0 ? messages / seconds : 0.0, peak_rss_kb);
+    fflush(stdout);
+}
+
 static inline void bench_report(const char *name, const char *params, double seconds,
                                 double messages)
 {
-    printf("%s %s %.6f %.0f %ld\n", name, params, seconds,
-           seconds > 0 ? messages / seconds : 0.0, bench_peak_rss_kb());
-    fflush(stdout);
+    bench_report_rss(name, params, seconds, messages, bench_peak_rss_kb());
 }
 
 #endif

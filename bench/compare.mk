@@ -17,9 +17,10 @@ PEER_CAF_LIBS ?= -lcaf_core
 PEER_ERLC ?= erlc
 
 PEER_CAF_BINS := $(PEER_BENCHES:%=$(BUILD)/bench/peers/caf/%)
-# The two-node peers (bench/peers/erlang/run_remote.sh runs them; Erlang only
-# for now, actorc's side comes with nodes).
-PEER_ERL_REMOTE := remote_pingpong remote_stream remote_down bench_remote
+# The two-node peers (bench/peers/erlang/run_remote.sh runs them), against
+# actorc's remote_* of bench/build.mk; Erlang only (CAF has no peer here).
+PEER_REMOTE_BENCHES := remote_pingpong remote_stream
+PEER_ERL_REMOTE := $(PEER_REMOTE_BENCHES) remote_down bench_remote
 PEER_ERL_BEAMS := $(PEER_BENCHES:%=$(BUILD)/bench/peers/erlang/%.beam) \
                   $(PEER_ERL_REMOTE:%=$(BUILD)/bench/peers/erlang/%.beam) \
                   $(BUILD)/bench/peers/erlang/bench_peer.beam
@@ -43,5 +44,5 @@ bench-peers: $(PEER_CAF_BINS) $(PEER_ERL_BEAMS)
 
 bench-compare: bench-build bench-peers
 	BUILD=$(BUILD) BENCH_SIZE=$(BENCH_SIZE) BENCH_RUNS=$(BENCH_RUNS) \
-	  $(foreach b,$(PEER_BENCHES),$(if $(BENCH_ARGS_$(b)),BENCH_ARGS_$(b)="$(BENCH_ARGS_$(b))")) \
+	  $(foreach b,$(PEER_BENCHES) $(PEER_REMOTE_BENCHES),$(if $(BENCH_ARGS_$(b)),BENCH_ARGS_$(b)="$(BENCH_ARGS_$(b))")) \
 	  bench/compare.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs actorc's actor benchmarks next to their Erlang/OTP and CAF peers at the
-# same sizes and compares the medians (see bench/README.md, bench/peers/).
+# same sizes and compares the medians (see bench/README.md, bench/peers/);
+# the two-node ones (remote_*) against Erlang distribution only.
 #
 #   bench/compare.sh            (normally via `make bench-compare`)
 #
@@ -9,7 +10,11 @@
 #   BENCH_SIZE=small      a tenth of the README sizes (default: the README's)
 #   BENCH_ARGS_<name>="…" override one benchmark's arguments, e.g.
 #                         BENCH_ARGS_pairs="1000 1000"
-#   BENCH_ONLY="ring fanin"  run only these benchmarks
+#   BENCH_ONLY="ring fanin"  run only these benchmarks (the two-node ones:
+#                         remote_pingpong remote_stream remote_down_kill
+#                         remote_down_stop)
+#   BENCH_RUNS_SLOW=1     runs of Erlang's remote_down_stop at its default
+#                         net_ticktime (75 s each, within 0.1 %)
 #   BENCH_TIMEOUT=600     seconds before one run counts as failed
 #   BUILD=build           where build/bench/<name> and build/bench/peers/ are
 #   AC_WORKERS=n          worker count for all three (actorc's workers, CAF's
@@ -19,7 +24,8 @@
 # Runs are interleaved (actorc, erlang, caf, actorc, ...) so that all three
 # share the machine's drift. Per benchmark it reports the median msgs/s and
 # seconds of each, the ratio of actorc to the faster peer (msgs/s; for skynet
-# the peer's time over actorc's) and the issue's target with PASS or MISS. A
+# and remote_down_* the peer's time over actorc's) and the issue's target
+# with PASS or MISS (remote_down_kill has none: it is shown, not judged). A
 # run that fails its own verification (non-zero exit), times out or prints
 # no well-formed line marks the row FAILED, never a speed figure. A missing
 # actorc binary skips actorc in that row (the peers still run) with a note.
@@ -43,16 +49,19 @@ peers=$out/peers
 case "$RUNS" in '' | *[!0-9]* | 0) echo "compare: BENCH_RUNS must be a positive integer" >&2; exit 2 ;; esac
 case "$TIMEOUT" in '' | *[!0-9]* | 0) echo "compare: BENCH_TIMEOUT must be a positive integer" >&2; exit 2 ;; esac
 
-benches=(pingpong ring ring_multi skynet fanin pairs)
+benches=(pingpong ring ring_multi skynet fanin pairs
+         remote_pingpong remote_stream remote_down_kill remote_down_stop)
 declare -A args
 case "$SIZE" in
 '' | full | default)
     SIZE=full
     args=([pingpong]="1000000" [ring]="1000 10000000" [ring_multi]="1000 1000 10000000"
-          [skynet]="6" [fanin]="100 100000" [pairs]="1000 10000") ;;
+          [skynet]="6" [fanin]="100 100000" [pairs]="1000 10000"
+          [remote_pingpong]="100000" [remote_stream]="1000000 64") ;;
 small)
     args=([pingpong]="100000" [ring]="1000 1000000" [ring_multi]="1000 1000 1000000"
-          [skynet]="5" [fanin]="100 10000" [pairs]="1000 1000") ;;
+          [skynet]="5" [fanin]="100 10000" [pairs]="1000 1000"
+          [remote_pingpong]="10000" [remote_stream]="100000 64") ;;
 *)
     echo "compare: BENCH_SIZE must be small or empty (the README's sizes)" >&2
     exit 2 ;;
@@ -61,6 +70,24 @@ for b in "${benches[@]}"; do
     v=BENCH_ARGS_$b
     [ -n "${!v:-}" ] && args[$b]=${!v}
 done
+# Time to notice a lost node, at each one's default: actorc's link timeout
+# (ms), Erlang's net_ticktime (s). Each program is remote_down MODE LIMIT.
+for m in kill stop; do
+    args[remote_down_$m]="$m 800"
+    args[remote_down_$m,erlang]="$m 60"
+done
+args_of() { # bench impl -> its arguments
+    if [ -n "${args[$1,$2]+x}" ]; then echo "${args[$1,$2]}"; else echo "${args[$1]}"; fi
+}
+params_of() { # bench impl -> the params field its line must have
+    local a
+    a=$(args_of "$1" "$2")
+    a=${a#kill }
+    a=${a#stop }
+    tr -s ' ' 'x' <<<"$a"
+}
+is_remote() { [ "${1#remote_}" != "$1" ]; }
+is_time() { [ "$1" = skynet ] || [ "${1#remote_down_}" != "$1" ]; }
 if [ -n "${BENCH_ONLY:-}" ]; then
     sel=()
     for b in $BENCH_ONLY; do
@@ -70,23 +97,49 @@ if [ -n "${BENCH_ONLY:-}" ]; then
     benches=("${sel[@]}")
 fi
 
-# The issue's targets: actorc ÷ the faster peer, in msgs/s (skynet: in time).
-declare -A target=([pingpong]=10 [ring]=10 [ring_multi]=5 [skynet]=10 [fanin]=5 [pairs]=5)
+# The issue's targets: actorc ÷ the faster peer, in msgs/s (skynet and
+# remote_down_*: in time; remote_down_kill has none).
+declare -A target=([pingpong]=10 [ring]=10 [ring_multi]=5 [skynet]=10 [fanin]=5 [pairs]=5
+                   [remote_pingpong]=1 [remote_stream]=10 [remote_down_stop]=50)
 
 impls=(actorc erlang caf)
+prog_of() { # bench -> the program (remote_down_kill and _stop: remote_down)
+    case "$1" in remote_down_*) echo remote_down ;; *) echo "$1" ;; esac
+}
 cmd_of() { # impl bench -> the command, as words, on stdout (one per line)
+    local p
+    p=$(prog_of "$2")
     case "$1" in
-    actorc) printf '%s\n' "$out/$2" ;;
-    erlang) printf '%s\n' bench/peers/erlang/run.sh "$peers/erlang" "$2" ;;
-    caf) printf '%s\n' "$peers/caf/$2" ;;
+    actorc) printf '%s\n' "$out/$p" ;;
+    erlang)
+        if is_remote "$2"; then
+            printf '%s\n' bench/peers/erlang/run_remote.sh "$peers/erlang" "$p"
+        else
+            printf '%s\n' bench/peers/erlang/run.sh "$peers/erlang" "$p"
+        fi ;;
+    caf) printf '%s\n' "$peers/caf/$p" ;;
     esac
 }
 present() { # impl bench: is it built?
+    local p
+    p=$(prog_of "$2")
     case "$1" in
-    actorc) [ -x "$out/$2" ] ;;
-    erlang) [ -f "$peers/erlang/$2.beam" ] && [ -f "$peers/erlang/bench_peer.beam" ] ;;
-    caf) [ -x "$peers/caf/$2" ] ;;
+    actorc) [ -x "$out/$p" ] ;;
+    erlang) [ -f "$peers/erlang/$p.beam" ] && [ -f "$peers/erlang/bench_peer.beam" ] &&
+                { ! is_remote "$2" || [ -f "$peers/erlang/bench_remote.beam" ]; } ;;
+    caf) [ -x "$peers/caf/$p" ] ;;
     esac
+}
+# The names a run's line may carry: the benchmark's; for actorc's
+# remote_down_* also remote_peer_down_* (the peer seen down, until
+# monitors across nodes time the down itself: bench/README.md).
+line_names() { # impl bench
+    echo "$2"
+    [ "$1" = actorc ] && [ "${2#remote_down_}" != "$2" ] && echo "remote_peer_down_${2#remote_down_}"
+    return 0
+}
+runs_of() { # impl bench: Erlang's frozen node at its default ticktime takes 75 s
+    if [ "$1" = erlang ] && [ "$2" = remote_down_stop ]; then echo "${BENCH_RUNS_SLOW:-1}"; else echo "$RUNS"; fi
 }
 
 # Workers: one setting for all three when AC_WORKERS is given.
@@ -103,7 +156,8 @@ tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 : >"$runs_file"
 
-declare -A secs rate state why
+declare -A secs rate state why shown_as
+floor=""
 notes=()
 
 # median of the numbers on stdin ("-" when there are none)
@@ -118,26 +172,31 @@ ncores=$(nproc 2>/dev/null || echo '?')
 echo "compare: $SIZE sizes, $RUNS runs each, interleaved; $ncores cores; workers: ${AC_WORKERS:-default (one per core)}" >&2
 
 for b in "${benches[@]}"; do
-    want_params=$(tr -s ' ' 'x' <<<"${args[$b]}")
     for i in "${impls[@]}"; do
         state[$b,$i]=ok
         secs[$b,$i]=""
         rate[$b,$i]=""
-        if ! present "$i" "$b"; then
+        if is_remote "$b" && [ "$i" = caf ]; then
+            state[$b,$i]=none  # two-node benchmarks are against Erlang distribution
+        elif ! present "$i" "$b"; then
             state[$b,$i]=missing
             mapfile -t c < <(cmd_of "$i" "$b")
-            [ "$i" = erlang ] && c=("$peers/erlang/$b.beam")
+            [ "$i" = erlang ] && c=("$peers/erlang/$(prog_of "$b").beam")
             why[$b,$i]="$i: ${c[0]} not built"
         fi
     done
     for ((r = 1; r <= RUNS; r++)); do
         for i in "${impls[@]}"; do
             [ "${state[$b,$i]}" = ok ] || continue
+            [ "$r" -le "$(runs_of "$i" "$b")" ] || continue
             mapfile -t c < <(cmd_of "$i" "$b")
-            # shellcheck disable=SC2086
-            timeout "$TIMEOUT" "${c[@]}" ${args[$b]} >"$tmp/out" 2>"$tmp/err"
+            want_params=$(params_of "$b" "$i")
+            names=$(line_names "$i" "$b" | tr '\n' ' ')
+            # shellcheck disable=SC2046
+            timeout "$TIMEOUT" "${c[@]}" $(args_of "$b" "$i") >"$tmp/out" 2>"$tmp/err"
             rc=$?
-            line=$(awk -v b="$b" '$1 == b { l = $0 } END { print l }' "$tmp/out")
+            line=$(awk -v n="$names" 'BEGIN { split(n, a, " "); for (k in a) ok[a[k]] = 1 }
+                $1 in ok { l = $0 } END { print l }' "$tmp/out")
             printf '%s %s run %d rc %d: %s\n' "$b" "$i" "$r" "$rc" "${line:-<no line>}" >>"$runs_file"
             sed 's/^/    stderr: /' "$tmp/err" >>"$runs_file"
             echo "  $b $i run $r: ${line:-rc $rc}" >&2
@@ -151,24 +210,34 @@ for b in "${benches[@]}"; do
                 continue
             fi
             # benchmark params seconds msgs_per_sec peak_rss_kb
-            if ! awk -v b="$b" -v p="$want_params" 'BEGIN { ok = 0 }
-                    $1 == b && NF == 5 && $2 == p && $3 ~ /^[0-9]+\.[0-9][0-9][0-9]+$/ &&
+            if ! awk -v p="$want_params" 'BEGIN { ok = 0 }
+                    NF == 5 && $2 == p && $3 ~ /^[0-9]+\.[0-9][0-9][0-9]+$/ &&
                     $4 ~ /^[0-9]+(\.[0-9]+)?$/ && $5 ~ /^[0-9]+$/ && $3 > 0 { ok = 1 }
                     END { exit !ok }' <<<"$line"; then
                 state[$b,$i]=failed
-                why[$b,$i]="$i run $r: no well-formed '$b $want_params seconds msgs_per_sec peak_rss_kb' line (got: ${line:-nothing})"
+                why[$b,$i]="$i run $r: no well-formed '${names%% *} $want_params seconds msgs_per_sec peak_rss_kb' line (got: ${line:-nothing})"
                 continue
             fi
-            read -r _ _ s m _ <<<"$line"
+            read -r name _ s m _ <<<"$line"
+            [ "$name" = "$b" ] || shown_as[$b,$i]=$name
             secs[$b,$i]+="$s "
             rate[$b,$i]+="$m "
         done
+        # remote_pingpong: bare libzmq's round trips in the same runs, the
+        # engine's floor (remote_floor: no runtime), shown in a note
+        if [ "$b" = remote_pingpong ] && [ -x "$out/remote_floor" ]; then
+            # shellcheck disable=SC2086
+            timeout "$TIMEOUT" "$out/remote_floor" ${args[$b]} >"$tmp/out" 2>>"$runs_file"
+            line=$(awk '$1 == "remote_floor" && NF == 5 { l = $0 } END { print l }' "$tmp/out")
+            printf '%s floor run %d: %s\n' "$b" "$r" "${line:-<no line>}" >>"$runs_file"
+            [ -n "$line" ] && floor+="$(awk '{ print $4 }' <<<"$line") "
+        fi
     done
 done
 
 # ---- table -----------------------------------------------------------------
 fmt_rate() { awk -v x="$1" 'BEGIN { printf "%.0f", x }'; }
-fmt_secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
+fmt_secs() { awk -v x="$1" 'BEGIN { printf (x < 0.1 ? "%.4f" : "%.3f"), x }'; }
 
 failed_any=0
 {
@@ -176,11 +245,13 @@ failed_any=0
          "and CAF $(dpkg-query -W -f='${Version}' libcaf-dev 2>/dev/null || echo '?')" \
          "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $ncores cores," \
          "workers ${AC_WORKERS:-default}, $SIZE sizes, median of $RUNS"
-    printf '%-10s %-18s %13s %13s %13s %9s %9s %9s %8s %12s %s\n' \
+    printf '%-16s %-18s %13s %13s %13s %9s %9s %9s %8s %12s %s\n' \
         benchmark params actorc_msg/s erlang_msg/s caf_msg/s actorc_s erlang_s caf_s ratio target result
     : >"$dat"
     for b in "${benches[@]}"; do
-        params=$(tr -s ' ' 'x' <<<"${args[$b]}")
+        params=$(params_of "$b" actorc)
+        # remote_down_*: actorc's link timeout (ms) and Erlang's net_ticktime (s)
+        is_time "$b" && [ "$b" != skynet ] && params="${params}ms/tick$(params_of "$b" erlang)s"
         declare -A mr ms
         row_failed=0
         for i in "${impls[@]}"; do
@@ -194,10 +265,14 @@ failed_any=0
             missing)
                 mr[$i]=- ms[$i]=-
                 notes+=("$b: ${why[$b,$i]}; skipped") ;;
+            none) mr[$i]=- ms[$i]=- ;;
             esac
+            [ -n "${shown_as[$b,$i]:-}" ] &&
+                notes+=("$b: $i's figure is its ${shown_as[$b,$i]} line (bench/README.md)")
         done
-        tgt="${target[$b]}x"
-        [ "$b" = skynet ] && tgt="${target[$b]}x(time)"
+        tgt=">=${target[$b]:-}x"
+        is_time "$b" && tgt="${tgt}(time)"
+        [ -z "${target[$b]:-}" ] && tgt=none
         if [ "$row_failed" = 1 ]; then
             ratio=- result=FAILED failed_any=1
         elif [ "${mr[actorc]}" = - ]; then
@@ -205,7 +280,7 @@ failed_any=0
         elif [ "${mr[erlang]}" = - ] && [ "${mr[caf]}" = - ]; then
             ratio=- result=NO-PEER
         else
-            if [ "$b" = skynet ]; then
+            if is_time "$b"; then
                 # time: the faster peer's seconds over actorc's
                 ratio=$(awk -v a="${ms[actorc]}" -v e="${ms[erlang]}" -v c="${ms[caf]}" 'BEGIN {
                     best = -1; if (e != "-") best = e; if (c != "-" && (best < 0 || c < best)) best = c
@@ -215,19 +290,23 @@ failed_any=0
                     best = -1; if (e != "-") best = e; if (c != "-" && c > best) best = c
                     printf "%.2f", a / best }')
             fi
-            result=$(awk -v x="$ratio" -v t="${target[$b]}" 'BEGIN { print (x >= t) ? "PASS" : "MISS" }')
+            result=$(awk -v x="$ratio" -v t="${target[$b]:-}" 'BEGIN { print t == "" ? "-" : (x >= t) ? "PASS" : "MISS" }')
             ratio="${ratio}x"
         fi
         cells=()
         for i in "${impls[@]}"; do
+            # remote_down_* count no messages: their msgs/s is 0
+            if is_time "$b" && [ "$b" != skynet ]; then cells+=(-); continue; fi
             case "${mr[$i]}" in FAILED | -) cells+=("${mr[$i]}") ;; *) cells+=("$(fmt_rate "${mr[$i]}")") ;; esac
         done
         for i in "${impls[@]}"; do
             case "${ms[$i]}" in FAILED | -) cells+=("${ms[$i]}") ;; *) cells+=("$(fmt_secs "${ms[$i]}")") ;; esac
         done
-        printf '%-10s %-18s %13s %13s %13s %9s %9s %9s %8s %12s %s\n' \
-            "$b" "$params" "${cells[@]}" "$ratio" ">=$tgt" "$result"
-        # chart data: failed or missing figures are left out ('?')
+        printf '%-16s %-18s %13s %13s %13s %9s %9s %9s %8s %12s %s\n' \
+            "$b" "$params" "${cells[@]}" "$ratio" "$tgt" "$result"
+        # chart data: failed or missing figures are left out ('?'), and
+        # the remote_down rows (times)
+        is_time "$b" && [ "$b" != skynet ] && { unset mr ms; continue; }
         d=()
         for i in "${impls[@]}"; do
             case "${mr[$i]}" in FAILED | -) d+=("?") ;; *) d+=("${mr[$i]}") ;; esac
@@ -235,12 +314,17 @@ failed_any=0
         echo "$b ${d[*]}" >>"$dat"
         unset mr ms
     done
+    if [ -n "$floor" ]; then
+        f=$(fmt_rate "$(tr ' ' '\n' <<<"$floor" | grep . | median)")
+        notes+=("remote_pingpong: bare libzmq in the same runs (remote_floor: CURVE DEALER/ROUTER, no runtime): median $f round trips/s")
+    fi
     if [ ${#notes[@]} -gt 0 ]; then
         echo
         printf 'note: %s\n' "${notes[@]}"
     fi
     echo
-    echo "ratio: actorc msgs/s over the faster peer's (skynet: the faster peer's seconds over actorc's);"
+    echo "ratio: actorc msgs/s over the faster peer's (skynet, remote_down_*: the faster peer's seconds over actorc's);"
+    echo "remote_*: two nodes over loopback, against Erlang distribution (no CAF peer); remote_pingpong's msgs/s are round trips/s;"
     echo "every run's output: $runs_file"
 } >"$txt"
 cat "$txt"

@@ -323,7 +323,8 @@ static void print_counters(const char *who, const ac_stats *s)
             s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled);
 }
 
-/* AC_STATS=1: every worker's counters, then the total, on stderr. */
+/* AC_STATS=1: every worker's counters, then the total, then the
+ * services' lines (a node's peers), on stderr. */
 static void print_stats_at_exit(ac_runtime *rt)
 {
     const char *env = getenv("AC_STATS");
@@ -339,6 +340,7 @@ static void print_stats_at_exit(ac_runtime *rt)
     ac_stats total;
     ac_runtime_stats(rt, &total);
     print_counters("total", &total);
+    ac__services_print_stats(rt, stderr);
 }
 
 void ac_runtime_destroy(ac_runtime *rt)
@@ -379,4 +381,5 @@ void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
     for (ac_ctx *p = rt->externals; p; p = p->next_external)
         add_counters(p, out);
     pthread_mutex_unlock(&rt->ext_lock);
+    ac__services_stats(rt, out);
 }

@@ -225,3 +225,21 @@ void ac__services_node_lost(ac_ctx *cx, uint64_t node)
             s->node_lost(cx, cx->rt->services[i], node);
     }
 }
+
+void ac__services_stats(ac_runtime *rt, ac_stats *out)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->stats && rt->services[i] != NULL)
+            s->stats(rt->services[i], out);
+    }
+}
+
+void ac__services_print_stats(ac_runtime *rt, FILE *out)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->print_stats && rt->services[i] != NULL)
+            s->print_stats(rt->services[i], out);
+    }
+}

@@ -5,13 +5,13 @@
  *
  * A service is a row of hooks (struct ac__service). The core calls them at
  * fixed points of a runtime's and an actor's life — create, shutdown,
- * destroy, a thread context's end, spawn, death, and the arrival of a
- * system message a service consumes — in the order of the table
- * (services/services.c), and never names a service. Each service keeps
- * its state in its own slot of the runtime (ac__service_state), made by
- * its init hook before any worker starts and freed by its fini hook after
- * the last one stopped; a service that needs something per thread has a
- * slot in every context too (ac__ctx_slot).
+ * destroy, a thread context's end, spawn, death, the arrival of a system
+ * message a service consumes, a snapshot of the statistics — in the order
+ * of the table (services/services.c), and never names a service. Each
+ * service keeps its state in its own slot of the runtime
+ * (ac__service_state), made by its init hook before any worker starts and
+ * freed by its fini hook after the last one stopped; a service that needs
+ * something per thread has a slot in every context too (ac__ctx_slot).
  *
  * Besides this header, a service sees the actor block and the envelope
  * (actor.h, envelope.h) and calls only the functions they declare.
@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Slots in each runtime and context; the table's size is checked against
  * it where the table is defined. */
@@ -96,6 +97,13 @@ typedef struct ac__service {
      * named `name`, 0 unless it is up. */
     size_t (*nodes_up)(void *state, uint64_t *out, size_t max);
     uint64_t (*node_named)(void *state, const char *name);
+
+    /* ac_runtime_stats: adds the service's counters into *out (the fields
+     * that are its own). Any thread, from init to fini. */
+    void (*stats)(void *state, ac_stats *out);
+    /* AC_STATS=1: the service's lines, after the runtime's own (at
+     * destroy, after shutdown and before fini). */
+    void (*print_stats)(void *state, FILE *out);
 } ac__service;
 
 /* The table (services/services.c): rows in the order a death reaches them. */
@@ -154,5 +162,8 @@ bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc);
 int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len);
 void ac__services_node_up(ac_ctx *cx, uint64_t node);
 void ac__services_node_lost(ac_ctx *cx, uint64_t node);
+/* Every service's counters, added into *out; every service's lines. */
+void ac__services_stats(ac_runtime *rt, ac_stats *out);
+void ac__services_print_stats(ac_runtime *rt, FILE *out);
 
 #endif /* AC_CORE_SERVICE_H */

@@ -813,10 +813,21 @@ typedef struct ac_stats {
     uint64_t mailbox_drops;  /* messages dropped or refused by a full mailbox */
     uint64_t killed;         /* actors killed (ac_kill, links, supervisors) */
     uint64_t unhandled;      /* system messages an actor had no hook for */
+    /* A node's traffic, all peers together (ac_node_peers has it per peer;
+     * peers removed since are still in it); 0 unless rt is a node. */
+    uint64_t node_sent, node_received;            /* messages */
+    uint64_t node_bytes_sent, node_bytes_received;
+    uint64_t node_batches;       /* batches sent */
+    uint64_t node_drops;         /* queued for a link, lost when it went down */
+    uint64_t node_refused;       /* sends refused: a peer's queue was full */
+    uint64_t node_malformed;     /* as ac_node_stats.malformed */
+    uint64_t node_auth_failures; /* as ac_node_stats.auth_failures */
+    uint64_t node_reconnects;    /* handshakes of our links after each one's first */
 } ac_stats;
 
-/* Sums the counters of every worker and context. The figures are read
- * while workers run, so they are a consistent total only at quiescence. */
+/* Sums the counters of every worker and context, and the node's. The
+ * figures are read while workers run, so they are a consistent total only
+ * at quiescence. */
 void ac_runtime_stats(ac_runtime *rt, ac_stats *out);
 
 /* ---- nodes (docs/NODES.md) -----------------------------------------------------

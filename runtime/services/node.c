@@ -31,6 +31,7 @@
 #include "node.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -612,6 +613,84 @@ int ac_runtime_node_stats(ac_runtime *rt, ac_node_stats *out)
     return rc;
 }
 
+void ac__node_count_peer(const peer *p, ac_stats *out)
+{
+    out->node_sent += p->sent;
+    out->node_received += p->received;
+    out->node_bytes_sent += p->bytes_sent;
+    out->node_bytes_received += p->bytes_received;
+    out->node_batches += p->batches;
+    out->node_drops += p->drops;
+    out->node_refused += p->refused;
+    out->node_reconnects += p->connects > 1 ? p->connects - 1 : 0;
+}
+
+/* The node's totals into *out: every peer's, those removed since, and its
+ * own counters; under the lock. */
+static void count_node(const ac__node *N, ac_stats *out)
+{
+    for (size_t i = 0; i < N->npeers; i++)
+        ac__node_count_peer(&N->peers[i], out);
+    out->node_sent += N->gone.node_sent;
+    out->node_received += N->gone.node_received;
+    out->node_bytes_sent += N->gone.node_bytes_sent;
+    out->node_bytes_received += N->gone.node_bytes_received;
+    out->node_batches += N->gone.node_batches;
+    out->node_drops += N->gone.node_drops;
+    out->node_refused += N->gone.node_refused;
+    out->node_reconnects += N->gone.node_reconnects;
+    out->node_malformed += N->stats.malformed;
+    out->node_auth_failures += N->stats.auth_failures;
+}
+
+/* The stats hook: ac_runtime_stats. */
+static void add_stats(void *state, ac_stats *out)
+{
+    ac__node *N = state;
+    pthread_mutex_lock(&N->lock);
+    count_node(N, out);
+    pthread_mutex_unlock(&N->lock);
+}
+
+/* AC_STATS=1: a line per peer, then the node's totals and what it
+ * refused. */
+static void print_stats(void *state, FILE *f)
+{
+    ac__node *N = state;
+    pthread_mutex_lock(&N->lock);
+    if (!N->started) {
+        pthread_mutex_unlock(&N->lock);
+        return;
+    }
+    for (size_t i = 0; i < N->npeers; i++) {
+        const peer *p = &N->peers[i];
+        if (p->removed)
+            continue;
+        fprintf(f,
+                "actorc stats peer %s up %d sent %" PRIu64 " received %" PRIu64
+                " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
+                " queued %zu drops %" PRIu64 " refused %" PRIu64 " connects %" PRIu64
+                " losses %" PRIu64 " incarnations %" PRIu64 "\n",
+                p->id.name, ac__node_is_up(p), p->sent, p->received, p->bytes_sent,
+                p->bytes_received, p->batches, p->q_len, p->drops, p->refused, p->connects,
+                p->losses, p->incarnations);
+    }
+    ac_stats t;
+    memset(&t, 0, sizeof t);
+    count_node(N, &t);
+    const ac_node_stats *s = &N->stats;
+    fprintf(f,
+            "actorc stats node %s sent %" PRIu64 " received %" PRIu64 " bytes_sent %" PRIu64
+            " bytes_received %" PRIu64 " batches %" PRIu64 " drops %" PRIu64 " refused %" PRIu64
+            " reconnects %" PRIu64 " malformed %" PRIu64 " auth_failures %" PRIu64
+            " protocol_errors %" PRIu64 " impostors %" PRIu64 " misdirected %" PRIu64
+            " forged %" PRIu64 "\n",
+            N->name, t.node_sent, t.node_received, t.node_bytes_sent, t.node_bytes_received,
+            t.node_batches, t.node_drops, t.node_refused, t.node_reconnects, s->malformed,
+            s->auth_failures, s->protocol_errors, s->impostors, s->misdirected, s->forged);
+    pthread_mutex_unlock(&N->lock);
+}
+
 static int init(ac_runtime *rt, void **state)
 {
     ac__node *N = calloc(1, sizeof *N);
@@ -663,4 +742,6 @@ const ac__service ac__node_service = {
     .transmit = transmit,
     .nodes_up = nodes_up,
     .node_named = node_named,
+    .stats = add_stats,
+    .print_stats = print_stats,
 };

@@ -84,7 +84,11 @@ typedef struct ac__node {
     node_event *events;        /* the thread's: to tell the services, unlocked */
     size_t nevents, events_cap;
     ac_node_stats stats;
+    ac_stats gone;             /* node_* counters of the peers removed since */
 } ac__node;
+
+/* node.c: adds p's counters into the node_* fields of *out; under the lock. */
+void ac__node_count_peer(const peer *p, ac_stats *out);
 
 /* node_keys.c: the Z85 secret key of `path`; AC_EINVAL with a reason. */
 int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const char **why);

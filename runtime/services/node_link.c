@@ -171,6 +171,7 @@ void ac__node_sync_peers(ac__node *N)
             }
             ac__node_close_link(p);
             ac__node_drop_queue(N->cx, p);
+            ac__node_count_peer(p, &N->gone);  /* the node's totals keep its traffic */
             continue;
         }
         if (p->dealer == NULL)

@@ -11,6 +11,7 @@
 #include "frame_check.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -236,6 +237,13 @@ Test(node, an_unknown_key_is_refused_until_the_peer_is_added, .timeout = 60)
     ac_runtime *ra = start_node(&a, alone);
     ac_runtime *rb = start_node(&b, both);
     cr_assert(wait_stat(ra, auth_failures), "alpha refuses beta's key");
+    ac_node_stats before = {0}, after = {0};
+    ac_stats st = {0};
+    cr_assert_eq(ac_runtime_node_stats(ra, &before), 0);
+    ac_runtime_stats(ra, &st);
+    cr_assert_eq(ac_runtime_node_stats(ra, &after), 0);  /* beta keeps trying */
+    cr_assert(st.node_auth_failures >= before.auth_failures &&
+              st.node_auth_failures <= after.auth_failures, "in the runtime's totals too");
     ac_peer_info p = {0};
     cr_assert_not(peer_of(ra, "beta", &p));
     cr_assert(peer_of(rb, "alpha", &p));
@@ -790,7 +798,109 @@ Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeo
     ac_stats st = {0};
     ac_runtime_stats(p.ra, &st);
     cr_assert_eq(st.mailbox_drops, refused, "each refusal counted");
+    cr_assert_eq(st.node_refused, refused, "in the node's totals too");
     stop_pair(&p);
+}
+
+/* ---- the node's counters in the runtime's statistics ---------------------------------- */
+
+/* rt's node totals in ac_runtime_stats are its one peer's counters (p)
+ * and its own. */
+static void expect_totals(ac_runtime *rt, const ac_peer_info *p)
+{
+    ac_stats st = {0};
+    ac_node_stats ns = {0};
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(ac_runtime_node_stats(rt, &ns), 0);
+    cr_assert_eq(st.node_sent, p->sent);
+    cr_assert_eq(st.node_received, p->received);
+    cr_assert_eq(st.node_bytes_sent, p->bytes_sent);
+    cr_assert_eq(st.node_bytes_received, p->bytes_received);
+    cr_assert_eq(st.node_batches, p->batches);
+    cr_assert_eq(st.node_drops, p->drops);
+    cr_assert_eq(st.node_refused, p->refused);
+    cr_assert_eq(st.node_reconnects, p->connects - 1);
+    cr_assert_eq(st.node_malformed, ns.malformed);
+    cr_assert_eq(st.node_auth_failures, ns.auth_failures);
+}
+
+/* Destroys rt with AC_STATS=1, its stderr caught into out. */
+static void destroy_with_stats(ac_runtime *rt, char *out, size_t cap)
+{
+    char path[] = "/tmp/actorc-stats-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert_geq(saved, 0);
+    cr_assert_eq(dup2(fd, 2), 2);
+    setenv("AC_STATS", "1", 1);
+    ac_runtime_destroy(rt);
+    unsetenv("AC_STATS");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, out, cap - 1, 0);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+}
+
+/* After known traffic both ways, each node's totals in ac_runtime_stats
+ * are its peer's counters; AC_STATS=1 prints the peer's line and the
+ * node's; a peer removed leaves its traffic in the totals. */
+Test(node, the_peers_counters_add_up_in_the_runtimes_statistics, .timeout = 60)
+{
+    pair_of_nodes p;
+    start_pair(&p, 10000, 0);
+    const ac_actor_type *type = wired();
+    ac_addr there, here;
+    cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);
+    cr_assert_eq(ac_spawn(ac_runtime_ctx(p.ra), type, NULL, &here), 0);
+    enum { TO_B = 500, TO_A = 300 };
+    for (uint64_t i = 0; i < TO_B; i++)
+        cr_assert_eq(send_wired(ac_runtime_ctx(p.ra), &there, type, 1, i), 0);
+    for (uint64_t i = 0; i < TO_A; i++)
+        cr_assert_eq(send_wired(ac_runtime_ctx(p.rb), &here, type, 2, i), 0);
+    cr_assert(wait_for(&g_items, TO_B + TO_A));
+
+    ac_peer_info pa = {0}, pb = {0};
+    cr_assert(peer_of(p.ra, "beta", &pa));
+    cr_assert(peer_of(p.rb, "alpha", &pb));
+    cr_assert_eq(pa.sent, TO_B);
+    cr_assert_eq(pa.received, TO_A);
+    cr_assert_eq(pb.sent, TO_A);
+    cr_assert_eq(pb.received, TO_B);
+    cr_assert_gt(pa.bytes_sent, 0);
+    cr_assert_gt(pa.batches, 0);
+    expect_totals(p.ra, &pa);
+    expect_totals(p.rb, &pb);
+
+    char out[4096], want[512];
+    destroy_with_stats(p.rb, out, sizeof out);
+    snprintf(want, sizeof want,
+             " sent %" PRIu64 " received %" PRIu64 " bytes_sent %" PRIu64
+             " bytes_received %" PRIu64 " batches %" PRIu64 " queued 0 drops 0 refused 0"
+             " connects 1 losses ",
+             pb.sent, pb.received, pb.bytes_sent, pb.bytes_received, pb.batches);
+    char *line = strstr(out, "actorc stats peer alpha up ");
+    cr_assert_not_null(line, "a line for the peer: %s", out);
+    cr_assert_not_null(strstr(line, want), "with its counters (%s): %s", want, out);
+    snprintf(want, sizeof want, "actorc stats node beta sent %" PRIu64 " received %" PRIu64,
+             pb.sent, pb.received);
+    cr_assert_not_null(strstr(out, want), "and the node's totals (%s): %s", want, out);
+
+    cr_assert(wait_peer(p.ra, "beta", false, 0));
+    cr_assert_eq(ac_node_remove_peer(p.ra, "beta"), 0);
+    ac_stats st = {0};
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < 200; usleep(2000))  /* the thread forgets it */
+        ac_runtime_stats(p.ra, &st);
+    cr_assert_eq(st.node_sent, pa.sent, "a removed peer's traffic stays in the totals");
+    cr_assert_eq(st.node_received, pa.received);
+    cr_assert_eq(st.node_bytes_sent, pa.bytes_sent);
+    cr_assert_eq(st.node_batches, pa.batches);
+    ac_runtime_destroy(p.ra);
+    remove_dir(&p.d);
 }
 
 /* ---- the frame parser's fuzz corpus ------------------------------------------------------ */
