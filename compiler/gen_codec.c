@@ -95,6 +95,13 @@ static void each_elem(const emitter *e, value_fn *fn, const acc_type *t,
     acc_gen_line(g, "%s}", in);
 }
 
+/* An array of bytes (u8[N], i8[N]) is its N bytes on the wire as in
+ * memory: copied whole rather than an element at a time. */
+static bool is_byte_array(const acc_type *t)
+{
+    return t->kind == ACC_ARRAY && (t->elem->kind == ACC_U8 || t->elem->kind == ACC_I8);
+}
+
 /* The fill passes: d<depth>_ points where a sequence's elements of type
  * `et` go, at the tail's end `at` aligned for them. */
 static void place_elems(acc_gen *g, const char *in, int d, const char *et,
@@ -197,7 +204,10 @@ static void enc_value(const emitter *e, const acc_type *t, const char *v,
     int d = depth;
     switch (t->kind) {
     case ACC_ARRAY:
-        each_elem(e, enc_value, t, v, depth);
+        if (is_byte_array(t))
+            acc_gen_line(g, "%sac_wire_bytes(o, %s, %u);", in, v, (unsigned)t->size);
+        else
+            each_elem(e, enc_value, t, v, depth);
         return;
     case ACC_NAMED:
         if (is_enum(t))
@@ -246,7 +256,10 @@ static void dsize_value(const emitter *e, const acc_type *t, const char *v,
     (void)v;
     switch (t->kind) {
     case ACC_ARRAY:
-        each_elem(e, dsize_value, t, NULL, depth);
+        if (is_byte_array(t))
+            acc_gen_line(g, "%s(void)ac_wire_take(in, %u);", in, (unsigned)t->size);
+        else
+            each_elem(e, dsize_value, t, NULL, depth);
         return;
     case ACC_NAMED: {
         const char *n = t->decl->cname[ACC_D_TYPE];
@@ -303,7 +316,11 @@ static void dec_value(const emitter *e, const acc_type *t, const char *v,
     int d = depth;
     switch (t->kind) {
     case ACC_ARRAY:
-        each_elem(e, dec_value, t, v, depth);
+        if (is_byte_array(t))
+            acc_gen_line(g, "%smemcpy(%s, ac_wire_take(in, %u), %u);", in, v,
+                         (unsigned)t->size, (unsigned)t->size);
+        else
+            each_elem(e, dec_value, t, v, depth);
         return;
     case ACC_NAMED: {
         const char *n = t->decl->cname[ACC_D_TYPE];

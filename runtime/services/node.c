@@ -106,9 +106,19 @@ static out_rec *encode_record(const ac_addr *to, const ac_actor_type *type, ac__
     return r;
 }
 
-/* Appends r to p's queue, waking the thread when it was empty; locked. */
+/* Queues r for p's link, locked: sent at once, from the calling thread,
+ * when nothing waits before it; else behind what waits (the thread sends
+ * those in batches), waking the thread when the queue was empty. The
+ * sender may use the socket because every use of a DEALER, the node
+ * thread's too, is under the lock, which is the full barrier ZeroMQ asks
+ * of a socket that changes threads; this spares a message the hand-off to
+ * the node's thread when the link keeps up (runtime/README.md, "Nodes"). */
 static void enqueue(ac__node *N, peer *p, out_rec *r)
 {
+    if (p->q_head == NULL && ac__node_send_now(N, p, r)) {
+        free(r);
+        return;
+    }
     if (p->q_tail)
         p->q_tail->next = r;
     else

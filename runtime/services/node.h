@@ -113,6 +113,9 @@ void ac__node_link_event(ac__node *N, peer *p);
  * connection events); false when there was none. */
 bool ac__node_read_event(void *monitor, uint16_t *event, uint32_t *value);
 void ac__node_flush(ac__node *N, peer *p);
+/* Sends r alone in a batch on p's link now, if the link takes it without
+ * waiting (any thread, under the lock); false: it did not. */
+bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r);
 /* Notes every peer incarnation that came up or went since the services
  * were last told (peer.told_node), for ac__node_tell. */
 void ac__node_reconcile(ac__node *N);

@@ -287,6 +287,29 @@ void ac__node_flush(ac__node *N, peer *p)
     }
 }
 
+bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r)
+{
+    if (p->dealer == NULL || p->greet || !ac__node_is_up(p))
+        return false;  /* our greeting goes first on a new link */
+    zmq_msg_t msg;
+    size_t size = AC__FRAME_HEADER_SIZE + r->size;
+    if (zmq_msg_init_size(&msg, size) != 0)
+        return false;
+    uint8_t *at = zmq_msg_data(&msg);
+    ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
+    ac__frame_header h = {1, ac_runtime_node(N->rt), p->node};
+    ac__frame_put_header(&out, &h);
+    memcpy(at + AC__FRAME_HEADER_SIZE, r->bytes, r->size);
+    if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&msg);
+        return false;
+    }
+    p->sent++;
+    p->bytes_sent += size;
+    p->batches++;
+    return true;
+}
+
 /* The up peer whose incarnation `node` is; under the lock. */
 peer *ac__node_peer_at(ac__node *N, uint64_t node)
 {
