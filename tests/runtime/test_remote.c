@@ -487,3 +487,40 @@ REMOTE_TEST(send_after_and_send_every_reach_an_actor_of_another_node)
     cr_assert(wait_events(0, 4), "three beats crossed");
     cr_assert_eq(ac_timer_cancel(cx, beat), 0);
 }
+
+/* ---- a node that is not up ------------------------------------------------------------ */
+
+REMOTE_TEST(monitors_and_links_of_actors_of_a_node_that_is_not_up_fail_at_once)
+{
+    remote_Oracle_ref o = oracle_on_beta();
+    lose_beta();
+    ac_ctx *cx = ac_runtime_ctx(nodes.ra);
+    ac_inbox *ib;
+    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
+    uint64_t ref = 0;
+    cr_assert_eq(ac_monitor(cx, ac_inbox_addr(ib), &o.addr, &ref), 0);
+    ac_envelope *e = NULL;
+    cr_assert_eq(ac_inbox_recv(cx, ib, AC_TAG_DOWN, WAIT_MS, &e), 0);
+    const ac_down *d = ac_envelope_payload(e);
+    cr_assert_eq(d->reason, AC_REASON_NOCONNECTION);
+    cr_assert_eq(d->ref, ref);
+    ac_envelope_free(cx, e);
+    ac_inbox_destroy(cx, ib);
+
+    /* A link: the Asker's bind handler sees AC_ENOCONNECTION and fails. */
+    remote_Asker_ref a = asker_on_alpha(0);
+    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
+    cr_assert_eq(ac_monitor(cx, ac_inbox_addr(ib), &a.addr, NULL), 0);
+    cr_assert_eq(remote_Asker_send_bind(cx, a, o, false), 0);
+    cr_assert_eq(ac_inbox_recv(cx, ib, AC_TAG_DOWN, WAIT_MS, &e), 0);
+    d = ac_envelope_payload(e);
+    cr_assert_eq(d->reason, AC_REASON_FAILED);
+    cr_assert_eq(d->code, AC_ENOCONNECTION);
+    ac_envelope_free(cx, e);
+    ac_inbox_destroy(cx, ib);
+
+    /* An ask: refused at the send, a dead letter (its node is not up). */
+    remote_Oracle_question_reply *r = NULL;
+    cr_assert_eq(remote_Oracle_ask_question_wait(cx, o, ac_string_of("?"), 1, 1000, &r),
+                 AC_ENOTFOUND);
+}
