@@ -130,14 +130,6 @@ present() { # impl bench: is it built?
     caf) [ -x "$peers/caf/$p" ] ;;
     esac
 }
-# The names a run's line may carry: the benchmark's; for actorc's
-# remote_down_* also remote_peer_down_* (the peer seen down, until
-# monitors across nodes time the down itself: bench/README.md).
-line_names() { # impl bench
-    echo "$2"
-    [ "$1" = actorc ] && [ "${2#remote_down_}" != "$2" ] && echo "remote_peer_down_${2#remote_down_}"
-    return 0
-}
 runs_of() { # impl bench: Erlang's frozen node at its default ticktime takes 75 s
     if [ "$1" = erlang ] && [ "$2" = remote_down_stop ]; then echo "${BENCH_RUNS_SLOW:-1}"; else echo "$RUNS"; fi
 }
@@ -156,7 +148,7 @@ tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 : >"$runs_file"
 
-declare -A secs rate state why shown_as
+declare -A secs rate state why
 floor=""
 notes=()
 
@@ -191,12 +183,10 @@ for b in "${benches[@]}"; do
             [ "$r" -le "$(runs_of "$i" "$b")" ] || continue
             mapfile -t c < <(cmd_of "$i" "$b")
             want_params=$(params_of "$b" "$i")
-            names=$(line_names "$i" "$b" | tr '\n' ' ')
             # shellcheck disable=SC2046
             timeout "$TIMEOUT" "${c[@]}" $(args_of "$b" "$i") >"$tmp/out" 2>"$tmp/err"
             rc=$?
-            line=$(awk -v n="$names" 'BEGIN { split(n, a, " "); for (k in a) ok[a[k]] = 1 }
-                $1 in ok { l = $0 } END { print l }' "$tmp/out")
+            line=$(awk -v b="$b" '$1 == b { l = $0 } END { print l }' "$tmp/out")
             printf '%s %s run %d rc %d: %s\n' "$b" "$i" "$r" "$rc" "${line:-<no line>}" >>"$runs_file"
             sed 's/^/    stderr: /' "$tmp/err" >>"$runs_file"
             echo "  $b $i run $r: ${line:-rc $rc}" >&2
@@ -210,16 +200,15 @@ for b in "${benches[@]}"; do
                 continue
             fi
             # benchmark params seconds msgs_per_sec peak_rss_kb
-            if ! awk -v p="$want_params" 'BEGIN { ok = 0 }
-                    NF == 5 && $2 == p && $3 ~ /^[0-9]+\.[0-9][0-9][0-9]+$/ &&
+            if ! awk -v b="$b" -v p="$want_params" 'BEGIN { ok = 0 }
+                    $1 == b && NF == 5 && $2 == p && $3 ~ /^[0-9]+\.[0-9][0-9][0-9]+$/ &&
                     $4 ~ /^[0-9]+(\.[0-9]+)?$/ && $5 ~ /^[0-9]+$/ && $3 > 0 { ok = 1 }
                     END { exit !ok }' <<<"$line"; then
                 state[$b,$i]=failed
-                why[$b,$i]="$i run $r: no well-formed '${names%% *} $want_params seconds msgs_per_sec peak_rss_kb' line (got: ${line:-nothing})"
+                why[$b,$i]="$i run $r: no well-formed '$b $want_params seconds msgs_per_sec peak_rss_kb' line (got: ${line:-nothing})"
                 continue
             fi
-            read -r name _ s m _ <<<"$line"
-            [ "$name" = "$b" ] || shown_as[$b,$i]=$name
+            read -r _ _ s m _ <<<"$line"
             secs[$b,$i]+="$s "
             rate[$b,$i]+="$m "
         done
@@ -267,8 +256,6 @@ failed_any=0
                 notes+=("$b: ${why[$b,$i]}; skipped") ;;
             none) mr[$i]=- ms[$i]=- ;;
             esac
-            [ -n "${shown_as[$b,$i]:-}" ] &&
-                notes+=("$b: $i's figure is its ${shown_as[$b,$i]} line (bench/README.md)")
         done
         tgt=">=${target[$b]:-}x"
         is_time "$b" && tgt="${tgt}(time)"

@@ -3,22 +3,19 @@
  * long after the peer node's process gets SIGKILL (kill) or SIGSTOP (stop:
  * frozen, its sockets stay open) this node notices. Both nodes run with
  * ac_node_config.timeout_ms = TIMEOUT_MS (800 is the default) and a
- * heartbeat of a quarter of it. Reported: seconds from the signal to the
- * notice; msgs_per_sec is 0.
+ * heartbeat of a quarter of it. A watcher on this node monitors an actor
+ * of the peer (ac_monitor); reported: seconds from the signal until the
+ * watcher's handler has its `down`; msgs_per_sec is 0.
  *
- * What is timed for now is the peer going down: ac_node_peers shows the
- * peer not `up`, polled every millisecond. Monitors across nodes (a `down`
- * with AC_REASON_NOCONNECTION for a watched actor there) are being built;
- * until then the line is named remote_peer_down_MODE, and once they are in,
- * this program will watch the actor it is given (the peer's Watched) and
- * print remote_down_MODE.
- *
- * Verified: the peer was up before the signal and went down once after it
- * (one loss), and its process is then a zombie (kill) or stopped (stop);
- * a stopped peer is killed at the end.
+ * Verified: no down before the signal; then exactly one, for the watched
+ * actor and its monitor, with AC_REASON_NOCONNECTION; the peer is then
+ * down (one loss) and its process a zombie (kill) or stopped (stop); a
+ * stopped peer is killed at the end.
  */
 #include "remote.h"
 #include "remote_down.actor.h"
+
+static sem_t poked;  /* in the peer, for its main */
 
 int remote_down_Watched_on_poke(remote_down_Watched *self, ac_ctx *cx,
                                 const remote_down_Watched_poke *m)
@@ -26,21 +23,53 @@ int remote_down_Watched_on_poke(remote_down_Watched *self, ac_ctx *cx,
     (void)self;
     (void)cx;
     (void)m;
+    sem_post(&poked);
+    return 0;
+}
+
+static _Atomic uint64_t downs;
+static _Atomic(double) down_at;
+static _Atomic int32_t down_reason;
+static _Atomic uint64_t down_ref;
+static ac_addr down_who;  /* read by main after got_down */
+static sem_t got_down;
+
+int remote_down_Watcher_on_down(remote_down_Watcher *self, ac_ctx *cx, const ac_down *m)
+{
+    (void)self;
+    (void)cx;
+    double now = bench_now();
+    if (atomic_load(&downs) == 0) {
+        atomic_store(&down_at, now);
+        atomic_store(&down_reason, m->reason);
+        atomic_store(&down_ref, m->ref);
+        down_who = m->who;
+    }
+    atomic_fetch_add(&downs, 1);
+    sem_post(&got_down);
     return 0;
 }
 
 static uint32_t timeout_ms;
 
-/* The peer node: the watched actor, its address to the parent; then it
- * waits for the signal (or for the parent to go). */
+/* The peer node: the watched actor, its address to the parent, word that
+ * it was poked; then it waits for the signal (or for the parent to go). */
 static int watched_node(remote_cluster *c, int in, int out)
 {
+    sem_init(&poked, 0, 0);
     ac_runtime *rt = remote_node(c, BETA, timeout_ms);
     remote_wait_up(rt, ALPHA);
     remote_down_Watched_ref watched;
     bench_check(remote_down_Watched_spawn(ac_runtime_ctx(rt), &watched), "spawn");
     remote_msg m = {.kind = REMOTE_READY, .addr = watched.addr};
     remote_send(out, &m);
+    struct timespec limit;
+    clock_gettime(CLOCK_REALTIME, &limit);
+    limit.tv_sec += REMOTE_WAIT_MS / 1000;
+    while (sem_timedwait(&poked, &limit) != 0)
+        if (errno != EINTR)
+            return 1;
+    remote_peer_report(out, (uint64_t[4]){1});
     remote_peer_wait_done(in);
     ac_runtime_destroy(rt);
     return 0;
@@ -82,19 +111,38 @@ int main(int argc, char **argv)
     ac_peer_info p = {0};
     if (!remote_peer_info(rt, BETA, &p) || !p.up || p.losses != 0)
         bench_fail("remote_down: the peer is not up before the signal");
+    sem_init(&got_down, 0, 0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    remote_down_Watcher_ref watcher;
+    bench_check(remote_down_Watcher_spawn(cx, &watcher), "spawn");
+    uint64_t ref = 0;
+    bench_check(ac_monitor(cx, &watcher.addr, &ready.addr, &ref), "ac_monitor");
+    /* A poke after the monitor travels behind it: once the peer has
+     * handled it, the monitor is in place there too. */
+    bench_check(remote_down_Watched_send_poke(cx, remote_down_Watched_ref_of(ready.addr)), "send");
+    remote_msg report;
+    if (!remote_recv(c->from_peer, &report, REMOTE_WAIT_MS) || report.kind != REMOTE_REPORT)
+        bench_fail("remote_down: the watched actor was not poked");
+    if (atomic_load(&downs) != 0)
+        bench_fail("remote_down: a down (reason %d) before the signal", (int)atomic_load(&down_reason));
 
-    double t0 = bench_now(), t1 = 0;
+    double t0 = bench_now();
     if (kill(c->peer, kill_mode ? SIGKILL : SIGSTOP) != 0)
         bench_fail("remote_down: kill: %s", strerror(errno));
-    /* The notice must come within the timeout, a heartbeat and a margin. */
-    double limit = t0 + (timeout_ms * 1.25 + 5000) * 1e-3;
-    while ((t1 = bench_now()) < limit) {
-        if (remote_peer_info(rt, BETA, &p) && !p.up)
-            break;
-        usleep(1000);
-    }
-    if (p.up)
-        bench_fail("remote_down: the peer still up %.3f s after the signal", t1 - t0);
+    /* The down must come within the timeout, a heartbeat and a margin. */
+    struct timespec limit;
+    clock_gettime(CLOCK_REALTIME, &limit);
+    limit.tv_sec += (time_t)(timeout_ms * 5 / 4 / 1000 + 5);
+    while (sem_timedwait(&got_down, &limit) != 0)
+        if (errno != EINTR)
+            bench_fail("remote_down: no down within 1.25 TIMEOUT_MS + 5 s of the signal");
+    double t1 = atomic_load(&down_at);
+    if (atomic_load(&down_reason) != AC_REASON_NOCONNECTION || atomic_load(&down_ref) != ref ||
+        !ac_addr_eq(&down_who, &ready.addr))
+        bench_fail("remote_down: the down is not the monitor's with AC_REASON_NOCONNECTION"
+                   " (reason %d)", (int)atomic_load(&down_reason));
+    if (!remote_peer_info(rt, BETA, &p) || p.up)
+        bench_fail("remote_down: the peer is still up after its down");
     char after = wait_state(c->peer, kill_mode ? "Z" : "Tt");
     if (strchr(kill_mode ? "Z" : "Tt", after) == NULL)
         bench_fail("remote_down: the peer's process is in state %c after the notice", after);
@@ -106,10 +154,11 @@ int main(int argc, char **argv)
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
         bench_fail("remote_down: the peer's process ended with wait status %d", status);
     ac_runtime_destroy(rt);
+    if (atomic_load(&downs) != 1)
+        bench_fail("remote_down: %" PRIu64 " downs, expected 1", atomic_load(&downs));
 
     char params[24];
     snprintf(params, sizeof params, "%" PRIu32, timeout_ms);
-    remote_report(kill_mode ? "remote_peer_down_kill" : "remote_peer_down_stop", params, t1 - t0,
-                  0, peer_rss);
+    remote_report(kill_mode ? "remote_down_kill" : "remote_down_stop", params, t1 - t0, 0, peer_rss);
     return 0;
 }
