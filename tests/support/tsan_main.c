@@ -6,9 +6,11 @@
  */
 #include <criterion/criterion.h>
 
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,12 +60,24 @@ void crt_skip(const char *fmt, ...)
     exit(EXIT_SKIPPED);
 }
 
+/* Criterion's `--filter suite/name` (a glob), for running one test. */
+static const char *filter_of(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--filter") == 0)
+            return argv[i + 1];
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    const char *filter = filter_of(argc, argv);
     int passed = 0, failed = 0, skipped = 0;
     for (int i = 0; i < ntests; i++) {
+        char full[256];
+        snprintf(full, sizeof full, "%s/%s", tests[i].suite, tests[i].name);
+        if (filter != NULL && fnmatch(filter, full, 0) != 0)
+            continue;
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) {
