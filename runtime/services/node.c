@@ -115,7 +115,10 @@ static out_rec *encode_record(const ac_addr *to, const ac_actor_type *type, ac__
  * the node's thread when the link keeps up (runtime/README.md, "Nodes"). */
 static void enqueue(ac__node *N, peer *p, out_rec *r)
 {
-    if (p->q_head == NULL && ac__node_send_now(N, p, r)) {
+    /* Once per turn of the node thread: a stream of sends after the first
+     * waits for it, and leaves in batches. */
+    if (p->q_head == NULL && !p->sent_now && ac__node_send_now(N, p, r)) {
+        p->sent_now = true;
         free(r);
         return;
     }
@@ -309,6 +312,7 @@ static void *node_main(void *arg)
                 ac__node_greet(N, p);
             if (p->q_head != NULL && ac__node_is_up(p))
                 ac__node_flush(N, p);
+            p->sent_now = false;
         }
         ac__node_reconcile(N);
         ac__node_tell(N);
