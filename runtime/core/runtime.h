@@ -50,6 +50,10 @@ struct ac_ctx {
     ac__counters stats;
     void *slots[AC__SERVICE_MAX];   /* the services' per-thread state */
     pthread_t thread;               /* external contexts: the owning thread */
+    /* ac__hold_runnable: actors this context's sends made runnable, kept
+     * for ac__run_held (chained through next_runnable). */
+    bool holding;
+    ac__actor *held, *held_tail;
     struct ac_ctx *next_external;
 };
 

@@ -180,6 +180,13 @@ static void push_local(ac__worker *w, ac__actor *a, bool fresh)
 void ac__schedule(ac_ctx *cx, ac__actor *a)
 {
     ac__worker *w = cx->worker;
+    if (w == NULL && cx->holding) {
+        /* Owned by this context until ac__run_held runs it. */
+        a->next_runnable = NULL;
+        *(cx->held ? &cx->held_tail->next_runnable : &cx->held) = a;
+        cx->held_tail = a;
+        return;
+    }
     if (w == NULL) {
         inject_push(cx->rt, a);
         ac__notify_work(cx->rt);
@@ -562,4 +569,31 @@ unsigned ac__run_here(ac_runtime *rt, bool one_turn)
                 return handled;
         }
     }
+}
+
+void ac__sched_hold(ac_ctx *cx, bool on)
+{
+    /* Never in deterministic mode: only the caller of ac_runtime_run and
+     * ac_runtime_step runs actors there. */
+    cx->holding = on && cx->worker == NULL && cx->rt->nworkers > 0;
+}
+
+void ac__sched_run_held(ac_ctx *cx)
+{
+    ac__actor *a = cx->held;
+    cx->held = cx->held_tail = NULL;
+    bool holding = cx->holding;
+    cx->holding = false;  /* what these turns wake goes to the workers */
+    ac__enter(cx);
+    for (ac__actor *next; a != NULL; a = next) {
+        next = a->next_runnable;
+        unsigned handled;
+        ac__turn end = ac__actor_turn(cx, a, cx->rt->cfg.batch, &handled);
+        if (end == AC__TURN_MORE || (end == AC__TURN_DRAINED && !ac__turn_release(a))) {
+            inject_push(cx->rt, a);
+            ac__notify_work(cx->rt);
+        }
+    }
+    ac__leave(cx);
+    cx->holding = holding;
 }

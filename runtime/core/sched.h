@@ -41,6 +41,9 @@ enum { AC__RUNNING = 0, AC__PARKED = 1, AC__NOTIFIED = 2 };
 
 void ac__schedule(ac_ctx *cx, ac__actor *a);
 void ac__notify_work(ac_runtime *rt);
+/* ac__hold_runnable and ac__run_held (service.h). */
+void ac__sched_hold(ac_ctx *cx, bool on);
+void ac__sched_run_held(ac_ctx *cx);
 int ac__workers_start(ac_runtime *rt);
 void ac__workers_stop(ac_runtime *rt);
 unsigned ac__run_here(ac_runtime *rt, bool one_turn);

@@ -18,6 +18,7 @@
 #include "service.h"
 
 #include "runtime.h"
+#include "sched.h"
 
 void *ac__service_state(ac_runtime *rt, unsigned id)
 {
@@ -242,4 +243,14 @@ void ac__services_print_stats(ac_runtime *rt, FILE *out)
         if (s->print_stats && rt->services[i] != NULL)
             s->print_stats(rt->services[i], out);
     }
+}
+
+void ac__hold_runnable(ac_ctx *cx, bool on)
+{
+    ac__sched_hold(cx, on);
+}
+
+void ac__run_held(ac_ctx *cx)
+{
+    ac__sched_run_held(cx);
 }

@@ -127,6 +127,15 @@ ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr);
 /* The same for an actor the caller already holds (its own self). */
 bool ac__service_alive(ac_ctx *cx, ac__actor *a);
 
+/* For a transport's thread (the node's): while held, an actor that a send
+ * of this context makes runnable stays with it instead of going to the
+ * workers, and ac__run_held runs one turn of each on this thread, handing
+ * to the workers whatever has more to do. A message that arrives for an
+ * idle actor is then handled without waking a worker: one thread hand-off
+ * less (runtime/README.md, "Nodes"). Not in deterministic mode. */
+void ac__hold_runnable(ac_ctx *cx, bool on);
+void ac__run_held(ac_ctx *cx);
+
 /* Whether `addr` names an actor of another node (its node id is not this
  * runtime's). */
 bool ac__addr_remote(ac_ctx *cx, const ac_addr *addr);

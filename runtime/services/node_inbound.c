@@ -169,7 +169,10 @@ void ac__node_receive(ac__node *N)
              * move) while the lock is down. */
             tally t = {0, 0, 0};
             pthread_mutex_unlock(&N->lock);
+            ac__hold_runnable(N->cx, true);
             deliver_batch(N, zmq_msg_data(&body), zmq_msg_size(&body), up, &t);
+            ac__hold_runnable(N->cx, false);
+            ac__run_held(N->cx);
             pthread_mutex_lock(&N->lock);
             N->stats.malformed += t.malformed;
             N->stats.misdirected += t.misdirected;
