@@ -251,6 +251,23 @@ static inline void remote_wait_up(ac_runtime *rt, int other)
     bench_fail("remote: %s did not come up within %d ms", remote_names[other], REMOTE_WAIT_MS);
 }
 
+/* The measuring node's start: the peer process (running peer_main), then
+ * this node (alpha), both up, and the address of the peer's actor, which
+ * the peer passes back. */
+static inline ac_runtime *remote_begin(remote_cluster *c,
+                                       int (*peer_main)(remote_cluster *c, int in, int out),
+                                       uint32_t timeout_ms, const char *bench, ac_addr *actor)
+{
+    remote_start_peer(c, peer_main);
+    ac_runtime *rt = remote_node(c, ALPHA, timeout_ms);
+    remote_wait_up(rt, BETA);
+    remote_msg ready;
+    if (!remote_recv(c->from_peer, &ready, REMOTE_WAIT_MS) || ready.kind != REMOTE_READY)
+        bench_fail("%s: the peer did not say where its actor is", bench);
+    *actor = ready.addr;
+    return rt;
+}
+
 /* VmHWM of a process, in kB (0 when it cannot be read). */
 static inline long remote_peak_rss_kb(pid_t pid)
 {

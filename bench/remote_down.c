@@ -98,12 +98,8 @@ int main(int argc, char **argv)
     timeout_ms = (uint32_t)t;
 
     remote_cluster *c = remote_setup();
-    remote_start_peer(c, watched_node);
-    ac_runtime *rt = remote_node(c, ALPHA, timeout_ms);
-    remote_wait_up(rt, BETA);
     remote_msg ready;
-    if (!remote_recv(c->from_peer, &ready, REMOTE_WAIT_MS) || ready.kind != REMOTE_READY)
-        bench_fail("remote_down: the peer did not say where its actor is");
+    ac_runtime *rt = remote_begin(c, watched_node, timeout_ms, "remote_down", &ready.addr);
     long peer_rss = remote_peak_rss_kb(c->peer);
     char before = remote_proc_state(c->peer);
     if (before != 'S' && before != 'R')

@@ -57,13 +57,9 @@ int main(int argc, char **argv)
 {
     uint64_t n = bench_arg(argc, argv, 1, "N");
     remote_cluster *c = remote_setup();
-    remote_start_peer(c, ponger_node);
     sem_init(&finished, 0, 0);
-    ac_runtime *rt = remote_node(c, ALPHA, 0);
-    remote_wait_up(rt, BETA);
     remote_msg ready;
-    if (!remote_recv(c->from_peer, &ready, REMOTE_WAIT_MS) || ready.kind != REMOTE_READY)
-        bench_fail("remote_pingpong: the peer did not say where its ponger is");
+    ac_runtime *rt = remote_begin(c, ponger_node, 0, "remote_pingpong", &ready.addr);
     ac_ctx *cx = ac_runtime_ctx(rt);
     remote_pingpong_Pinger_ref pinger;
     bench_check(remote_pingpong_Pinger_spawn(cx, &pinger), "spawn");

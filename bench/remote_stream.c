@@ -123,13 +123,9 @@ int main(int argc, char **argv)
     if (bench_arg(argc, argv, 2, usage) != 8 + PAD)
         bench_fail("remote_stream: messages are %d bytes (the IDL's u64 and u8[%d])", 8 + PAD, PAD);
     remote_cluster *c = remote_setup();
-    remote_start_peer(c, sender_node);
     sem_init(&finished, 0, 0);
-    ac_runtime *rt = remote_node(c, ALPHA, 0);
-    remote_wait_up(rt, BETA);
     remote_msg ready;
-    if (!remote_recv(c->from_peer, &ready, REMOTE_WAIT_MS) || ready.kind != REMOTE_READY)
-        bench_fail("remote_stream: the peer did not say where its sender is");
+    ac_runtime *rt = remote_begin(c, sender_node, 0, "remote_stream", &ready.addr);
     ac_ctx *cx = ac_runtime_ctx(rt);
     remote_stream_Receiver_ref receiver;
     bench_check(remote_stream_Receiver_spawn(cx, &receiver), "spawn");

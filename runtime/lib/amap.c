@@ -97,3 +97,26 @@ void ac__amap_each(ac__amap *m, void (*fn)(ac__amap_node *, void *), void *arg)
     each_arg e = {fn, arg};
     ac__table_each(&m->table, each_node, &e);
 }
+
+typedef struct select_arg {
+    bool (*keep)(const ac__amap_node *, void *);
+    void *arg;
+    ac__amap_node *found;
+} select_arg;
+
+static void select_one(ac__amap_node *x, void *arg)
+{
+    select_arg *s = arg;
+    if (s->keep(x, s->arg)) {
+        x->next = s->found;
+        s->found = x;
+    }
+}
+
+ac__amap_node *ac__amap_select(ac__amap *m, bool (*keep)(const ac__amap_node *, void *),
+                               void *arg)
+{
+    select_arg s = {keep, arg, NULL};
+    ac__amap_each(m, select_one, &s);
+    return s.found;
+}

@@ -33,5 +33,8 @@ void ac__amap_remove(ac__amap *m, ac__amap_node *x);
 ac__amap_node *ac__amap_take(ac__amap *m, const ac_addr *key, uint64_t extra);
 /* Calls fn on every node; fn may free the node (tearing down). */
 void ac__amap_each(ac__amap *m, void (*fn)(ac__amap_node *, void *), void *arg);
+/* The nodes `keep` says yes to, linked through `next` (still on the map). */
+ac__amap_node *ac__amap_select(ac__amap *m, bool (*keep)(const ac__amap_node *, void *),
+                               void *arg);
 
 #endif /* AC_LIB_AMAP_H */

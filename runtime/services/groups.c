@@ -205,31 +205,40 @@ static int join(struct ac__groups *t, const char *name, size_t len, const ac_add
     return 0;
 }
 
+/* Joins `who` to the group, allocating outside the lock: an actor of this
+ * node (cx set: it must be alive, and every node up is told), or another
+ * node's member (cx NULL). */
+static int join_new(struct ac__groups *t, ac_ctx *cx, const char *name, size_t len,
+                    const ac_addr *who)
+{
+    group *g = calloc(1, sizeof *g + len + 1);
+    member *m = malloc(sizeof *m);
+    int rc = AC_ENOMEM;
+    if (g != NULL && m != NULL) {
+        memcpy(g->name, name, len);
+        ac__tname_set(&g->by_name, g->name, len);
+        if (cx != NULL)
+            ac__enter(cx);  /* ac__service_target reads the routing table */
+        pthread_mutex_lock(&t->lock);
+        ac__actor *a = cx != NULL ? ac__service_target(cx, who) : NULL;
+        rc = cx != NULL && a == NULL ? AC_ENOTFOUND : join(t, name, len, who, a, &g, &m);
+        if (rc == 0 && cx != NULL)
+            tell(cx, 0, GRP_JOIN, name, len, who);
+        pthread_mutex_unlock(&t->lock);
+        if (cx != NULL)
+            ac__leave(cx);
+    }
+    free(g);
+    free(m);
+    return rc;
+}
+
 int ac_group_join(ac_ctx *cx, const char *group_name, const ac_addr *who)
 {
     size_t len = ac__name_len(group_name);
     if (cx == NULL || who == NULL || len == 0)
         return AC_EINVAL;
-    struct ac__groups *t = groups_of(cx);
-    /* Allocated outside the lock; freed if not needed. */
-    group *g = calloc(1, sizeof *g + len + 1);
-    member *m = malloc(sizeof *m);
-    int rc = AC_ENOMEM;
-    if (g != NULL && m != NULL) {
-        memcpy(g->name, group_name, len);
-        ac__tname_set(&g->by_name, g->name, len);
-        ac__enter(cx);  /* ac__service_target reads the routing table */
-        pthread_mutex_lock(&t->lock);
-        ac__actor *a = ac__service_target(cx, who);
-        rc = a ? join(t, group_name, len, who, a, &g, &m) : AC_ENOTFOUND;
-        if (rc == 0)
-            tell(cx, 0, GRP_JOIN, group_name, len, who);
-        pthread_mutex_unlock(&t->lock);
-        ac__leave(cx);
-    }
-    free(g);
-    free(m);
-    return rc;
+    return join_new(groups_of(cx), cx, group_name, len, who);
 }
 
 int ac_group_leave(ac_ctx *cx, const char *group_name, const ac_addr *who)
@@ -520,24 +529,6 @@ static void sweep_free(sweep *w)
     }
 }
 
-/* Another node's member joins (or is joined again: nothing new). */
-static int remote_join(struct ac__groups *t, const char *name, size_t len, const ac_addr *who)
-{
-    group *g = calloc(1, sizeof *g + len + 1);
-    member *m = malloc(sizeof *m);
-    int rc = AC_ENOMEM;
-    if (g != NULL && m != NULL) {
-        memcpy(g->name, name, len);
-        ac__tname_set(&g->by_name, g->name, len);
-        pthread_mutex_lock(&t->lock);
-        rc = join(t, name, len, who, NULL, &g, &m);
-        pthread_mutex_unlock(&t->lock);
-    }
-    free(g);
-    free(m);
-    return rc;
-}
-
 /* A publish from another node: decoded once by the type of a local member
  * it was encoded for, and copied to each local member. */
 static int remote_publish(ac_ctx *cx, struct ac__groups *t, const char *name, size_t len,
@@ -583,7 +574,7 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     if (ac_addr_node(&who) != from)
         return AC__EFORGED;
     if (op == GRP_JOIN) {
-        (void)remote_join(t, name, nlen, &who);  /* out of memory: not seen here */
+        (void)join_new(t, NULL, name, nlen, &who);  /* out of memory: not seen here */
         return 0;
     }
     sweep w = {t, NULL, NULL};

@@ -316,35 +316,26 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     return 0;
 }
 
-typedef struct lost_scan {
-    uint64_t node;
-    ac__amap_node *found;  /* the remote ends, chained through next */
-} lost_scan;
-
-static void scan_lost(ac__amap_node *x, void *arg)
+/* An end on node *arg. */
+static bool on_node(const ac__amap_node *x, void *arg)
 {
-    lost_scan *l = arg;
-    if (ac_addr_node(&x->key) == l->node) {
-        x->next = l->found;
-        l->found = x;
-    }
+    return ac_addr_node(&x->key) == *(const uint64_t *)arg;
 }
 
 /* Node `node` is gone: every link to its actors ends with NOCONNECTION. */
 static void node_lost(ac_ctx *cx, void *state, uint64_t node)
 {
     ac__links *L = state;
-    lost_scan l = {node, NULL};
     pthread_mutex_lock(&L->lock);
-    ac__amap_each(&L->map, scan_lost, &l);
-    for (ac__amap_node *x = l.found; x != NULL; x = x->next) {
+    ac__amap_node *found = ac__amap_select(&L->map, on_node, &node);
+    for (ac__amap_node *x = found; x != NULL; x = x->next) {
         int which;
         link_rec *r = rec_of(x, &which);
         ac__amap_remove(&L->map, &r->end[0]);
         ac__amap_remove(&L->map, &r->end[1]);
     }
     pthread_mutex_unlock(&L->lock);
-    for (ac__amap_node *x = l.found, *next; x != NULL; x = next) {
+    for (ac__amap_node *x = found, *next; x != NULL; x = next) {
         next = x->next;
         int which;
         link_rec *r = rec_of(x, &which);

@@ -334,19 +334,12 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     }
 }
 
-typedef struct lost_scan {
-    uint64_t node;
-    ac__amap_node *found;  /* by_ref nodes, chained through next */
-} lost_scan;
-
-static void scan_lost(ac__amap_node *x, void *arg)
+/* A monitor whose target or watcher lives on node *arg. */
+static bool on_node(const ac__amap_node *x, void *arg)
 {
-    lost_scan *l = arg;
-    monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
-    if (ac_addr_node(&m->by_target.key) == l->node || ac_addr_node(&m->by_watcher.key) == l->node) {
-        x->next = l->found;
-        l->found = x;
-    }
+    const monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
+    uint64_t node = *(const uint64_t *)arg;
+    return ac_addr_node(&m->by_target.key) == node || ac_addr_node(&m->by_watcher.key) == node;
 }
 
 /* Node `node` is gone: monitors of its actors fire with NOCONNECTION,
@@ -354,13 +347,12 @@ static void scan_lost(ac__amap_node *x, void *arg)
 static void node_lost(ac_ctx *cx, void *state, uint64_t node)
 {
     ac__monitors *M = state;
-    lost_scan l = {node, NULL};
     pthread_mutex_lock(&M->lock);
-    ac__amap_each(&M->by_ref, scan_lost, &l);
-    for (ac__amap_node *x = l.found; x != NULL; x = x->next)
+    ac__amap_node *found = ac__amap_select(&M->by_ref, on_node, &node);
+    for (ac__amap_node *x = found; x != NULL; x = x->next)
         unlink_all(M, AC__CONTAINER_OF(x, monitor, by_ref));
     pthread_mutex_unlock(&M->lock);
-    for (ac__amap_node *x = l.found, *next; x != NULL; x = next) {
+    for (ac__amap_node *x = found, *next; x != NULL; x = next) {
         next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
         if (ac_addr_node(&m->by_target.key) == node)

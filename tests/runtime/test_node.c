@@ -296,22 +296,32 @@ static uint64_t malformed(const ac_node_stats *s) { return s->malformed; }
 static uint64_t impostors(const ac_node_stats *s) { return s->impostors; }
 static uint64_t misdirected(const ac_node_stats *s) { return s->misdirected; }
 
-/* A batch with one HELLO naming `name`, from `from` to `to`. */
-static size_t hello_batch(uint8_t *buf, uint64_t from, uint64_t to, const char *name)
+/* A batch of one record (op, body) from `from` to `to`. */
+static size_t record_batch(uint8_t *buf, uint64_t from, uint64_t to, uint8_t op,
+                           const uint8_t *body, uint32_t len)
 {
-    size_t n = strlen(name), at = 0;
-    uint32_t magic = 0x314E4341u, len = (uint32_t)(2 + n);
+    size_t at = 0;
+    uint32_t magic = 0x314E4341u, rlen = 1 + len;
     uint16_t version = 1, records = 1;
     memcpy(buf + at, &magic, 4), at += 4;
     memcpy(buf + at, &version, 2), at += 2;
     memcpy(buf + at, &records, 2), at += 2;
     memcpy(buf + at, &from, 8), at += 8;
     memcpy(buf + at, &to, 8), at += 8;
-    memcpy(buf + at, &len, 4), at += 4;
-    buf[at++] = 1;  /* HELLO */
-    buf[at++] = (uint8_t)n;
-    memcpy(buf + at, name, n);
-    return at + n;
+    memcpy(buf + at, &rlen, 4), at += 4;
+    buf[at++] = op;
+    memcpy(buf + at, body, len);
+    return at + len;
+}
+
+/* A batch with one HELLO naming `name`, from `from` to `to`. */
+static size_t hello_batch(uint8_t *buf, uint64_t from, uint64_t to, const char *name)
+{
+    uint8_t body[1 + 64];
+    size_t n = strlen(name);
+    body[0] = (uint8_t)n;
+    memcpy(body + 1, name, n);
+    return record_batch(buf, from, to, 1 /* HELLO */, body, (uint32_t)(1 + n));
 }
 
 /* beta's key in a hand-made client: it passes the handshake, and then what
@@ -374,24 +384,6 @@ Test(node, an_authenticated_peer_cannot_lie_or_send_garbage, .timeout = 60)
 }
 
 static uint64_t forged(const ac_node_stats *s) { return s->forged; }
-
-/* A batch of one record (op, body) from `from` to `to`. */
-static size_t record_batch(uint8_t *buf, uint64_t from, uint64_t to, uint8_t op,
-                           const uint8_t *body, uint32_t len)
-{
-    size_t at = 0;
-    uint32_t magic = 0x314E4341u, rlen = 1 + len;
-    uint16_t version = 1, records = 1;
-    memcpy(buf + at, &magic, 4), at += 4;
-    memcpy(buf + at, &version, 2), at += 2;
-    memcpy(buf + at, &records, 2), at += 2;
-    memcpy(buf + at, &from, 8), at += 8;
-    memcpy(buf + at, &to, 8), at += 8;
-    memcpy(buf + at, &rlen, 4), at += 4;
-    buf[at++] = op;
-    memcpy(buf + at, body, len);
-    return at + len;
-}
 
 /* A MONITOR DOWN body: watcher, who, ref, reason, code. */
 static uint32_t down_body(uint8_t *b, const ac_addr *watcher, const ac_addr *who, uint64_t ref,
