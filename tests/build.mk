@@ -55,7 +55,7 @@ $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='
 
 # The cluster suite's node program (tests/cluster/node): a runtime made a
 # node of a cluster file and driven over stdin/stdout. It is built with the
-# suite's flags, sanitizers included.
+# suite's flags, sanitizers included, and is what netns.sh runs too.
 CLUSTERNODE := $(BUILD)/tests/clusternode
 CLUSTERNODE_GEN := $(BUILD)/tests/gen/cluster-node
 $(eval $(call actorc_rules,tests/cluster/node,$(CLUSTERNODE_GEN),))
@@ -66,6 +66,12 @@ $(CLUSTERNODE): $(BUILD)/obj/tests/cluster/node/clusternode.o $(CLUSTERNODE_GEN)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RUNTIME_LIBS)
 $(cluster_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -Itests/support -DCLUSTERNODE_BIN='"$(CLUSTERNODE)"'
+
+# The cases that need network namespaces (a cut link, a slow one): root
+# only, so not part of make test; .ci/run runs them.
+.PHONY: test-netns
+test-netns: $(CLUSTERNODE) $(BUILD)/actorc-keygen
+	tests/cluster/netns.sh $(CLUSTERNODE) $(BUILD)/actorc-keygen
 
 # tests/runtime/alloc_count.c counts every heap allocation of the runtime
 # suite, the runtime's own included, through the linker.
