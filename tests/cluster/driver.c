@@ -121,6 +121,23 @@ static bool read_line(cnode *n, uint64_t wait_ms, char *line, size_t cap)
 
 /* ---- the cluster ------------------------------------------------------------------ */
 
+/* A port for each node, all different: held open together while they are
+ * drawn (one at a time, as free_port draws, the kernel may give one twice). */
+static void distinct_ports(int ports[CLUSTER_MAX])
+{
+    int s[CLUSTER_MAX];
+    for (int i = 0; i < CLUSTER_MAX; i++) {
+        s[i] = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof a;
+        cr_assert_eq(bind(s[i], (struct sockaddr *)&a, sizeof a), 0);
+        cr_assert_eq(getsockname(s[i], (struct sockaddr *)&a, &len), 0);
+        ports[i] = ntohs(a.sin_port);
+    }
+    for (int i = 0; i < CLUSTER_MAX; i++)
+        close(s[i]);
+}
+
 static void write_outsiders(void)
 {
     FILE *f = fopen(cl.outsiders, "w");
@@ -147,9 +164,12 @@ void cluster_up(int size, uint32_t timeout_ms)
     cl.have_dir = true;
     member ms[CLUSTER_MAX];
     node_dir d = cl.d;  /* not cl's own: gcc cannot tell that it does not overlap cl.n */
+    int ports[CLUSTER_MAX];
+    distinct_ports(ports);
     for (int i = 0; i < CLUSTER_MAX; i++) {
         cl.n[i].to = cl.n[i].from = -1;
         make_member(&d, &cl.n[i].m, names[i]);
+        snprintf(cl.n[i].m.endpoint, sizeof cl.n[i].m.endpoint, "tcp://127.0.0.1:%d", ports[i]);
         ms[i] = cl.n[i].m;
         cl.n[i].cluster_file = i < size ? cl.file : cl.outsiders;
     }
