@@ -1,16 +1,17 @@
 # Criterion suites. Each folder under tests/ is one test binary:
 #   tests/compiler -> $(BUILD)/tests/test_compiler  (links the compiler library)
 #   tests/runtime  -> $(BUILD)/tests/test_runtime
+#   tests/cluster  -> $(BUILD)/tests/test_cluster   (starts $(CLUSTERNODE) processes)
 # A suite's *.actor files are compiled by $(BUILD)/actorc into
 # $(BUILD)/tests/gen/<suite>/ and linked into that suite.
 
-TEST_SUITES := compiler runtime
+TEST_SUITES := compiler runtime cluster
 # Criterion cannot run under ThreadSanitizer (see tests/support/
 # tsan-include/criterion/criterion.h): that build compiles the concurrent
 # suites against a stand-in header and its own runner. The compiler suite is
 # single-threaded; AddressSanitizer covers it.
 ifneq ($(findstring thread,$(SANITIZE)),)
-TEST_SUITES := runtime
+TEST_SUITES := runtime cluster
 TEST_CRITERION_CFLAGS := -Itests/support/tsan-include
 TEST_CRITERION_LIBS :=
 TEST_MAIN := $(BUILD)/obj/tests/support/tsan_main.o
@@ -52,6 +53,26 @@ $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Itests/fuzz
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
     -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'
 
+# The cluster suite's node program (tests/cluster/node): a runtime made a
+# node of a cluster file and driven over stdin/stdout. It is built with the
+# suite's flags, sanitizers included, and is what netns.sh runs too.
+CLUSTERNODE := $(BUILD)/tests/clusternode
+CLUSTERNODE_GEN := $(BUILD)/tests/gen/cluster-node
+$(eval $(call actorc_rules,tests/cluster/node,$(CLUSTERNODE_GEN),))
+$(BUILD)/obj/tests/cluster/node/clusternode.o: CPPFLAGS += -I$(CLUSTERNODE_GEN)
+$(BUILD)/obj/tests/cluster/node/clusternode.o: $(CLUSTERNODE_GEN)/traffic.actor.h
+$(CLUSTERNODE): $(BUILD)/obj/tests/cluster/node/clusternode.o $(CLUSTERNODE_GEN)/traffic.actor.o \
+    $(BUILD)/libactorc.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RUNTIME_LIBS)
+$(cluster_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -Itests/support -DCLUSTERNODE_BIN='"$(CLUSTERNODE)"'
+
+# The cases that need network namespaces (a cut link, a slow one): root
+# only, so not part of make test; .ci/run runs them.
+.PHONY: test-netns
+test-netns: $(CLUSTERNODE) $(BUILD)/actorc-keygen
+	tests/cluster/netns.sh $(CLUSTERNODE) $(BUILD)/actorc-keygen
+
 # tests/runtime/alloc_count.c counts every heap allocation of the runtime
 # suite, the runtime's own included, through the linker.
 $(BUILD)/tests/test_runtime: private LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
@@ -66,7 +87,7 @@ EXAMPLE_TEST_ARGS_pingpong := 20000
 # tests/structure: the runtime's dependencies point one way (check.sh, on
 # the sources and the objects just built), and the check catches a planted
 # violation of each kind (selftest.sh).
-test: all $(TEST_BINS) examples
+test: all $(TEST_BINS) $(CLUSTERNODE) examples
 	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done

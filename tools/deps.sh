@@ -27,6 +27,12 @@ if [ "${1:-}" = --bench ]; then
     need_cmd gnuplot gnuplot-nox
 fi
 
+# --netns (.ci/run, make test-netns): ip and tc for the network namespaces.
+if [ "${1:-}" = --netns ]; then
+    need_cmd ip iproute2
+    need_cmd tc iproute2
+fi
+
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 # pkg-config itself may be what is missing: then the .pc checks above failed

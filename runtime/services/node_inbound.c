@@ -94,6 +94,10 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
         if (h.from_node != p->node) {
             p->node = h.from_node;
             p->incarnations++;
+            /* Our greeting on a link that came back before this HELLO did
+             * went to the incarnation we knew, and the new one dropped it
+             * as misdirected: greet this one. */
+            p->greet = p->linked;
         }
     }
     if (got < 0) {

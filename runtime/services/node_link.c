@@ -68,12 +68,17 @@ void ac__node_set_int(void *sock, int option, int value)
 
 /* Every socket of the node: no linger (a shutdown never waits on a dead
  * peer), and ZMTP heartbeats, which end a link that stays silent for the
- * timeout (a frozen or cut-off peer) and tell the peer to do the same. */
+ * timeout (a frozen or cut-off peer) and tell the peer to do the same.
+ * ZeroMQ's timeout runs from the first ping left unanswered, which goes
+ * out up to one interval after the peer's last word: so that a link is
+ * down at most timeout_ms after that word, the interval is taken off. */
 void ac__node_common_options(ac__node *N, void *sock)
 {
+    uint32_t after_ping = N->timeout_ms > N->heartbeat_ms ? N->timeout_ms - N->heartbeat_ms
+                                                           : N->timeout_ms;
     ac__node_set_int(sock, ZMQ_LINGER, 0);
     ac__node_set_int(sock, ZMQ_HEARTBEAT_IVL, (int)N->heartbeat_ms);
-    ac__node_set_int(sock, ZMQ_HEARTBEAT_TIMEOUT, (int)N->timeout_ms);
+    ac__node_set_int(sock, ZMQ_HEARTBEAT_TIMEOUT, (int)after_ping);
     ac__node_set_int(sock, ZMQ_HEARTBEAT_TTL, (int)N->timeout_ms);
     ac__node_set_int(sock, ZMQ_HANDSHAKE_IVL, HANDSHAKE_MS);
 }
