@@ -38,16 +38,30 @@ static inline void remove_dir(node_dir *d)
     cr_assert_eq(system(cmd), 0);
 }
 
-/* A TCP port nobody listens on now (the kernel's pick). */
+/* A TCP port nobody listens on now (the kernel's pick), and not one this
+ * process was given before: the kernel may hand a port it just freed out
+ * again, and two members of one cluster must not share one. */
 static inline int free_port(void)
 {
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-    close(s);
-    return ntohs(a.sin_port);
+    static int given[256];
+    static unsigned ngiven;
+    for (;;) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof a;
+        cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+        cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+        close(s);
+        int port = ntohs(a.sin_port);
+        bool seen = false;
+        for (unsigned i = 0; i < ngiven && !seen; i++)
+            seen = given[i] == port;
+        if (seen)
+            continue;
+        if (ngiven < sizeof given / sizeof given[0])
+            given[ngiven++] = port;  /* a test makes a handful */
+        return port;
+    }
 }
 
 typedef struct member {
