@@ -122,7 +122,9 @@ static int run_node(const char *name, const char *dir)
 static const char *self_path;
 static char dir[64];
 
-static int free_port(void)
+/* A loopback port nobody listens on, held open in *fd until the caller
+ * closes it: the three are drawn while all are held, so no two are one. */
+static int free_port(int *fd)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -131,8 +133,7 @@ static int free_port(void)
     if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
         getsockname(s, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);
-    if (s >= 0)
-        close(s);
+    *fd = s;
     return port;
 }
 
@@ -148,17 +149,20 @@ static int make_cluster(void)
     if (f == NULL)
         return -1;
     fprintf(f, "# name  endpoint  public key\n");
-    for (int i = 0; i < 3; i++) {
+    int fds[3] = {-1, -1, -1}, rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++) {
         char key[128], pub[AC_NODE_KEY_LEN + 1];
         snprintf(key, sizeof key, "%s/%s.key", dir, node_names[i]);
-        int port = free_port();
-        if (port < 0 || ac_node_keygen(key, pub) != 0) {
-            fclose(f);
-            return -1;
-        }
-        fprintf(f, "%s tcp://127.0.0.1:%d %s\n", node_names[i], port, pub);
+        int port = free_port(&fds[i]);
+        if (port < 0 || ac_node_keygen(key, pub) != 0)
+            rc = -1;
+        else
+            fprintf(f, "%s tcp://127.0.0.1:%d %s\n", node_names[i], port, pub);
     }
-    return fclose(f);
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return fclose(f) != 0 ? -1 : rc;
 }
 
 static pid_t spawn_node(const char *name)
