@@ -21,7 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int free_port(void)
+/* A loopback port nobody listens on, its socket left open in *fd: every
+ * node's port is drawn while the others are held, so no two are one. */
+static int free_port(int *fd)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -29,7 +31,7 @@ static int free_port(void)
     if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
         getsockname(s, (struct sockaddr *)&a, &len) != 0)
         bench_fail("mesh_idle: no free port");
-    close(s);
+    *fd = s;
     return ntohs(a.sin_port);
 }
 
@@ -76,13 +78,19 @@ int main(int argc, char **argv)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         bench_fail("mesh_idle: %s", path);
+    int *held = calloc(n, sizeof *held);
+    if (held == NULL)
+        bench_fail("mesh_idle: out of memory");
     for (size_t i = 0; i < n; i++) {
         char key[128], pub[AC_NODE_KEY_LEN + 1];
         snprintf(key, sizeof key, "%s/n%zu.key", dir, i);
         bench_check(ac_node_keygen(key, pub), "ac_node_keygen");
-        fprintf(f, "n%zu tcp://127.0.0.1:%d %s\n", i, free_port(), pub);
+        fprintf(f, "n%zu tcp://127.0.0.1:%d %s\n", i, free_port(&held[i]), pub);
     }
     fclose(f);
+    for (size_t i = 0; i < n; i++)
+        close(held[i]);
+    free(held);
 
     /* One worker each: the mesh's cost is the nodes', not the workers'. */
     ac_runtime **rts = calloc(n, sizeof *rts);
