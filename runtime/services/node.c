@@ -21,7 +21,11 @@
  * the handshake. A greeting is believed only if the name it carries is the
  * User-Id its key was allowed as.
  *
- * A peer is up while our link to it is connected and it has greeted us.
+ * A peer is up while our link to it is connected and it has greeted us
+ * since that link last went down (it may have restarted meanwhile: until
+ * it says, sends to it are dead letters here). A greeting to an unknown
+ * incarnation (0) asks for one back, so a peer whose own link to us never
+ * dropped still greets again.
  *
  * This file holds the thread's loop, the sends to other nodes (the forward
  * hook), starting and stopping, and the API; node_link.c the links,

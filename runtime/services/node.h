@@ -41,6 +41,8 @@ typedef struct peer {
     bool removed;              /* ac_node_remove_peer: the thread closes it */
     bool linked;               /* the dealer's handshake succeeded since it last disconnected */
     bool greet;                /* a HELLO is due on the dealer */
+    bool greeted;              /* it greeted us since our link last went
+                                  down: `node` is its incarnation now */
     bool sent_now;             /* a record went out from a sender's thread
                                   since the node thread's last turn */
     uint64_t node;             /* its incarnation, from its HELLO; 0: none yet */

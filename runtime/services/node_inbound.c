@@ -77,7 +77,7 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
             bool was_up = ac__node_is_up(p);
             ac__node_close_link(p);
             ac__node_drop_queue(N->cx, p);
-            p->linked = p->greet = false;
+            p->linked = p->greet = p->greeted = false;
             p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;
             if (was_up)
                 p->losses++;
@@ -91,6 +91,7 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
             N->stats.impostors++;  /* a key of one node, the name of another */
             return false;
         }
+        p->greeted = true;
         if (h.from_node != p->node) {
             p->node = h.from_node;
             p->incarnations++;
@@ -99,6 +100,10 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
              * as misdirected: greet this one. */
             p->greet = p->linked;
         }
+        /* It does not know us (it started, or its link to us went down):
+         * it waits for our greeting. */
+        if (h.to_node == 0)
+            p->greet = p->linked;
     }
     if (got < 0) {
         N->stats.malformed++;

@@ -13,7 +13,7 @@
 
 bool ac__node_is_up(const peer *p)
 {
-    return p->linked && p->node != 0;
+    return p->linked && p->greeted && p->node != 0;
 }
 
 /* The live peer named `name`, or NULL; under the lock. */
@@ -150,7 +150,9 @@ static bool send_one(ac__node *N, peer *p, ac__frame_op op)
 {
     uint8_t buf[AC__FRAME_HEADER_SIZE + AC__RECORD_HEADER_SIZE + 1 + AC_NODE_NAME_MAX];
     ac_wire_out out = {buf, sizeof buf, 0};
-    ac__frame_header h = {1, ac_runtime_node(N->rt), p->node};
+    /* Its incarnation, or 0 when it has not greeted us since our link went
+     * down (it may have restarted): a HELLO to 0 asks for its greeting. */
+    ac__frame_header h = {1, ac_runtime_node(N->rt), p->greeted ? p->node : 0};
     ac__frame_put_header(&out, &h);
     if (op == AC__OP_HELLO)
         ac__frame_put_hello(&out, N->name);
@@ -239,6 +241,7 @@ void ac__node_link_event(ac__node *N, peer *p)
     } else if (event == ZMQ_EVENT_DISCONNECTED) {
         p->linked = false;
         p->greet = false;
+        p->greeted = false;  /* until it greets again, it may have restarted */
         ac__node_drop_queue(N->cx, p);  /* what it had not taken is lost with the link */
     } else if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
