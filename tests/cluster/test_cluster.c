@@ -4,8 +4,8 @@
  * one is killed, frozen, restarted, or when a stranger knocks.
  *
  * A scenario is the commands of node/clusternode.c; one that needs more
- * (an ask, a monitor, a name, a group across nodes) is one more command
- * there and a test here.
+ * is one more command there (asks, names, groups, monitors and links
+ * across nodes: node/services.c, tested in test_services.c).
  */
 #include "driver.h"
 
