@@ -55,14 +55,18 @@ $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='
 
 # The cluster suite's node program (tests/cluster/node): a runtime made a
 # node of a cluster file and driven over stdin/stdout. It is built with the
-# suite's flags, sanitizers included, and is what netns.sh runs too.
+# suite's flags, sanitizers included, and is what netns.sh runs too: every
+# .c and .actor of tests/cluster/node (one scenario's topic a file).
 CLUSTERNODE := $(BUILD)/tests/clusternode
 CLUSTERNODE_GEN := $(BUILD)/tests/gen/cluster-node
+CLUSTERNODE_IDL := $(wildcard tests/cluster/node/*.actor)
+CLUSTERNODE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/cluster/node/*.c)) \
+    $(CLUSTERNODE_IDL:tests/cluster/node/%.actor=$(CLUSTERNODE_GEN)/%.actor.o)
 $(eval $(call actorc_rules,tests/cluster/node,$(CLUSTERNODE_GEN),))
-$(BUILD)/obj/tests/cluster/node/clusternode.o: CPPFLAGS += -I$(CLUSTERNODE_GEN)
-$(BUILD)/obj/tests/cluster/node/clusternode.o: $(CLUSTERNODE_GEN)/traffic.actor.h
-$(CLUSTERNODE): $(BUILD)/obj/tests/cluster/node/clusternode.o $(CLUSTERNODE_GEN)/traffic.actor.o \
-    $(BUILD)/libactorc.a
+$(filter $(BUILD)/obj/%,$(CLUSTERNODE_OBJ)): CPPFLAGS += -I$(CLUSTERNODE_GEN)
+$(filter $(BUILD)/obj/%,$(CLUSTERNODE_OBJ)): \
+    $(CLUSTERNODE_IDL:tests/cluster/node/%.actor=$(CLUSTERNODE_GEN)/%.actor.h)
+$(CLUSTERNODE): $(CLUSTERNODE_OBJ) $(BUILD)/libactorc.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RUNTIME_LIBS)
 $(cluster_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -Itests/support -DCLUSTERNODE_BIN='"$(CLUSTERNODE)"'

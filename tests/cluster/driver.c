@@ -329,6 +329,20 @@ uint64_t field_hex(const char *reply, const char *key)
     return v ? strtoull(v, NULL, 16) : 0;
 }
 
+int64_t field_int(const char *reply, const char *key)
+{
+    const char *v = value_of(reply, key);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+const char *field_word(const char *reply, const char *key, char *out, size_t cap)
+{
+    const char *v = value_of(reply, key);
+    size_t n = v ? strcspn(v, " ") : 0;
+    snprintf(out, cap, "%.*s", (int)n, v ? v : "");
+    return out;
+}
+
 bool wait_report(int i, int station, int stream, const char *key, uint64_t want,
                  char reply[REPLY_MAX])
 {
@@ -345,6 +359,17 @@ bool wait_stat(int i, const char *key, uint64_t want, char reply[REPLY_MAX])
 {
     for (uint64_t t0 = now_ms();; usleep(5000)) {
         node_cmd(i, reply, "stats");
+        if (field(reply, key) >= want)
+            return true;
+        if (now_ms() - t0 >= WAIT_MS)
+            return false;
+    }
+}
+
+bool wait_seen(int i, int w, const char *key, uint64_t want, char reply[REPLY_MAX])
+{
+    for (uint64_t t0 = now_ms();; usleep(1000)) {
+        node_cmd(i, reply, "seen %d", w);
         if (field(reply, key) >= want)
             return true;
         if (now_ms() - t0 >= WAIT_MS)

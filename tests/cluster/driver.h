@@ -17,6 +17,11 @@
 #define CLUSTER_MAX 4
 #define STATIONS 2      /* as clusternode spawns */
 #define REPLY_MAX 1024
+/* The issue's guarantee: a lost node is seen down within a second of its
+ * loss, with the default heartbeat (200 ms) and timeout (800 ms). */
+#define DETECT_MS 1000
+/* For tests about delivery (cluster_up). */
+#define LONG_TIMEOUT_MS 10000
 
 typedef struct cnode {
     member m;                   /* name, key file, endpoint, public key */
@@ -78,6 +83,10 @@ void node_cmd(int i, char reply[REPLY_MAX], const char *fmt, ...)
  * if the reply has no such key. */
 uint64_t field(const char *reply, const char *key);
 uint64_t field_hex(const char *reply, const char *key);
+/* The same for a signed value (a status, a reason), and for a word, copied
+ * into out (up to its next blank). */
+int64_t field_int(const char *reply, const char *key);
+const char *field_word(const char *reply, const char *key, char *out, size_t cap);
 
 /* Asks station `station` of node i for stream `stream` until key= reaches at
  * least `want` (within WAIT_MS); the last reply is left in reply. */
@@ -85,6 +94,9 @@ bool wait_report(int i, int station, int stream, const char *key, uint64_t want,
                  char reply[REPLY_MAX]);
 /* Asks node i for its stats until key= reaches at least `want`. */
 bool wait_stat(int i, const char *key, uint64_t want, char reply[REPLY_MAX]);
+/* Asks node i what its Watcher w saw (`seen`) until key= reaches at least
+ * `want` (within WAIT_MS); the last reply is left in reply. */
+bool wait_seen(int i, int w, const char *key, uint64_t want, char reply[REPLY_MAX]);
 
 /* CLOCK_MONOTONIC in µs, the clock of clusternode's at= fields. */
 uint64_t now_us(void);

@@ -4,19 +4,13 @@
  * one is killed, frozen, restarted, or when a stranger knocks.
  *
  * A scenario is the commands of node/clusternode.c; one that needs more
- * (an ask, a monitor, a name, a group across nodes) is one more command
- * there and a test here.
+ * is one more command there (asks, names, groups, monitors and links
+ * across nodes: node/services.c, tested in test_services.c).
  */
 #include "driver.h"
 
 #include <inttypes.h>
 #include <signal.h>
-
-/* The issue's guarantee: a lost node is seen down within a second of its
- * loss, with the default heartbeat (200 ms) and timeout (800 ms). */
-#define DETECT_MS 1000
-/* For tests about delivery (driver.h, cluster_up). */
-#define LONG_TIMEOUT_MS 10000
 
 /* One stream per sender (node i's station s) and receiver (node j). */
 static int stream_of(int i, int s, int j)

@@ -23,8 +23,11 @@
  *                              have no such clock
  *   quit                       shuts the runtime down and exits 0
  *
- * End of input is quit too. A new scenario is one more row of `commands`.
+ * and the commands of services.c (asks, names, groups, monitors and links
+ * across nodes), listed there. End of input is quit too. A new scenario is
+ * one more row of `commands`, its code in a file of its own.
  */
+#include "clusternode.h"
 #include "traffic.actor.h"
 
 #include <inttypes.h>
@@ -35,7 +38,6 @@
 #include <unistd.h>
 
 #define STATIONS 2
-#define ASK_MS 10000
 #define MAX_PEERS 16
 
 /* As many as traffic.actor's arrays hold. */
@@ -96,7 +98,12 @@ int traffic_Station_on_report(traffic_Station *self, ac_ctx *cx, const traffic_S
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-static uint64_t now_us(void)
+ac_ctx *main_ctx(void)
+{
+    return ac_runtime_ctx(rt);
+}
+
+uint64_t now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -112,8 +119,7 @@ static int hex_digit(char c)
     return -1;
 }
 
-/* An address as ac_addr_format writes it: 64 lower-case hex digits. */
-static bool parse_addr(const char *hex, ac_addr *out)
+bool parse_addr(const char *hex, ac_addr *out)
 {
     if (strlen(hex) != 2 * sizeof out->bytes)
         return false;
@@ -150,10 +156,6 @@ static bool find_peer(const char *name, ac_peer_info *out)
 }
 
 /* ---- the commands ---------------------------------------------------------------- */
-
-/* Each gets the command's words after its name and writes the reply
- * (without "ok " or "err "); it returns false for an error. */
-typedef bool (*command_fn)(char **argv, int argc, char *reply, size_t cap);
 
 static bool cmd_burst(char **argv, int argc, char *reply, size_t cap)
 {
@@ -280,6 +282,11 @@ static const struct command {
 } commands[] = {
     {"burst", cmd_burst}, {"report", cmd_report}, {"peer", cmd_peer},
     {"await", cmd_await}, {"stats", cmd_stats},   {"now", cmd_now},
+    /* services.c */
+    {"oracle", cmd_oracle},     {"watcher", cmd_watcher}, {"ask", cmd_ask},
+    {"askwait", cmd_askwait},   {"whereis", cmd_whereis}, {"members", cmd_members},
+    {"publish", cmd_publish},   {"watch", cmd_watch},     {"bind", cmd_bind},
+    {"hold", cmd_hold},         {"farewell", cmd_farewell}, {"seen", cmd_seen},
 };
 
 /* ---- main ------------------------------------------------------------------------- */
