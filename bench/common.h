@@ -7,12 +7,18 @@
 
 #include <actorc.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double bench_now(void)
 {
@@ -65,6 +71,24 @@ static inline uint64_t bench_arg(int argc, char **argv, int i, const char *usage
 bad:
     fprintf(stderr, "usage: %s %s\n", argv[0], usage);
     exit(2);
+}
+
+/* A TCP port on 127.0.0.1 that nobody listens on now (the kernel's pick).
+ * `keep` (may be NULL) holds its socket open, so that ports drawn while it
+ * is held all differ; the caller closes it. */
+static inline int bench_free_port(int *keep)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(s, (struct sockaddr *)&a, &len) != 0)
+        bench_fail("bench: no free port on 127.0.0.1: %s", strerror(errno));
+    if (keep != NULL)
+        *keep = s;
+    else
+        close(s);
+    return ntohs(a.sin_port);
 }
 
 static inline void bench_check(int rc, const char *what)

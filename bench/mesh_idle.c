@@ -15,25 +15,8 @@
  */
 #include "common.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
-
-/* A loopback port nobody listens on, its socket left open in *fd: every
- * node's port is drawn while the others are held, so no two are one. */
-static int free_port(int *fd)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(s, (struct sockaddr *)&a, &len) != 0)
-        bench_fail("mesh_idle: no free port");
-    *fd = s;
-    return ntohs(a.sin_port);
-}
 
 static double cpu_seconds(void)
 {
@@ -85,10 +68,10 @@ int main(int argc, char **argv)
         char key[128], pub[AC_NODE_KEY_LEN + 1];
         snprintf(key, sizeof key, "%s/n%zu.key", dir, i);
         bench_check(ac_node_keygen(key, pub), "ac_node_keygen");
-        fprintf(f, "n%zu tcp://127.0.0.1:%d %s\n", i, free_port(&held[i]), pub);
+        fprintf(f, "n%zu tcp://127.0.0.1:%d %s\n", i, bench_free_port(&held[i]), pub);
     }
     fclose(f);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)  /* drawn while all were held: all differ */
         close(held[i]);
     free(held);
 

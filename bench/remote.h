@@ -16,9 +16,7 @@
 
 #include "common.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -26,7 +24,6 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,23 +84,6 @@ static inline void remote_on_signal(int sig)
     _exit(sig == SIGALRM ? 124 : 128 + sig);
 }
 
-/* A TCP port on 127.0.0.1 that nobody listens on now (the kernel's pick;
- * `keep` holds the first one open so that the second differs). */
-static inline int remote_free_port(int *keep)
-{
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(s, (struct sockaddr *)&a, &len) != 0)
-        bench_fail("remote: no free port on 127.0.0.1: %s", strerror(errno));
-    if (keep != NULL)
-        *keep = s;
-    else
-        close(s);
-    return ntohs(a.sin_port);
-}
-
 /* The folder, two fresh keys, two free ports and the cluster file. */
 static inline remote_cluster *remote_setup(void)
 {
@@ -129,7 +109,7 @@ static inline remote_cluster *remote_setup(void)
         snprintf(c->key[i], sizeof c->key[i], "%.63s/%s.key", c->dir, remote_names[i]);
         bench_check(ac_node_keygen(c->key[i], pub[i]), "ac_node_keygen");
         snprintf(c->endpoint[i], sizeof c->endpoint[i], "tcp://127.0.0.1:%d",
-                 remote_free_port(i == 0 ? &held : NULL));
+                 bench_free_port(i == 0 ? &held : NULL));
     }
     close(held);
     FILE *f = fopen(c->cluster, "w");
@@ -249,6 +229,21 @@ static inline void remote_wait_up(ac_runtime *rt, int other)
         usleep(1000);
     }
     bench_fail("remote: %s did not come up within %d ms", remote_names[other], REMOTE_WAIT_MS);
+}
+
+/* The peer's side of remote_begin: its node (beta), up with alpha ... */
+static inline ac_runtime *remote_peer_node(const remote_cluster *c, uint32_t timeout_ms)
+{
+    ac_runtime *rt = remote_node(c, BETA, timeout_ms);
+    remote_wait_up(rt, ALPHA);
+    return rt;
+}
+
+/* ... then the address of its actor, to the measuring node. */
+static inline void remote_peer_ready(int out, const ac_addr *actor)
+{
+    remote_msg m = {.kind = REMOTE_READY, .addr = *actor};
+    remote_send(out, &m);
 }
 
 /* The measuring node's start: the peer process (running peer_main), then

@@ -57,12 +57,10 @@ static uint32_t timeout_ms;
 static int watched_node(remote_cluster *c, int in, int out)
 {
     sem_init(&poked, 0, 0);
-    ac_runtime *rt = remote_node(c, BETA, timeout_ms);
-    remote_wait_up(rt, ALPHA);
+    ac_runtime *rt = remote_peer_node(c, timeout_ms);
     remote_down_Watched_ref watched;
     bench_check(remote_down_Watched_spawn(ac_runtime_ctx(rt), &watched), "spawn");
-    remote_msg m = {.kind = REMOTE_READY, .addr = watched.addr};
-    remote_send(out, &m);
+    remote_peer_ready(out, &watched.addr);
     struct timespec limit;
     clock_gettime(CLOCK_REALTIME, &limit);
     limit.tv_sec += REMOTE_WAIT_MS / 1000;

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
         zmq_curve_keypair(client_public, client_secret) != 0)
         bench_fail("remote_floor: zmq_curve_keypair: %s", zmq_strerror(zmq_errno()));
     char endpoint[64];
-    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", remote_free_port(NULL));
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", bench_free_port(NULL));
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)

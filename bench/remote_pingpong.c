@@ -41,12 +41,10 @@ int remote_pingpong_Ponger_on_ping(remote_pingpong_Ponger *self, ac_ctx *cx,
 /* The peer node: a ponger, its address to the parent, its count at the end. */
 static int ponger_node(remote_cluster *c, int in, int out)
 {
-    ac_runtime *rt = remote_node(c, BETA, 0);
-    remote_wait_up(rt, ALPHA);
+    ac_runtime *rt = remote_peer_node(c, 0);
     remote_pingpong_Ponger_ref ponger;
     bench_check(remote_pingpong_Ponger_spawn(ac_runtime_ctx(rt), &ponger), "spawn");
-    remote_msg m = {.kind = REMOTE_READY, .addr = ponger.addr};
-    remote_send(out, &m);
+    remote_peer_ready(out, &ponger.addr);
     remote_peer_wait_done(in);
     remote_peer_report(out, (uint64_t[4]){atomic_load(&pings_seen)});
     ac_runtime_destroy(rt);

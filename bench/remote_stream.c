@@ -98,12 +98,10 @@ int remote_stream_Sender_on_more(remote_stream_Sender *self, ac_ctx *cx,
  * counted for the link to alpha (sent, refused, drops). */
 static int sender_node(remote_cluster *c, int in, int out)
 {
-    ac_runtime *rt = remote_node(c, BETA, 0);
-    remote_wait_up(rt, ALPHA);
+    ac_runtime *rt = remote_peer_node(c, 0);
     remote_stream_Sender_ref sender;
     bench_check(remote_stream_Sender_spawn(ac_runtime_ctx(rt), &sender), "spawn");
-    remote_msg m = {.kind = REMOTE_READY, .addr = sender.addr};
-    remote_send(out, &m);
+    remote_peer_ready(out, &sender.addr);
     remote_peer_wait_done(in);
     ac_peer_info p;
     if (!remote_peer_info(rt, ALPHA, &p))

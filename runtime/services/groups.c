@@ -485,34 +485,11 @@ static void sweep_one(sweep *w, member *m)
     w->dead = m;
 }
 
-/* The members of node `node`, found by a walk of the groups that must
- * not unlink what it walks: gathered first. */
-typedef struct of_node {
-    uint64_t node;
-    member **found;
-    size_t n, cap;
-    bool short_of_memory;
-} of_node;
-
-static void gather_of_node(ac__tnode *n, void *arg)
+/* Another node's member (no actor here) of node *arg. */
+static bool of_node(const ac__amap_node *x, void *arg)
 {
-    of_node *o = arg;
-    group *g = AC__CONTAINER_OF(n, group, by_name.node);
-    for (member *m = g->first; m != NULL; m = m->next) {
-        if (m->actor != NULL || ac_addr_node(&m->by_addr.key) != o->node)
-            continue;
-        if (o->n == o->cap) {
-            size_t cap = o->cap ? 2 * o->cap : 32;
-            member **bigger = realloc(o->found, cap * sizeof *bigger);
-            if (bigger == NULL) {
-                o->short_of_memory = true;
-                return;
-            }
-            o->found = bigger;
-            o->cap = cap;
-        }
-        o->found[o->n++] = m;
-    }
+    const member *m = AC__CONTAINER_OF(x, member, by_addr);
+    return m->actor == NULL && ac_addr_node(&x->key) == *(const uint64_t *)arg;
 }
 
 static void sweep_free(sweep *w)
@@ -619,20 +596,17 @@ static void node_up(ac_ctx *cx, void *state, uint64_t node)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* A node is gone: so are its members (those a short memory could not
- * gather this time stay until the node's next loss). */
+/* A node is gone: so are its members. Selected first (through their
+ * index's `next`), then unlinked: a walk must not unlink what it walks. */
 static void node_lost(ac_ctx *cx, void *state, uint64_t node)
 {
     (void)cx;
     struct ac__groups *t = state;
     sweep w = {t, NULL, NULL};
-    of_node o = {node, NULL, 0, 0, false};
     pthread_mutex_lock(&t->lock);
-    ac__table_each(&t->by_name, gather_of_node, &o);
-    for (size_t i = 0; i < o.n; i++)
-        sweep_one(&w, o.found[i]);
+    for (ac__amap_node *x = ac__amap_select(&t->by_addr, of_node, &node); x != NULL; x = x->next)
+        sweep_one(&w, AC__CONTAINER_OF(x, member, by_addr));
     pthread_mutex_unlock(&t->lock);
-    free(o.found);
     sweep_free(&w);
 }
 

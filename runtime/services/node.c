@@ -135,47 +135,51 @@ static void enqueue(ac__node *N, peer *p, out_rec *r)
         wake(N);
 }
 
+/* Queues r (taken in every case; NULL: only asks whether the node is up)
+ * for node `node` in one critical section: AC_ENOTFOUND when it is not up,
+ * AC_EFULL (counted in the peer's `refused`) when `bounded` and its queue
+ * is at the bound, else 0. */
+static int submit(ac__node *N, uint64_t node, out_rec *r, bool bounded)
+{
+    pthread_mutex_lock(&N->lock);
+    peer *p = N->started && !N->stopping ? ac__node_peer_at(N, node) : NULL;
+    int rc = p == NULL ? AC_ENOTFOUND : bounded && p->q_len >= N->queue_bound ? AC_EFULL : 0;
+    if (rc == 0 && r != NULL)
+        enqueue(N, p, r);
+    else if (rc == AC_EFULL)
+        p->refused++;
+    pthread_mutex_unlock(&N->lock);
+    if (rc != 0)
+        free(r);
+    return rc;
+}
+
 /* The forward hook: a send to an actor of another node, on the sender's
- * thread. The message is encoded here, outside the lock, and queued for
- * the node's thread under it, in one critical section; a send to a node
+ * thread. The message is encoded here, outside the lock; a send to a node
  * that is not up (so only a dead letter) pays for an encoding it did not
  * need. */
 static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_type *type,
                     ac__env *e, int *rc)
 {
-    ac__node *N = state;
     out_rec *r = encode_record(to, type, e, rc);
-    pthread_mutex_lock(&N->lock);
-    peer *p = N->started && !N->stopping ? ac__node_peer_at(N, ac_addr_node(to)) : NULL;
-    if (p == NULL) {
-        pthread_mutex_unlock(&N->lock);
-        free(r);
+    int queued = submit(state, ac_addr_node(to), r, r != NULL);
+    if (queued == AC_ENOTFOUND)
         return false;  /* a node we have no link to: a dead letter */
-    }
-    if (r != NULL && p->q_len >= N->queue_bound) {
-        *rc = AC_EFULL;
-        p->refused++;
-    } else if (r != NULL) {
-        *rc = 0;
-        enqueue(N, p, r);
-        r = NULL;
-    }
-    pthread_mutex_unlock(&N->lock);
-    free(r);
-    if (*rc == AC_EFULL)
+    if (r != NULL)
+        *rc = queued;  /* else the encoding's error */
+    if (queued == AC_EFULL)
         ac__dead_letter(cx, to, e, AC_EFULL);  /* counted as a full mailbox is */
     ac_envelope_free(cx, ac__env_pub(e));
     return true;
 }
 
 /* The transmit hook: a service's control record, queued behind the
- * messages already waiting for that node, past the queue's bound (runtime
- * control is never refused while the link is up). */
+ * messages already waiting for that node, past the queue's bound unless
+ * `bounded` (runtime control is never refused while the link is up). */
 static int transmit(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const uint8_t *body,
                     size_t len, bool bounded)
 {
     (void)cx;
-    ac__node *N = state;
     if (len > MAX_BATCH - AC__FRAME_HEADER_SIZE - AC__RECORD_HEADER_SIZE)
         return AC_EINVAL;
     out_rec *r = malloc(sizeof *r + AC__RECORD_HEADER_SIZE + len);
@@ -186,17 +190,7 @@ static int transmit(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const ui
     memcpy(r->bytes + AC__RECORD_HEADER_SIZE, body, len);
     r->size = AC__RECORD_HEADER_SIZE + len;
     r->next = NULL;
-    pthread_mutex_lock(&N->lock);
-    peer *p = N->started && !N->stopping ? ac__node_peer_at(N, node) : NULL;
-    int rc = p == NULL ? AC_ENOTFOUND : bounded && p->q_len >= N->queue_bound ? AC_EFULL : 0;
-    if (rc == 0)
-        enqueue(N, p, r);
-    else if (rc == AC_EFULL)
-        p->refused++;
-    pthread_mutex_unlock(&N->lock);
-    if (rc != 0)
-        free(r);
-    return rc;
+    return submit(state, node, r, bounded);
 }
 
 static size_t nodes_up(void *state, uint64_t *out, size_t max)

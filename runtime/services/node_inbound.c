@@ -92,18 +92,16 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
             return false;
         }
         p->greeted = true;
+        /* Greet back when it does not know us (it started, or its link to
+         * us went down: to_node 0), or when it is a new incarnation (our
+         * greeting on a link that came back before this HELLO did went to
+         * the one we knew, and the new one dropped it as misdirected). */
+        if (h.to_node == 0 || h.from_node != p->node)
+            p->greet = p->linked;
         if (h.from_node != p->node) {
             p->node = h.from_node;
             p->incarnations++;
-            /* Our greeting on a link that came back before this HELLO did
-             * went to the incarnation we knew, and the new one dropped it
-             * as misdirected: greet this one. */
-            p->greet = p->linked;
         }
-        /* It does not know us (it started, or its link to us went down):
-         * it waits for our greeting. */
-        if (h.to_node == 0)
-            p->greet = p->linked;
     }
     if (got < 0) {
         N->stats.malformed++;

@@ -251,9 +251,37 @@ void ac__node_link_event(ac__node *N, peer *p)
         p->losses++;
 }
 
+/* Sends the `count` records from `first` on as one batch of `size` bytes,
+ * built straight into the message ZeroMQ takes; counted when it left, false
+ * when the link cannot take it now. */
+static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count, size_t size)
+{
+    zmq_msg_t msg;
+    if (zmq_msg_init_size(&msg, size) != 0)
+        return false;
+    uint8_t *at = zmq_msg_data(&msg);
+    ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
+    ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node};
+    ac__frame_put_header(&out, &h);
+    at += AC__FRAME_HEADER_SIZE;
+    const out_rec *r = first;
+    for (size_t i = 0; i < count; i++, r = r->next) {
+        memcpy(at, r->bytes, r->size);
+        at += r->size;
+    }
+    if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&msg);
+        return false;
+    }
+    p->sent += count;
+    p->bytes_sent += size;
+    p->batches++;
+    return true;
+}
+
 /* Sends what waits for p's link, in batches of up to BATCH_BYTES (a larger
- * record alone), each built straight into the message ZeroMQ takes. Stops
- * at the first batch the link cannot take now (the loop retries). */
+ * record alone). Stops at the first batch the link cannot take now (the
+ * loop retries). */
 void ac__node_flush(ac__node *N, peer *p)
 {
     while (p->q_head != NULL) {
@@ -264,23 +292,8 @@ void ac__node_flush(ac__node *N, peer *p)
             size += r->size;
             count++;
         }
-        zmq_msg_t msg;
-        if (zmq_msg_init_size(&msg, size) != 0)
+        if (!send_batch(N, p, p->q_head, count, size))
             return;
-        uint8_t *at = zmq_msg_data(&msg);
-        ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
-        ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node};
-        ac__frame_put_header(&out, &h);
-        at += AC__FRAME_HEADER_SIZE;
-        out_rec *r = p->q_head;
-        for (size_t i = 0; i < count; i++, r = r->next) {
-            memcpy(at, r->bytes, r->size);
-            at += r->size;
-        }
-        if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&msg);
-            return;
-        }
         for (size_t i = 0; i < count; i++) {
             out_rec *sent = p->q_head;
             p->q_head = sent->next;
@@ -289,9 +302,6 @@ void ac__node_flush(ac__node *N, peer *p)
         if (p->q_head == NULL)
             p->q_tail = NULL;
         p->q_len -= count;
-        p->sent += count;
-        p->bytes_sent += size;
-        p->batches++;
     }
 }
 
@@ -299,23 +309,7 @@ bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r)
 {
     if (p->dealer == NULL || p->greet || !ac__node_is_up(p))
         return false;  /* our greeting goes first on a new link */
-    zmq_msg_t msg;
-    size_t size = AC__FRAME_HEADER_SIZE + r->size;
-    if (zmq_msg_init_size(&msg, size) != 0)
-        return false;
-    uint8_t *at = zmq_msg_data(&msg);
-    ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
-    ac__frame_header h = {1, ac_runtime_node(N->rt), p->node};
-    ac__frame_put_header(&out, &h);
-    memcpy(at + AC__FRAME_HEADER_SIZE, r->bytes, r->size);
-    if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&msg);
-        return false;
-    }
-    p->sent++;
-    p->bytes_sent += size;
-    p->batches++;
-    return true;
+    return send_batch(N, p, r, 1, AC__FRAME_HEADER_SIZE + r->size);
 }
 
 /* The up peer whose incarnation `node` is; under the lock. */

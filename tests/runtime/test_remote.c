@@ -210,6 +210,18 @@ static remote_Asker_ref asker_on_alpha(uint32_t index)
     return a;
 }
 
+/* Returns once every record alpha's node sent beta before has been
+ * handled there (a monitor or link made by an Asker is in place): a
+ * blocking ask from alpha's main travels behind them on the same link,
+ * and its answer comes back after. */
+static void sync_with_beta(remote_Oracle_ref o)
+{
+    ac_ctx *cx = ac_runtime_ctx(nodes.ra);
+    remote_Oracle_question_reply *r = NULL;
+    cr_assert_eq(remote_Oracle_ask_question_wait(cx, o, ac_string_of("sync"), 0, WAIT_MS, &r), 0);
+    ac_reply_free(cx, r);
+}
+
 /* beta leaves the cluster: its runtime is destroyed, alpha sees the link
  * close. */
 static void lose_beta(void)
@@ -291,7 +303,7 @@ REMOTE_TEST(a_monitor_of_a_remote_actor_fires_after_its_last_messages)
     /* The monitor is made before the farewell, in that order on one link. */
     cr_assert_eq(remote_Asker_send_note(cx, a, 0), 0);
     cr_assert(wait_events(1, 1), "the first note came");
-    usleep(100000);  /* and the monitor reached beta */
+    sync_with_beta(o);  /* and the monitor reached beta */
     enum { COUNT = 200 };
     cr_assert_eq(remote_Oracle_send_farewell(ac_runtime_ctx(nodes.rb), o, a, COUNT), 0);
     cr_assert(wait_events(1, 2 + COUNT), "the notes and the down came");
@@ -306,13 +318,15 @@ REMOTE_TEST(a_monitor_of_a_failed_remote_actor_carries_its_code)
 {
     remote_Oracle_ref o = oracle_on_beta();
     remote_Asker_ref a = asker_on_alpha(1);
-    cr_assert_eq(remote_Asker_send_watch(ac_runtime_ctx(nodes.ra), a, o), 0);
-    usleep(100000);  /* let the monitor reach beta; a late one gets NOPROC */
+    ac_ctx *cx = ac_runtime_ctx(nodes.ra);
+    cr_assert_eq(remote_Asker_send_watch(cx, a, o), 0);
+    cr_assert_eq(remote_Asker_send_note(cx, a, 0), 0);
+    cr_assert(wait_events(1, 1), "the watch was handled");
+    sync_with_beta(o);
     cr_assert_eq(remote_Oracle_send_crash(ac_runtime_ctx(nodes.rb), o, 7), 0);
-    cr_assert(wait_events(1, 1), "the down came");
-    cr_assert(seen_by[1].reason == AC_REASON_FAILED || seen_by[1].reason == AC_REASON_NOPROC);
-    if (seen_by[1].reason == AC_REASON_FAILED)
-        cr_assert_eq(seen_by[1].code, 7);
+    cr_assert(wait_events(1, 2), "the down came");
+    cr_assert_eq(seen_by[1].reason, AC_REASON_FAILED);
+    cr_assert_eq(seen_by[1].code, 7);
 }
 
 REMOTE_TEST(a_monitor_of_a_dead_remote_address_is_noproc)
@@ -333,7 +347,7 @@ REMOTE_TEST(monitors_of_a_lost_node_fire_with_noconnection)
     ac_ctx *cx = ac_runtime_ctx(nodes.ra);
     cr_assert_eq(remote_Asker_send_watch(cx, a, o1), 0);
     cr_assert_eq(remote_Asker_send_watch(cx, a, o2), 0);
-    usleep(100000);
+    /* Whether beta heard of them or not, alpha's monitors fire. */
     lose_beta();
     cr_assert(wait_events(3, 2), "two downs");
     cr_assert_eq(seen_by[3].downs, 2);
@@ -346,7 +360,7 @@ REMOTE_TEST(a_link_to_a_failing_remote_actor_brings_an_exit_to_a_trapper)
     remote_Asker_ref a = asker_on_alpha(0);
     cr_assert_eq(remote_Asker_send_bind(ac_runtime_ctx(nodes.ra), a, o, true), 0);
     cr_assert(wait_events(0, 1), "linked");
-    usleep(100000);  /* the link's other half reaches beta */
+    sync_with_beta(o);  /* the link's other half is on beta */
     cr_assert_eq(remote_Oracle_send_crash(ac_runtime_ctx(nodes.rb), o, 9), 0);
     cr_assert(wait_events(0, 2), "the exit came");
     cr_assert_eq(seen_by[0].exits, 1);
@@ -361,7 +375,7 @@ REMOTE_TEST(a_linked_actor_dies_with_its_remote_partner)
     ac_ctx *cx = ac_runtime_ctx(nodes.ra);
     cr_assert_eq(remote_Asker_send_bind(cx, a, o, false), 0);
     cr_assert(wait_events(1, 1), "linked");
-    usleep(100000);
+    sync_with_beta(o);
     /* The Oracle watches nothing; an inbox on alpha monitors the Asker. */
     ac_inbox *ib;
     cr_assert_eq(ac_inbox_create(cx, &ib), 0);
@@ -382,8 +396,7 @@ REMOTE_TEST(links_to_a_lost_node_end_with_noconnection)
     remote_Asker_ref a = asker_on_alpha(2);
     cr_assert_eq(remote_Asker_send_bind(ac_runtime_ctx(nodes.ra), a, o, true), 0);
     cr_assert(wait_events(2, 1), "linked");
-    usleep(100000);
-    lose_beta();
+    lose_beta();  /* alpha's half ends whether beta heard of it or not */
     cr_assert(wait_events(2, 2), "the exit came");
     cr_assert_eq(seen_by[2].reason, AC_REASON_NOCONNECTION);
 }
