@@ -8,6 +8,7 @@
 #   make SANITIZE=address,undefined test   the same in build/san-address-undefined
 #   make SANITIZE=thread test              the same in build/san-thread
 #   make CC=clang   any of the above with clang (in build/clang)
+#   make install PREFIX=... [DESTDIR=...]   and make uninstall (tools/install.mk)
 #
 # Every generated file (re2c, lemon, actorc output) goes under $(BUILD).
 
@@ -41,8 +42,6 @@ LTO_CFLAGS := -flto=auto -ffat-lto-objects
 LTO_LDFLAGS := $(OPT) -flto=auto
 endif
 
-PREFIX ?= /usr/local
-
 CPPFLAGS += -D_GNU_SOURCE -Iruntime/include
 BASE_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -pthread -MMD -MP -fPIC
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -62,7 +61,7 @@ CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcrit
 # Compile our own C with the strict flags.
 $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) $(OBJ_LTO) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(WARN) $(OBJ_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # The rules for the .actor files of one folder, shared by the examples,
 # the test suites and the benchmarks: $(1) the folder, $(2) where the
@@ -79,7 +78,7 @@ $(2)/%.actor.o: $(2)/%.actor.c | $$(patsubst $(1)/%.actor,$(2)/%.actor.h,$$(wild
 	$(CC) $(CPPFLAGS) -I$(2) $(BASE_CFLAGS) $(WARN) -Wpedantic $(3) $(CFLAGS) -c $$< -o $$@
 endef
 
-.PHONY: all deps demo cluster-demo test bench examples clean install
+.PHONY: all deps demo cluster-demo test bench examples clean
 all: $(BUILD)/actorc $(BUILD)/libactorc.a $(BUILD)/libactorc.so $(BUILD)/actorc-keygen
 
 # Checks for the packages the build needs and installs them when it can.
@@ -91,23 +90,11 @@ include runtime/build.mk
 include examples/build.mk
 include tests/build.mk
 include bench/build.mk
+include tools/install.mk
 -include bench/compile.mk tests/fuzz/fuzz.mk
 -include bench/compare.mk
 
 clean:
 	rm -rf build
-
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/actorc
-	install -m 644 actorc.mk $(DESTDIR)$(PREFIX)/share/actorc/actorc.mk
-	install -m 755 $(BUILD)/actorc $(DESTDIR)$(PREFIX)/bin/actorc
-	install -m 755 $(BUILD)/actorc-keygen $(DESTDIR)$(PREFIX)/bin/actorc-keygen
-	install -m 644 $(BUILD)/libactorc.a $(DESTDIR)$(PREFIX)/lib/libactorc.a
-	install -m 755 $(BUILD)/libactorc.so $(DESTDIR)$(PREFIX)/lib/libactorc.so.0
-	ln -sf libactorc.so.0 $(DESTDIR)$(PREFIX)/lib/libactorc.so
-	install -m 644 runtime/include/actorc.h $(DESTDIR)$(PREFIX)/include/actorc.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(AC_VERSION)|' runtime/actorc.pc.in \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/actorc.pc
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

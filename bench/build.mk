@@ -15,7 +15,7 @@ bench_idl = $(if $(filter ring_multi,$(1)),ring,$(1))
 $(eval $(call actorc_rules,bench,$(BENCH_GEN),$(LTO_CFLAGS)))
 
 $(BUILD)/obj/bench/%.o: CPPFLAGS += -I$(BENCH_GEN) -Ibench $(SODIUM_CFLAGS)
-$(BUILD)/obj/bench/%.o: OBJ_LTO := $(LTO_CFLAGS)
+$(BUILD)/obj/bench/%.o: OBJ_CFLAGS := $(LTO_CFLAGS)
 $(BUILD)/obj/bench/route.o: CPPFLAGS += -Iruntime
 $(BUILD)/obj/bench/remote_floor.o: CPPFLAGS += $(ZMQ_CFLAGS)
 $(foreach b,$(filter-out $(BENCH_NO_IDL),$(BENCH_NAMES)),\

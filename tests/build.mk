@@ -91,11 +91,34 @@ EXAMPLE_TEST_ARGS_pingpong := 20000
 # tests/structure: the runtime's dependencies point one way (check.sh, on
 # the sources and the objects just built), and the check catches a planted
 # violation of each kind (selftest.sh).
-test: all $(TEST_BINS) $(CLUSTERNODE) examples
+test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
+	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
 	@echo "== examples"; set -e; $(foreach e,$(EXAMPLES),\
 	    $(BUILD)/examples/$(e)/$(e) $(EXAMPLE_TEST_ARGS_$(e)) > $(BUILD)/examples/$(e)/$(e).out \
 	        || { cat $(BUILD)/examples/$(e)/$(e).out; exit 1; }; \
 	    tail -1 $(BUILD)/examples/$(e)/$(e).out;)
+
+# tests/user: the new user's path (docs/BUILD.md). actorc installed into a
+# fresh prefix, then programs built from empty folders with the build files
+# docs/BUILD.md gives (run.sh says what is checked), examples/chat through
+# its own Makefile, and DESTDIR staging undone by make uninstall. Not under
+# the sanitizers: it tests the build, not the runtime.
+USER_WORK := $(abspath $(BUILD))/user
+USER_WAYS := make make-lto
+.PHONY: test-user
+test-user: all
+	@echo "== user"; rm -rf $(USER_WORK); mkdir -p $(USER_WORK)
+	@$(MAKE) --no-print-directory install PREFIX=$(USER_WORK)/prefix > $(USER_WORK)/install.log
+	@tests/user/run.sh $(USER_WORK)/prefix $(USER_WORK) $(USER_WAYS)
+	@cp -r examples/chat $(USER_WORK)/chat
+	@env -u MAKEFLAGS -u MAKELEVEL PKG_CONFIG_PATH=$(USER_WORK)/prefix/lib/pkgconfig \
+	    make -C $(USER_WORK)/chat -j4 > $(USER_WORK)/chat.log 2>&1 || { cat $(USER_WORK)/chat.log; exit 1; }
+	@$(USER_WORK)/chat/chat > $(USER_WORK)/chat.out || { cat $(USER_WORK)/chat.out; exit 1; }
+	@echo "user: examples/chat built through its Makefile: $$(tail -1 $(USER_WORK)/chat.out)"
+	@$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(USER_WORK)/stage > /dev/null
+	@tests/user/staging.sh $(USER_WORK)/stage
+	@$(MAKE) --no-print-directory uninstall PREFIX=/usr/local DESTDIR=$(USER_WORK)/stage > /dev/null
+	@tests/user/staging.sh $(USER_WORK)/stage --after

@@ -23,6 +23,14 @@
 extern "C" {
 #endif
 
+/* The runtime is built with -fvisibility=hidden: what this header declares
+ * is libactorc.so's whole export list, and the runtime's internal ac__
+ * functions stay inside it (called directly, not through the PLT).
+ * tests/structure/exports.sh checks the list against this header. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define AC_VERSION_MAJOR 0
 #define AC_VERSION_MINOR 1
 #define AC_VERSION_PATCH 0
@@ -910,6 +918,10 @@ typedef struct ac_node_stats {
 size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max);
 /* AC_ESTATE when rt is not a node. */
 int ac_runtime_node_stats(ac_runtime *rt, ac_node_stats *out);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
