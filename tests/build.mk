@@ -113,6 +113,7 @@ test-user: all
 	@echo "== user"; rm -rf $(USER_WORK); mkdir -p $(USER_WORK)
 	@$(MAKE) --no-print-directory install PREFIX=$(USER_WORK)/prefix > $(USER_WORK)/install.log
 	@tests/user/run.sh $(USER_WORK)/prefix $(USER_WORK) $(USER_WAYS)
+	@tests/user/selftest.sh $(USER_WORK)/prefix $(USER_WORK)/selftest
 	@cp -r examples/chat $(USER_WORK)/chat
 	@env -u MAKEFLAGS -u MAKELEVEL PKG_CONFIG_PATH=$(USER_WORK)/prefix/lib/pkgconfig \
 	    make -C $(USER_WORK)/chat -j4 > $(USER_WORK)/chat.log 2>&1 || { cat $(USER_WORK)/chat.log; exit 1; }
