@@ -28,4 +28,5 @@ missing=$(comm -23 <(echo "$help_opts") <(echo "$page_opts"))
 extra=$(comm -13 <(echo "$help_opts") <(echo "$page_opts"))
 [ -z "$missing" ] || echo "$page: missing options that --help lists:" $missing >&2
 [ -z "$extra" ] || echo "$page: documents options --help does not list:" $extra >&2
-[ -z "$missing$extra" ]
+[ -z "$missing$extra" ] || exit 1
+echo "man: $page documents the $(echo "$help_opts" | wc -l) options '$bin --help' lists"
