@@ -91,6 +91,7 @@ include examples/build.mk
 include tests/build.mk
 include bench/build.mk
 include tools/install.mk
+include docs/man/man.mk
 -include bench/compile.mk tests/fuzz/fuzz.mk
 -include bench/compare.mk
 

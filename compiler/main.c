@@ -150,6 +150,10 @@ static int parse_args(cli *c, int argc, char **argv)
         return usage_error("no input files");
     if (c->dep_path != NULL && c->input_count > 1)
         return usage_error("-MF needs a single input file");
+    /* A depfile names the files written as its targets: with --stdout there
+     * are none, and a rule whose target is never made reruns every build. */
+    if (c->depfile && c->to_stdout)
+        return usage_error("--stdout writes no files for a depfile to name: drop -MD/-MF or --stdout");
     return -1;
 }
 

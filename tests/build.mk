@@ -95,6 +95,7 @@ test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
+	@echo "== man"; $(MAN_LINT)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
 	@echo "== examples"; set -e; $(foreach e,$(EXAMPLES),\
 	    $(BUILD)/examples/$(e)/$(e) $(EXAMPLE_TEST_ARGS_$(e)) > $(BUILD)/examples/$(e)/$(e).out \

@@ -18,6 +18,8 @@ need_pc criterion libcriterion-dev
 # The test suite also compiles generated code as C++ and with clang.
 need_cmd g++ g++
 need_cmd clang clang
+# mandoc: the man-page lint in make test (docs/man/man.mk).
+need_cmd mandoc mandoc
 # --bench (make bench-compare): also the benchmark peers, Erlang/OTP and the
 # C++ Actor Framework, and gnuplot for the chart.
 if [ "${1:-}" = --bench ]; then

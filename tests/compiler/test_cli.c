@@ -76,6 +76,18 @@ Test(cli, option_missing_its_value)
     cmd_free(&r);
 }
 
+/* A depfile names the files written: --stdout writes none. */
+Test(cli, stdout_with_depfile)
+{
+    cmd_result r;
+    cr_assert(cmd_run(&r, NULL, NULL, "'%s' --stdout -MD %s", bin, SAMPLE));
+    cr_expect_eq(r.status, 2);
+    cr_expect_neq(strstr(r.err, "--stdout writes no files for a depfile to name"), NULL, "%s",
+                  r.err);
+    cr_expect_str_eq(r.out, "");
+    cmd_free(&r);
+}
+
 Test(cli, no_input)
 {
     cmd_result r;
