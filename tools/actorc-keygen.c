@@ -17,7 +17,8 @@
 static int usage(FILE *to)
 {
     fputs("usage: actorc-keygen FILE           make a keypair, print its public key\n"
-          "       actorc-keygen --public FILE  print the public key of FILE\n",
+          "       actorc-keygen --public FILE  print the public key of FILE\n"
+          "       actorc-keygen -h | --help    print this help\n",
           to);
     return to == stdout ? 0 : 2;
 }
