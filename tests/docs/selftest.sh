@@ -196,6 +196,18 @@ sed -i -e 's/^hello, world$/hello, you/' "$tmp/tied.md"
 expect "a tied program's output that is not what it prints" \
     "text stdout: not what the block before it printed" tied.md
 
+# A block tests/user runs is left to it, whatever it would do here.
+write user.md <<'EOF'
+```sh user
+false
+```
+EOF
+if ! out=$(cd "$tmp" && "$here/check.sh" "$build" "$cc" "$cflags" "$libs" user.md 2>&1) ||
+        ! grep -qF "1 left to tests/user" <<<"$out"; then
+    printf 'docs selftest: a `sh user` block is not left to tests/user:\n%s\n' "$out"
+    failed=$((failed + 1))
+fi
+
 if [ $failed -eq 0 ]; then
     echo "docs selftest: $passed passed, 0 failed"
 fi
