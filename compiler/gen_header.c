@@ -183,8 +183,9 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                  (int)a->name.len, a->name.s);
     acc_gen_line(g, "%s %s(ac_addr addr);", a->cname[ACC_A_REF],
                  a->cname[ACC_A_REF_OF]);
-    acc_gen_line(g, "/* The running %.*s's own reference (in its handlers; "
-                    "nil elsewhere). */", (int)a->name.len, a->name.s);
+    acc_gen_line(g, "/* The running %.*s's own reference (in its handlers and "
+                    "hooks; nil on a thread running no actor). */",
+                 (int)a->name.len, a->name.s);
     acc_gen_line(g, "%s %s(const ac_ctx *cx);", a->cname[ACC_A_REF],
                  a->cname[ACC_A_REF_SELF]);
     acc_gen_line(g, "\n/* The actor type, for the runtime. */");

@@ -48,6 +48,7 @@ static void usage(FILE *f)
         "  -o DIR       write the outputs to DIR (default: the current directory)\n"
         "  -I DIR       add DIR to the import search path (repeatable)\n"
         "  --stdout     write the header, then the source, to standard output\n"
+        "               (no depfile: it would name files never written)\n"
         "  -MD          also write a make depfile, DIR/NAME.actor.d\n"
         "  -MF FILE     write the depfile to FILE (implies -MD)\n"
         "  -MT TARGET   use TARGET as the depfile's target (repeatable)\n"

@@ -91,11 +91,15 @@ EXAMPLE_TEST_ARGS_pingpong := 20000
 # tests/structure: the runtime's dependencies point one way (check.sh, on
 # the sources and the objects just built), and the check catches a planted
 # violation of each kind (selftest.sh).
+# tests/docs: every fenced block of README.md and docs/*.md is checked as its
+# info string says (tests/docs/README.md), and a planted wrong one is caught.
 test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
 	@echo "== man"; $(MAN_LINT)
+	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md)
+	@tests/docs/selftest.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)"
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
 	@echo "== examples"; set -e; $(foreach e,$(EXAMPLES),\
 	    $(BUILD)/examples/$(e)/$(e) $(EXAMPLE_TEST_ARGS_$(e)) > $(BUILD)/examples/$(e)/$(e).out \

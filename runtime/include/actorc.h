@@ -144,8 +144,9 @@ ac_ctx *ac_runtime_ctx(ac_runtime *rt);
 
 ac_runtime *ac_ctx_runtime(const ac_ctx *cx);
 
-/* The address of the actor whose handler is running in `cx`, or NULL when
- * `cx` belongs to a thread that is not running a handler. */
+/* The address of the actor running in `cx` (a handler, its start, stop,
+ * down or exit hook, an ask continuation), or NULL when `cx` belongs to a
+ * thread running no actor (main's context). */
 const ac_addr *ac_self(const ac_ctx *cx);
 
 /* ---- envelopes ------------------------------------------------------------ */

@@ -549,18 +549,20 @@ Test(node, actorc_keygen_makes_a_key_and_prints_only_the_public_half, .timeout =
 
 /* ---- docs/NODES.md's walkthrough, as written ---------------------------------------- */
 
-/* The first ```LANG block of docs/NODES.md into `path`. */
+/* Copies into `path` the first block of docs/NODES.md in language `lang`:
+ * the first word of its info string (the words after it, as in "```c
+ * program norun", say how tests/docs/check.sh checks the block). */
 static void extract(const char *lang, const char *path)
 {
     FILE *in = fopen("docs/NODES.md", "r");
     cr_assert_not_null(in, "run from the repository's root");
     FILE *out = fopen(path, "w");
     char line[512], fence[16];
-    snprintf(fence, sizeof fence, "```%s\n", lang);
+    int n = snprintf(fence, sizeof fence, "```%s", lang);
     bool inside = false, done = false;
     while (!done && fgets(line, sizeof line, in)) {
         if (!inside)
-            inside = strcmp(line, fence) == 0;
+            inside = strncmp(line, fence, (size_t)n) == 0 && (line[n] == ' ' || line[n] == '\n');
         else if (strcmp(line, "```\n") == 0)
             done = true;
         else

@@ -123,7 +123,7 @@ int edge_Odd_whereis(ac_ctx *cx, const char *name, edge_Odd_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Odd. */
 edge_Odd_ref edge_Odd_ref_of(ac_addr addr);
-/* The running Odd's own reference (in its handlers; nil elsewhere). */
+/* The running Odd's own reference (in its handlers and hooks; nil on a thread running no actor). */
 edge_Odd_ref edge_Odd_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -147,7 +147,7 @@ int edge_Empty_whereis(ac_ctx *cx, const char *name, edge_Empty_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Empty. */
 edge_Empty_ref edge_Empty_ref_of(ac_addr addr);
-/* The running Empty's own reference (in its handlers; nil elsewhere). */
+/* The running Empty's own reference (in its handlers and hooks; nil on a thread running no actor). */
 edge_Empty_ref edge_Empty_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -171,7 +171,7 @@ int edge_Nothing_whereis(ac_ctx *cx, const char *name, edge_Nothing_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Nothing. */
 edge_Nothing_ref edge_Nothing_ref_of(ac_addr addr);
-/* The running Nothing's own reference (in its handlers; nil elsewhere). */
+/* The running Nothing's own reference (in its handlers and hooks; nil on a thread running no actor). */
 edge_Nothing_ref edge_Nothing_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */

@@ -251,7 +251,7 @@ int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Store. */
 full_Store_ref full_Store_ref_of(ac_addr addr);
-/* The running Store's own reference (in its handlers; nil elsewhere). */
+/* The running Store's own reference (in its handlers and hooks; nil on a thread running no actor). */
 full_Store_ref full_Store_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -311,7 +311,7 @@ int full_Bare_whereis(ac_ctx *cx, const char *name, full_Bare_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Bare. */
 full_Bare_ref full_Bare_ref_of(ac_addr addr);
-/* The running Bare's own reference (in its handlers; nil elsewhere). */
+/* The running Bare's own reference (in its handlers and hooks; nil on a thread running no actor). */
 full_Bare_ref full_Bare_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */

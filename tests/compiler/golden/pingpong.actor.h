@@ -100,7 +100,7 @@ int pingpong_Pinger_whereis(ac_ctx *cx, const char *name,
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Pinger. */
 pingpong_Pinger_ref pingpong_Pinger_ref_of(ac_addr addr);
-/* The running Pinger's own reference (in its handlers; nil elsewhere). */
+/* The running Pinger's own reference (in its handlers and hooks; nil on a thread running no actor). */
 pingpong_Pinger_ref pingpong_Pinger_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -160,7 +160,7 @@ int pingpong_Ponger_whereis(ac_ctx *cx, const char *name,
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Ponger. */
 pingpong_Ponger_ref pingpong_Ponger_ref_of(ac_addr addr);
-/* The running Ponger's own reference (in its handlers; nil elsewhere). */
+/* The running Ponger's own reference (in its handlers and hooks; nil on a thread running no actor). */
 pingpong_Ponger_ref pingpong_Ponger_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */

@@ -113,7 +113,7 @@ int types_Holder_whereis(ac_ctx *cx, const char *name, types_Holder_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Holder. */
 types_Holder_ref types_Holder_ref_of(ac_addr addr);
-/* The running Holder's own reference (in its handlers; nil elsewhere). */
+/* The running Holder's own reference (in its handlers and hooks; nil on a thread running no actor). */
 types_Holder_ref types_Holder_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -166,7 +166,7 @@ int types_Other_whereis(ac_ctx *cx, const char *name, types_Other_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Other. */
 types_Other_ref types_Other_ref_of(ac_addr addr);
-/* The running Other's own reference (in its handlers; nil elsewhere). */
+/* The running Other's own reference (in its handlers and hooks; nil on a thread running no actor). */
 types_Other_ref types_Other_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */

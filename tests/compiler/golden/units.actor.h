@@ -89,7 +89,7 @@ int units_Meter_whereis(ac_ctx *cx, const char *name, units_Meter_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Meter. */
 units_Meter_ref units_Meter_ref_of(ac_addr addr);
-/* The running Meter's own reference (in its handlers; nil elsewhere). */
+/* The running Meter's own reference (in its handlers and hooks; nil on a thread running no actor). */
 units_Meter_ref units_Meter_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */

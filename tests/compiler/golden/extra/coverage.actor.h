@@ -340,7 +340,7 @@ int cov_Server_whereis(ac_ctx *cx, const char *name, cov_Server_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Server. */
 cov_Server_ref cov_Server_ref_of(ac_addr addr);
-/* The running Server's own reference (in its handlers; nil elsewhere). */
+/* The running Server's own reference (in its handlers and hooks; nil on a thread running no actor). */
 cov_Server_ref cov_Server_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -400,7 +400,7 @@ int cov_Client_whereis(ac_ctx *cx, const char *name, cov_Client_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Client. */
 cov_Client_ref cov_Client_ref_of(ac_addr addr);
-/* The running Client's own reference (in its handlers; nil elsewhere). */
+/* The running Client's own reference (in its handlers and hooks; nil on a thread running no actor). */
 cov_Client_ref cov_Client_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
@@ -461,7 +461,7 @@ int cov_Queue_whereis(ac_ctx *cx, const char *name, cov_Queue_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Queue. */
 cov_Queue_ref cov_Queue_ref_of(ac_addr addr);
-/* The running Queue's own reference (in its handlers; nil elsewhere). */
+/* The running Queue's own reference (in its handlers and hooks; nil on a thread running no actor). */
 cov_Queue_ref cov_Queue_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
