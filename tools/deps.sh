@@ -18,9 +18,10 @@ need_pc criterion libcriterion-dev
 # The test suite also compiles generated code as C++ and with clang.
 need_cmd g++ g++
 need_cmd clang clang
-# The user-path tests (make test-user) build with CMake too.
+# The user-path tests (make test-user) build with CMake and Meson too.
 need_cmd cmake cmake
 need_cmd ninja ninja-build
+need_cmd meson meson
 # --bench (make bench-compare): also the benchmark peers, Erlang/OTP and the
 # C++ Actor Framework, and gnuplot for the chart.
 if [ "${1:-}" = --bench ]; then

@@ -12,7 +12,7 @@
 #   4. built from another empty folder with many jobs, run.
 #
 #   usage: tests/user/run.sh PREFIX WORKDIR WAY...
-#   (WAY: make, make-lto, cmake-ninja, cmake-make, cmake-static)
+#   (WAY: make, make-lto, cmake-ninja, cmake-make, cmake-static, meson)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -114,6 +114,17 @@ build_cmake-static() {
 }
 noop_cmake-static() { ninja_noop "$1/build"; }
 program_cmake-static() { echo build/app; }
+
+# ---- Meson (docs/BUILD.md "Meson"), set up by the first build ----
+setup_meson() { doc_block meson.build > "$1/meson.build"; [ -s "$1/meson.build" ] || fail "no meson.build block in $doc"; }
+build_meson() {
+    if [ ! -d "$1/build" ]; then
+        meson setup "$1/build" "$1" >"$1/setup.log" 2>&1 || { cat "$1/setup.log"; fail "meson setup failed in $1"; }
+    fi
+    meson compile -C "$1/build" -j "$2" >"$1/build.log" 2>&1 || { cat "$1/build.log"; fail "meson compile -j $2 failed in $1"; }
+}
+noop_meson() { ninja_noop "$1/build"; }
+program_meson() { echo build/app; }
 
 for way in "$@"; do
     dir=$work/$way
