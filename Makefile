@@ -90,6 +90,7 @@ include runtime/build.mk
 include examples/build.mk
 include tests/build.mk
 include bench/build.mk
+include cmake/build.mk
 include tools/install.mk
 include docs/man/man.mk
 -include bench/compile.mk tests/fuzz/fuzz.mk

@@ -112,7 +112,7 @@ test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 # its own Makefile, and DESTDIR staging undone by make uninstall. Not under
 # the sanitizers: it tests the build, not the runtime.
 USER_WORK := $(abspath $(BUILD))/user
-USER_WAYS := make make-lto
+USER_WAYS := make make-lto cmake-ninja cmake-make cmake-static meson
 .PHONY: test-user
 test-user: all
 	@echo "== user"; rm -rf $(USER_WORK); mkdir -p $(USER_WORK)

@@ -20,6 +20,10 @@ need_cmd g++ g++
 need_cmd clang clang
 # mandoc: the man-page lint in make test (docs/man/man.mk).
 need_cmd mandoc mandoc
+# The user-path tests (make test-user) build with CMake and Meson too.
+need_cmd cmake cmake
+need_cmd ninja ninja-build
+need_cmd meson meson
 # --bench (make bench-compare): also the benchmark peers, Erlang/OTP and the
 # C++ Actor Framework, and gnuplot for the chart.
 if [ "${1:-}" = --bench ]; then

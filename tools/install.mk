@@ -74,4 +74,5 @@ install: all install-gen $(CMAKE_PACKAGE_FILES)
 uninstall:
 	rm -f $(foreach r,$(INSTALL_ROWS),$(DESTDIR)$(call row_dst,$(r))) \
 	    $(foreach l,$(INSTALL_LINKS),$(DESTDIR)$(call link_at,$(l)))
-	-rmdir -p $(sort $(foreach r,$(INSTALL_ROWS),$(dir $(DESTDIR)$(call row_dst,$(r))))) 2>/dev/null
+	@for d in $(sort $(foreach r,$(INSTALL_ROWS),$(dir $(DESTDIR)$(call row_dst,$(r))))); do \
+	    rmdir -p --ignore-fail-on-non-empty "$$d" 2>/dev/null || true; done

@@ -11,7 +11,8 @@
 #      would print the old size of Money;
 #   4. built from another empty folder with many jobs, run.
 #
-#   usage: tests/user/run.sh PREFIX WORKDIR WAY...   (WAY: make, make-lto, ...)
+#   usage: tests/user/run.sh PREFIX WORKDIR WAY...
+#   (WAY: make, make-lto, cmake-ninja, cmake-make, cmake-static, meson)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,6 +36,16 @@ doc_block() {
         want && /^```/ { if (inside) exit; inside = 1; next }
         inside { print }' "$doc"
 }
+
+# Every build file docs/BUILD.md shows is one a way below builds from: a
+# block of make, cmake or meson there follows a marker, and each marker's
+# block is taken by some way's setup.
+markers=$(sed -n 's/^<!-- user-test: \(.*\) -->$/\1/p' "$doc")
+blocks=$(grep -cE '^```(make|cmake|meson)( |$)' "$doc")
+[ "$blocks" = "$(echo "$markers" | grep -c .)" ] || fail "$doc: $blocks build-file blocks but $(echo "$markers" | grep -c .) user-test markers"
+for m in $markers; do
+    grep -q "doc_block $m" "$0" || fail "$doc: no way builds from the $m block"
+done
 
 # $1 folder; the project's sources and the build files of way $2.
 new_folder() {
@@ -67,6 +78,63 @@ build_make-lto() {
 }
 noop_make-lto() { make --no-print-directory -C "$1" -q ACTORC_STATIC_LTO=1; }
 program_make-lto() { echo app; }
+
+# ---- CMake (docs/BUILD.md "CMake"), configured by the first build ----
+setup_cmake() { doc_block CMakeLists.txt > "$1/CMakeLists.txt"; [ -s "$1/CMakeLists.txt" ] || fail "no CMakeLists.txt block in $doc"; }
+cmake_build() {   # folder, jobs, generator
+    if [ ! -f "$1/build/CMakeCache.txt" ]; then
+        cmake -S "$1" -B "$1/build" -G "$3" >"$1/configure.log" 2>&1 \
+            || { cat "$1/configure.log"; fail "cmake -G '$3' failed in $1"; }
+    fi
+    cmake --build "$1/build" -j "$2" >"$1/build.log" 2>&1 || { cat "$1/build.log"; fail "cmake --build -j $2 failed in $1"; }
+}
+ninja_noop() { ninja -C "$1" -n | grep -qx 'ninja: no work to do.'; }
+
+setup_cmake-ninja() { setup_cmake "$1"; }
+build_cmake-ninja() { cmake_build "$1" "$2" Ninja; }
+noop_cmake-ninja() { ninja_noop "$1/build"; }
+program_cmake-ninja() { echo build/app; }
+
+# CMake's makefiles start from phony targets, so `make -q` never says
+# "up to date": a build that does nothing prints no step.
+setup_cmake-make() { setup_cmake "$1"; }
+build_cmake-make() { cmake_build "$1" "$2" 'Unix Makefiles'; }
+noop_cmake-make() {
+    local out
+    out=$(cmake --build "$1/build" 2>&1) || { echo "$out"; return 1; }
+    ! grep -E 'Building|Generating|Linking' <<<"$out"
+}
+program_cmake-make() { echo build/app; }
+
+# ---- the same CMakeLists.txt with STATIC, on a copy of the prefix made
+# elsewhere: the package must find its files from where it lies ----
+moved=$work/moved-prefix
+setup_cmake-static() {
+    [ -d "$moved" ] || cp -a "$prefix" "$moved"
+    setup_cmake "$1"
+    sed -i 's/^actorc_generate(TARGET app /&STATIC /' "$1/CMakeLists.txt"
+    grep -q 'STATIC SOURCES' "$1/CMakeLists.txt" || fail "cmake-static: no actorc_generate(TARGET app ...) line to add STATIC to"
+}
+build_cmake-static() {
+    CMAKE_PREFIX_PATH=$moved cmake_build "$1" "$2" Ninja
+    grep -qx "actorc_DIR:PATH=$moved/lib/cmake/actorc" "$1/build/CMakeCache.txt" \
+        || fail "cmake-static: find_package did not take the moved prefix"
+    grep -q "$moved/bin/actorc " "$1/build/build.ninja" || fail "cmake-static: actorc is not the moved prefix's"
+    ! readelf -d "$1/build/app" | grep -q 'NEEDED.*libactorc' || fail "actorc_generate(... STATIC) linked libactorc.so"
+}
+noop_cmake-static() { ninja_noop "$1/build"; }
+program_cmake-static() { echo build/app; }
+
+# ---- Meson (docs/BUILD.md "Meson"), set up by the first build ----
+setup_meson() { doc_block meson.build > "$1/meson.build"; [ -s "$1/meson.build" ] || fail "no meson.build block in $doc"; }
+build_meson() {
+    if [ ! -d "$1/build" ]; then
+        meson setup "$1/build" "$1" >"$1/setup.log" 2>&1 || { cat "$1/setup.log"; fail "meson setup failed in $1"; }
+    fi
+    meson compile -C "$1/build" -j "$2" >"$1/build.log" 2>&1 || { cat "$1/build.log"; fail "meson compile -j $2 failed in $1"; }
+}
+noop_meson() { ninja_noop "$1/build"; }
+program_meson() { echo build/app; }
 
 for way in "$@"; do
     dir=$work/$way

@@ -13,7 +13,8 @@ if [ "${2:-}" = --after ]; then
 fi
 for f in bin/actorc bin/actorc-keygen include/actorc.h lib/libactorc.a lib/libactorc.so \
          lib/pkgconfig/actorc.pc share/actorc/actorc.mk share/man/man1/actorc.1 \
-         share/man/man1/actorc-keygen.1 share/man/man3/libactorc.3; do
+         share/man/man1/actorc-keygen.1 share/man/man3/libactorc.3 lib/cmake/actorc/actorcConfig.cmake \
+         lib/cmake/actorc/actorcConfigVersion.cmake lib/cmake/actorc/actorcGenerate.cmake; do
     [ -e "$stage/usr/local/$f" ] || { echo "user: $f is not in $stage/usr/local" >&2; exit 1; }
 done
 outside=$(find "$stage" -mindepth 1 -maxdepth 1 ! -name usr)
