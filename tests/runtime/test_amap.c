@@ -165,20 +165,46 @@ typedef struct named {
     char name[NAME_LEN];
 } named;
 
+static uint64_t fnv1a_step(uint64_t h, char c)
+{
+    return (h ^ (unsigned char)c) * 0x100000001b3u;
+}
+
 /* FLOOD names whose FNV-1a hashes share their low FLOOD_BITS bits: under
  * the unkeyed hash every one of them is on one chain of any table of up
- * to 2^FLOOD_BITS buckets. Found by brute force (about 2^16 tries each). */
+ * to 2^FLOOD_BITS buckets. Found by brute force, about 2^16 tries each:
+ * "room-" and five characters, the hash carried from one character to the
+ * next (no string formatting: it would take seconds under TSan). */
 static size_t flood_names(named *out)
 {
-    size_t n = 0;
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    enum { A = sizeof alphabet - 1, SUFFIX = 5 };
     const uint64_t mask = ((uint64_t)1 << FLOOD_BITS) - 1;
-    for (uint64_t i = 0; n < FLOOD; i++) {
-        char s[NAME_LEN];
-        int len = snprintf(s, sizeof s, "room-%llu", (unsigned long long)i);
-        if ((fnv1a(s, (size_t)len) & mask) == 0) {
-            memcpy(out[n].name, s, (size_t)len + 1);
+    const char *prefix = "room-";
+    uint64_t h[SUFFIX + 1];
+    h[0] = fnv1a(prefix, strlen(prefix));
+    size_t n = 0;
+    int at[SUFFIX] = {0};
+    /* An odometer over the suffix: h[k + 1] is the hash through its k-th
+     * character, recomputed only from the digit that changed. */
+    int changed = 0;
+    while (n < FLOOD) {
+        for (int k = changed; k < SUFFIX; k++)
+            h[k + 1] = fnv1a_step(h[k], alphabet[at[k]]);
+        if ((h[SUFFIX] & mask) == 0) {
+            size_t len = strlen(prefix);
+            memcpy(out[n].name, prefix, len);
+            for (int k = 0; k < SUFFIX; k++)
+                out[n].name[len + (size_t)k] = alphabet[at[k]];
+            out[n].name[len + SUFFIX] = '\0';
             n++;
         }
+        int k = SUFFIX - 1;
+        while (k >= 0 && ++at[k] == A)
+            at[k--] = 0;
+        if (k < 0)
+            break;  /* 36^5 names: far more than FLOOD needs */
+        changed = k;
     }
     return n;
 }
