@@ -1,6 +1,8 @@
 /*
  * amap.c — the services' maps from an address (and a 64-bit discriminator)
- * to intrusive nodes, several per key, on table.h's chained table.
+ * to intrusive nodes, several per key, on table.h's chained table: the
+ * newest node of a key stands on the table for all of them, the others on
+ * its list (amap.h).
  *
  * Addresses are random, so their first 8 bytes hash well enough as they
  * are (the routing table's identity hash); `extra` separates keys that
@@ -12,9 +14,14 @@
 
 static uint64_t hash_of(const ac_addr *key, uint64_t extra)
 {
-    /* A multiplicative mix of `extra`, so keys that differ only there
-     * still spread over the buckets. */
-    return ac__hash_addr(key) ^ (extra * 0x9E3779B97F4A7C15u);
+    /* `extra` mixed (splitmix64's finaliser), so keys that differ only
+     * there spread over the buckets whatever its low bits: a counter, or
+     * a block's address, whose low bits are all zero. */
+    uint64_t x = extra;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
+    x ^= x >> 31;
+    return ac__hash_addr(key) ^ x;
 }
 
 static ac__amap_node *node_of(ac__tnode *n)
@@ -43,8 +50,20 @@ void ac__amap_destroy(ac__amap *m)
 void ac__amap_add(ac__amap *m, ac__amap_node *x)
 {
     x->link.hash = hash_of(&x->key, x->extra);
-    /* Cannot fail: the bucket array exists since init. */
-    (void)ac__table_insert(&m->table, &x->link);
+    x->prev = NULL;
+    ac__tnode *h = ac__table_find(&m->table, x->link.hash, same_key, x);
+    if (h == NULL) {
+        x->same = NULL;
+        /* Cannot fail: the bucket array exists since init. */
+        (void)ac__table_insert(&m->table, &x->link);
+        return;
+    }
+    /* x becomes the key's head, in the old head's place on its chain:
+     * newest first, as when every node of a key was on the chain. */
+    ac__amap_node *old = node_of(h);
+    ac__table_replace(&m->table, h, &x->link);
+    x->same = old;
+    old->prev = x;
 }
 
 ac__amap_node *ac__amap_find(ac__amap *m, const ac_addr *key, uint64_t extra)
@@ -58,27 +77,36 @@ ac__amap_node *ac__amap_find(ac__amap *m, const ac_addr *key, uint64_t extra)
 
 ac__amap_node *ac__amap_find_next(ac__amap_node *x)
 {
-    for (ac__tnode *n = x->link.next; n != NULL; n = n->next)
-        if (n->hash == x->link.hash && same_key(n, x))
-            return node_of(n);
-    return NULL;
+    return x->same;
 }
 
 void ac__amap_remove(ac__amap *m, ac__amap_node *x)
 {
-    ac__table_remove(&m->table, &x->link);
+    if (x->prev != NULL) {  /* not the head: off its key's list, no table walk */
+        x->prev->same = x->same;
+        if (x->same != NULL)
+            x->same->prev = x->prev;
+        return;
+    }
+    if (x->same == NULL) {
+        ac__table_remove(&m->table, &x->link);
+        return;
+    }
+    ac__amap_node *heir = x->same;  /* the next older becomes the head */
+    heir->prev = NULL;
+    heir->link.hash = x->link.hash;
+    ac__table_replace(&m->table, &x->link, &heir->link);
 }
 
 ac__amap_node *ac__amap_take(ac__amap *m, const ac_addr *key, uint64_t extra)
 {
-    ac__amap_node *taken = NULL, **tail = &taken, *x;
-    while ((x = ac__amap_find(m, key, extra)) != NULL) {
-        ac__table_remove(&m->table, &x->link);
-        x->next = NULL;
-        *tail = x;
-        tail = &x->next;
-    }
-    return taken;
+    ac__amap_node *head = ac__amap_find(m, key, extra);
+    if (head == NULL)
+        return NULL;
+    ac__table_remove(&m->table, &head->link);
+    for (ac__amap_node *x = head; x != NULL; x = x->same)
+        x->next = x->same;
+    return head;
 }
 
 typedef struct each_arg {
@@ -89,7 +117,10 @@ typedef struct each_arg {
 static void each_node(ac__tnode *n, void *p)
 {
     each_arg *e = p;
-    e->fn(node_of(n), e->arg);
+    for (ac__amap_node *x = node_of(n), *older; x != NULL; x = older) {
+        older = x->same;  /* fn may free x */
+        e->fn(x, e->arg);
+    }
 }
 
 void ac__amap_each(ac__amap *m, void (*fn)(ac__amap_node *, void *), void *arg)

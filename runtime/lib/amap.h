@@ -3,6 +3,12 @@
  * and a 64-bit discriminator, several nodes per key allowed, on the chained
  * table of table.h. Unlocked: each service holds its own lock around its
  * maps.
+ *
+ * Only one node of a key is on the table (its head); the others hang off
+ * it on a doubly linked list of their own. However many records one actor
+ * holds under one key (a watcher's monitors, an owner's timers, a member's
+ * groups), the table's chains hold one node per key, and adding or
+ * removing a record is O(1) expected.
  */
 #ifndef AC_LIB_AMAP_H
 #define AC_LIB_AMAP_H
@@ -12,24 +18,32 @@
 #include <stdint.h>
 
 typedef struct ac__amap_node {
-    ac__tnode link;                  /* in the table; link.hash is the key's */
+    ac__tnode link;                  /* in the table while the key's head;
+                                        link.hash is the key's */
     uint64_t extra;
     ac_addr key;
-    struct ac__amap_node *next;      /* the list ac__amap_take returns */
+    /* The key's nodes, newest first: prev is NULL for the head. */
+    struct ac__amap_node *prev, *same;
+    struct ac__amap_node *next;      /* the lists ac__amap_take and _select return */
 } ac__amap_node;
 
 typedef struct ac__amap {
-    ac__table table;
+    ac__table table;                 /* the heads, one per key */
 } ac__amap;
 
 /* Makes the bucket array up front, so that adding never fails. */
 int ac__amap_init(ac__amap *m);
 void ac__amap_destroy(ac__amap *m);         /* the nodes are the caller's */
+/* Links x (its key and extra set) as the newest of its key. */
 void ac__amap_add(ac__amap *m, ac__amap_node *x);
+/* The newest node of the key, or NULL. */
 ac__amap_node *ac__amap_find(ac__amap *m, const ac_addr *key, uint64_t extra);
-ac__amap_node *ac__amap_find_next(ac__amap_node *x);  /* same key, after x */
+/* The next older node of x's key, or NULL. Removing x does not change it,
+ * so a walk may remove the node it stands on. */
+ac__amap_node *ac__amap_find_next(ac__amap_node *x);
 void ac__amap_remove(ac__amap *m, ac__amap_node *x);
-/* Unlinks every node with this key; returns them linked through `next`. */
+/* Unlinks every node with this key; returns them linked through `next`,
+ * newest first. */
 ac__amap_node *ac__amap_take(ac__amap *m, const ac_addr *key, uint64_t extra);
 /* Calls fn on every node; fn may free the node (tearing down). */
 void ac__amap_each(ac__amap *m, void (*fn)(ac__amap_node *, void *), void *arg);

@@ -3,6 +3,8 @@
  */
 #include "table.h"
 
+#include <sodium.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +78,15 @@ void ac__table_remove(ac__table *t, ac__tnode *n)
     t->count--;
 }
 
+void ac__table_replace(ac__table *t, ac__tnode *old, ac__tnode *by)
+{
+    ac__tnode **pp = &t->buckets[(size_t)old->hash & t->mask];
+    while (*pp != old)
+        pp = &(*pp)->next;
+    by->next = old->next;
+    *pp = by;
+}
+
 void ac__table_each(const ac__table *t, void (*fn)(ac__tnode *, void *), void *arg)
 {
     if (t->buckets == NULL)
@@ -98,6 +109,38 @@ void ac__table_fini(ac__table *t)
     t->count = 0;
 }
 
+size_t ac__table_longest_chain(const ac__table *t)
+{
+    size_t longest = 0;
+    for (size_t i = 0; t->buckets != NULL && i <= t->mask; i++) {
+        size_t n = 0;
+        for (const ac__tnode *p = t->buckets[i]; p; p = p->next)
+            n++;
+        longest = n > longest ? n : longest;
+    }
+    return longest;
+}
+
+size_t ac__table_bucket_of(const ac__table *t, const ac__tnode *n)
+{
+    return (size_t)n->hash & t->mask;
+}
+
+void ac__hash_key_draw(ac__hash_key *k)
+{
+    _Static_assert(sizeof k->bytes == crypto_shorthash_KEYBYTES, "SipHash's key");
+    randombytes_buf(k->bytes, sizeof k->bytes);
+}
+
+uint64_t ac__hash_keyed(const ac__hash_key *k, const char *s, size_t len)
+{
+    unsigned char out[crypto_shorthash_BYTES];
+    (void)crypto_shorthash(out, (const unsigned char *)s, len, k->bytes);
+    uint64_t h;
+    memcpy(&h, out, sizeof h);
+    return h;
+}
+
 uint64_t ac__hash_name(const char *s, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325u;
@@ -115,17 +158,18 @@ static bool same_name(const ac__tnode *n, const void *key)
     return x->len == k->len && memcmp(x->name, k->name, k->len) == 0;
 }
 
-void ac__tname_set(ac__tname *n, const char *name, size_t len)
+void ac__tname_set(ac__tname *n, const ac__hash_key *k, const char *name, size_t len)
 {
     n->name = name;
     n->len = len;
-    n->node.hash = ac__hash_name(name, len);
+    n->node.hash = ac__hash_keyed(k, name, len);
 }
 
-ac__tname *ac__table_find_name(const ac__table *t, const char *name, size_t len)
+ac__tname *ac__table_find_name(const ac__table *t, const ac__hash_key *hk, const char *name,
+                               size_t len)
 {
     ac__tname k;
-    ac__tname_set(&k, name, len);
+    ac__tname_set(&k, hk, name, len);
     return (ac__tname *)(void *)ac__table_find(t, k.node.hash, same_name, &k);
 }
 

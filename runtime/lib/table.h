@@ -43,11 +43,29 @@ ac__tnode *ac__table_find(const ac__table *t, uint64_t hash, ac__tnode_eq eq,
                           const void *key);
 /* Unlinks n, which must be in t. */
 void ac__table_remove(ac__table *t, ac__tnode *n);
+/* Puts by (its hash set equal to old's) where old is, and unlinks old. */
+void ac__table_replace(ac__table *t, ac__tnode *old, ac__tnode *by);
 /* Calls fn on every node. fn may free the node it is given (when the
  * table is being torn down) but must not insert or remove. */
 void ac__table_each(const ac__table *t, void (*fn)(ac__tnode *, void *), void *arg);
 /* Frees the bucket array (not the nodes). */
 void ac__table_fini(ac__table *t);
+/* The longest chain (the tests' view of how well the table spreads). */
+size_t ac__table_longest_chain(const ac__table *t);
+/* The bucket n is on (or would be on, by its hash). */
+size_t ac__table_bucket_of(const ac__table *t, const ac__tnode *n);
+
+/* The key of a table's name hash, drawn per runtime (ac__hash_key_draw):
+ * names come from programs' input (chat rooms, other nodes), and with an
+ * unkeyed hash anyone could choose names that share one chain. */
+typedef struct ac__hash_key {
+    unsigned char bytes[16];
+} ac__hash_key;
+
+/* Fills k from the OS's random source. */
+void ac__hash_key_draw(ac__hash_key *k);
+/* SipHash-2-4 of name[0..len) under k (libsodium's crypto_shorthash). */
+uint64_t ac__hash_keyed(const ac__hash_key *k, const char *s, size_t len);
 
 /* A node indexed by name (names.c's entries, groups.c's groups): `name`
  * points at the record's own copy, len bytes. */
@@ -57,12 +75,16 @@ typedef struct ac__tname {
     size_t len;
 } ac__tname;
 
-/* Points n at its name (kept by the caller) and sets its hash. */
-void ac__tname_set(ac__tname *n, const char *name, size_t len);
-/* The node named name[0..len), or NULL. */
-ac__tname *ac__table_find_name(const ac__table *t, const char *name, size_t len);
+/* Points n at its name (kept by the caller) and sets its hash under k,
+ * the key of the table it goes on. */
+void ac__tname_set(ac__tname *n, const ac__hash_key *k, const char *name, size_t len);
+/* The node named name[0..len) in a table hashed under k, or NULL. */
+ac__tname *ac__table_find_name(const ac__table *t, const ac__hash_key *k, const char *name,
+                               size_t len);
 
-/* The hash of a name (FNV-1a: names are short and chosen by the program). */
+/* FNV-1a of a string: the same on every node, hence for what crosses the
+ * wire (frame.c's type ids); never for a table's index, where its
+ * collisions could be chosen (ac__hash_keyed). */
 uint64_t ac__hash_name(const char *s, size_t len);
 
 /* The hash of an address: its first 8 bytes, uniformly random already

@@ -48,6 +48,7 @@ enum {
 
 typedef struct ask {
     ac__amap_node node;     /* key: the asker; extra: the ask's id */
+    ac__amap_node by_asker; /* key: the asker: its death finds them all */
     ac_reply_call_fn call;  /* NULL: fn is an ac_reply_fn */
     ac_any_fn fn;
     void *arg;
@@ -70,6 +71,7 @@ typedef struct known_type {
 typedef struct ac__asks {
     pthread_mutex_t lock;
     ac__amap pending;
+    ac__amap askers;         /* the pending asks by asker alone */
     ac__amap waits;          /* remote_wait records */
     known_type *types;
     size_t ntypes, types_cap;
@@ -108,8 +110,10 @@ static int init(ac_runtime *rt, void **state)
     ac__asks *A = calloc(1, sizeof *A);
     if (A == NULL)
         return AC_ENOMEM;
-    if (ac__amap_init(&A->pending) != 0 || ac__amap_init(&A->waits) != 0) {
+    if (ac__amap_init(&A->pending) != 0 || ac__amap_init(&A->askers) != 0 ||
+        ac__amap_init(&A->waits) != 0) {
         ac__amap_destroy(&A->pending);
+        ac__amap_destroy(&A->askers);
         free(A);
         return AC_ENOMEM;
     }
@@ -124,10 +128,13 @@ static ask *take(ac__asks *A, const ac_addr *asker, uint64_t id)
 {
     pthread_mutex_lock(&A->lock);
     ac__amap_node *x = ac__amap_find(&A->pending, asker, id);
-    if (x != NULL)
-        ac__amap_remove(&A->pending, x);
+    ask *k = x ? AC__CONTAINER_OF(x, ask, node) : NULL;
+    if (k != NULL) {
+        ac__amap_remove(&A->pending, &k->node);
+        ac__amap_remove(&A->askers, &k->by_asker);
+    }
     pthread_mutex_unlock(&A->lock);
-    return x ? AC__CONTAINER_OF(x, ask, node) : NULL;
+    return k;
 }
 
 static ac_reply_to *reply_to_of(ac_envelope *request)
@@ -196,8 +203,11 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     k->node.extra = A->next_id++;
     if (!ac__service_alive(cx, self))
         rc = AC_ESTATE;  /* asked from its stop hook: nobody will listen */
-    else
+    else {
         ac__amap_add(&A->pending, &k->node);
+        k->by_asker.key = self->addr;
+        ac__amap_add(&A->askers, &k->by_asker);
+    }
     if (rc == 0 && k->target_node != 0 && type != NULL)
         know_type(A, type);
     pthread_mutex_unlock(&A->lock);
@@ -273,12 +283,17 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     (void)code;
     ac__asks *A = state;
     pthread_mutex_lock(&A->lock);
-    ac__amap_node *gone = ac__amap_take(&A->pending, &a->addr, 0);
+    /* By asker alone: `pending` is keyed by the ask's id too (taking
+     * the asker with id 0 there found nothing, and a dead asker's
+     * unanswered asks stayed until the runtime was destroyed). */
+    ac__amap_node *gone = ac__amap_take(&A->askers, &a->addr, 0);
+    for (ac__amap_node *x = gone; x != NULL; x = x->next)
+        ac__amap_remove(&A->pending, &AC__CONTAINER_OF(x, ask, by_asker)->node);
     pthread_mutex_unlock(&A->lock);
     /* Their timers are the dead actor's: timers.c cancels them. */
     for (ac__amap_node *x = gone, *next; x != NULL; x = next) {
         next = x->next;
-        free(AC__CONTAINER_OF(x, ask, node));
+        free(AC__CONTAINER_OF(x, ask, by_asker));
     }
 }
 
@@ -611,6 +626,7 @@ static void fini(void *state)
      * those it could not) leave records behind. */
     ac__amap_each(&A->pending, free_ask, NULL);
     ac__amap_destroy(&A->pending);
+    ac__amap_destroy(&A->askers);
     ac__amap_destroy(&A->waits);  /* empty: each wait removes its own */
     free(A->types);
     pthread_mutex_destroy(&A->lock);

@@ -35,6 +35,7 @@
 
 typedef struct member {
     ac__amap_node by_addr;       /* keyed by the member's address */
+    ac__amap_node by_pair;       /* keyed by the address and the group */
     struct member *prev, *next;  /* on its group's list, in join order */
     struct group *g;
     ac__actor *actor;            /* tells a restarted actor from the dead one;
@@ -56,7 +57,9 @@ typedef struct group {
 struct ac__groups {
     pthread_mutex_t lock;
     ac__table by_name;
-    ac__amap by_addr;
+    ac__hash_key key;       /* by_name's: group names may come from anyone */
+    ac__amap by_addr;       /* an actor's memberships, for its death */
+    ac__amap by_pair;       /* one membership, for a join or a leave */
 };
 
 static struct ac__groups *groups_of(ac_ctx *cx)
@@ -66,19 +69,23 @@ static struct ac__groups *groups_of(ac_ctx *cx)
 
 static group *find(struct ac__groups *t, const char *name, size_t len)
 {
-    ac__tname *n = ac__table_find_name(&t->by_name, name, len);
+    ac__tname *n = ac__table_find_name(&t->by_name, &t->key, name, len);
     return n ? AC__CONTAINER_OF(n, group, by_name) : NULL;
 }
 
-/* The membership of `who` in g, if any. */
+/* by_pair's discriminator: the group's block, which outlives its
+ * memberships. */
+static uint64_t pair_of(const group *g)
+{
+    return (uint64_t)(uintptr_t)g;
+}
+
+/* The membership of `who` in g, if any: one lookup, however many groups
+ * `who` is in (a walk of its memberships made joining N groups O(N²)). */
 static member *membership(struct ac__groups *t, group *g, const ac_addr *who)
 {
-    for (ac__amap_node *x = ac__amap_find(&t->by_addr, who, 0); x; x = ac__amap_find_next(x)) {
-        member *m = AC__CONTAINER_OF(x, member, by_addr);
-        if (m->g == g)
-            return m;
-    }
-    return NULL;
+    ac__amap_node *x = ac__amap_find(&t->by_pair, who, pair_of(g));
+    return x ? AC__CONTAINER_OF(x, member, by_pair) : NULL;
 }
 
 /* The head of a GROUP record: op, the group's name (u8 length, bytes),
@@ -126,6 +133,7 @@ static group *unlink_member(struct ac__groups *t, member *m)
 {
     group *g = m->g;
     ac__amap_remove(&t->by_addr, &m->by_addr);
+    ac__amap_remove(&t->by_pair, &m->by_pair);
     *(m->prev ? &m->prev->next : &g->first) = m->next;
     *(m->next ? &m->next->prev : &g->last) = m->prev;
     if (--g->count > 0)
@@ -140,10 +148,12 @@ static int init(ac_runtime *rt, void **state)
     struct ac__groups *t = calloc(1, sizeof *t);
     if (t == NULL)
         return AC_ENOMEM;
-    if (ac__amap_init(&t->by_addr) != 0) {
+    if (ac__amap_init(&t->by_addr) != 0 || ac__amap_init(&t->by_pair) != 0) {
+        ac__amap_destroy(&t->by_addr);
         free(t);
         return AC_ENOMEM;
     }
+    ac__hash_key_draw(&t->key);
     pthread_mutex_init(&t->lock, NULL);
     *state = t;
     return 0;
@@ -166,6 +176,7 @@ static void fini(void *state)
     ac__table_each(&t->by_name, free_group, NULL);
     ac__table_fini(&t->by_name);
     ac__amap_destroy(&t->by_addr);
+    ac__amap_destroy(&t->by_pair);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -197,6 +208,9 @@ static int join(struct ac__groups *t, const char *name, size_t len, const ac_add
     m->by_addr.key = *who;
     m->by_addr.extra = 0;
     ac__amap_add(&t->by_addr, &m->by_addr);
+    m->by_pair.key = *who;
+    m->by_pair.extra = pair_of(g);
+    ac__amap_add(&t->by_pair, &m->by_pair);
     m->next = NULL;
     m->prev = g->last;
     *(g->last ? &g->last->next : &g->first) = m;
@@ -216,7 +230,7 @@ static int join_new(struct ac__groups *t, ac_ctx *cx, const char *name, size_t l
     int rc = AC_ENOMEM;
     if (g != NULL && m != NULL) {
         memcpy(g->name, name, len);
-        ac__tname_set(&g->by_name, g->name, len);
+        ac__tname_set(&g->by_name, &t->key, g->name, len);
         if (cx != NULL)
             ac__enter(cx);  /* ac__service_target reads the routing table */
         pthread_mutex_lock(&t->lock);

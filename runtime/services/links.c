@@ -4,8 +4,8 @@
  * (Erlang's link/1 and trap_exit; CAF's link_to).
  *
  * A link is one record with a node on each end, both on one map keyed by
- * the end's address, under one lock (links change rarely: at spawn, on
- * restarts). When an actor dies, taking its nodes off the map tells who
+ * the end's address, and one on a map keyed by the pair (is a-b linked?),
+ * under one lock (links change rarely: at spawn, on restarts). When an actor dies, taking its nodes off the map tells who
  * was linked to it; the other ends are unlinked in the same critical
  * section, so each link fires once even if both ends die together.
  *
@@ -25,6 +25,7 @@
 
 typedef struct link_rec {
     ac__amap_node end[2];
+    ac__amap_node pair;     /* keyed by both ends (pair_key) */
 } link_rec;
 
 /* LINK control records: a sub-op byte, the sender's end, the receiver's,
@@ -34,6 +35,9 @@ enum { LINK_ADD = 1, LINK_DEL = 2, LINK_EXIT = 3 };
 typedef struct ac__links {
     pthread_mutex_t lock;
     ac__amap map;           /* both ends of every link */
+    ac__amap pairs;         /* every link by its two ends: whether a-b is
+                               linked is one lookup, however many links
+                               a has (a walk of them made N links O(N²)) */
 } ac__links;
 
 static ac__links *links_of(ac_ctx *cx)
@@ -55,7 +59,8 @@ static int init(ac_runtime *rt, void **state)
     ac__links *L = calloc(1, sizeof *L);
     if (L == NULL)
         return AC_ENOMEM;
-    if (ac__amap_init(&L->map) != 0) {
+    if (ac__amap_init(&L->map) != 0 || ac__amap_init(&L->pairs) != 0) {
+        ac__amap_destroy(&L->map);
         free(L);
         return AC_ENOMEM;
     }
@@ -87,21 +92,33 @@ static void fini(void *state)
         free(AC__CONTAINER_OF(x, link_rec, end[0]));
     }
     ac__amap_destroy(m);
+    ac__amap_destroy(&L->pairs);
     pthread_mutex_destroy(&L->lock);
     free(L);
+}
+
+/* The key of the pair a-b, the same both ways: the lower address, and
+ * the higher one's hash (ends whose hashes agree share a key, and are
+ * told apart by find). */
+static void pair_key(const ac_addr *a, const ac_addr *b, ac_addr *key, uint64_t *extra)
+{
+    bool a_low = memcmp(a->bytes, b->bytes, sizeof a->bytes) < 0;
+    *key = a_low ? *a : *b;
+    *extra = ac__hash_addr(a_low ? b : a);
 }
 
 /* The link between a and b, or NULL. Under the lock. */
 static link_rec *find(ac__links *L, const ac_addr *a, const ac_addr *b)
 {
-    for (int e = 0; e < 2; e++) {
-        for (ac__amap_node *x = ac__amap_find(&L->map, a, (uint64_t)e); x != NULL;
-             x = ac__amap_find_next(x)) {
-            int which;
-            link_rec *r = rec_of(x, &which);
-            if (ac_addr_eq(&r->end[1 - which].key, b))
+    ac_addr key;
+    uint64_t extra;
+    pair_key(a, b, &key, &extra);
+    for (ac__amap_node *x = ac__amap_find(&L->pairs, &key, extra); x != NULL;
+         x = ac__amap_find_next(x)) {
+        link_rec *r = AC__CONTAINER_OF(x, link_rec, pair);
+        for (int e = 0; e < 2; e++)
+            if (ac_addr_eq(&r->end[e].key, a) && ac_addr_eq(&r->end[1 - e].key, b))
                 return r;
-        }
     }
     return NULL;
 }
@@ -117,6 +134,16 @@ static void add(ac__links *L, link_rec *r, const ac_addr *a, const ac_addr *b)
     r->end[1].extra = 1;
     ac__amap_add(&L->map, &r->end[0]);
     ac__amap_add(&L->map, &r->end[1]);
+    pair_key(a, b, &r->pair.key, &r->pair.extra);
+    ac__amap_add(&L->pairs, &r->pair);
+}
+
+/* Takes r off every map; locked. */
+static void unlink_rec(ac__links *L, link_rec *r)
+{
+    ac__amap_remove(&L->map, &r->end[0]);
+    ac__amap_remove(&L->map, &r->end[1]);
+    ac__amap_remove(&L->pairs, &r->pair);
 }
 
 /* Removes the link a-b if it is there: true for the one caller that did. */
@@ -124,10 +151,8 @@ static bool take(ac__links *L, const ac_addr *a, const ac_addr *b)
 {
     pthread_mutex_lock(&L->lock);
     link_rec *r = find(L, a, b);
-    if (r) {
-        ac__amap_remove(&L->map, &r->end[0]);
-        ac__amap_remove(&L->map, &r->end[1]);
-    }
+    if (r)
+        unlink_rec(L, r);
     pthread_mutex_unlock(&L->lock);
     free(r);
     return r != NULL;
@@ -253,8 +278,11 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     pthread_mutex_lock(&L->lock);
     for (int e = 0; e < 2; e++) {
         ends[e] = ac__amap_take(&L->map, &a->addr, (uint64_t)e);
-        for (ac__amap_node *x = ends[e]; x != NULL; x = x->next)
-            ac__amap_remove(&L->map, &AC__CONTAINER_OF(x, link_rec, end[e])->end[1 - e]);
+        for (ac__amap_node *x = ends[e]; x != NULL; x = x->next) {
+            link_rec *r = AC__CONTAINER_OF(x, link_rec, end[e]);
+            ac__amap_remove(&L->map, &r->end[1 - e]);
+            ac__amap_remove(&L->pairs, &r->pair);
+        }
     }
     pthread_mutex_unlock(&L->lock);
     for (int e = 0; e < 2; e++) {
@@ -330,9 +358,7 @@ static void node_lost(ac_ctx *cx, void *state, uint64_t node)
     ac__amap_node *found = ac__amap_select(&L->map, on_node, &node);
     for (ac__amap_node *x = found; x != NULL; x = x->next) {
         int which;
-        link_rec *r = rec_of(x, &which);
-        ac__amap_remove(&L->map, &r->end[0]);
-        ac__amap_remove(&L->map, &r->end[1]);
+        unlink_rec(L, rec_of(x, &which));
     }
     pthread_mutex_unlock(&L->lock);
     for (ac__amap_node *x = found, *next; x != NULL; x = next) {

@@ -37,6 +37,7 @@ typedef struct entry {
 struct ac__names {
     pthread_mutex_t lock;
     ac__table by_name;
+    ac__hash_key key;       /* by_name's: names may come from anyone */
     ac__amap by_addr;
 };
 
@@ -47,18 +48,18 @@ static struct ac__names *names_of(ac_ctx *cx)
 
 static entry *find(struct ac__names *t, const char *name, size_t len)
 {
-    ac__tname *n = ac__table_find_name(&t->by_name, name, len);
+    ac__tname *n = ac__table_find_name(&t->by_name, &t->key, name, len);
     return n ? AC__CONTAINER_OF(n, entry, by_name) : NULL;
 }
 
-static entry *entry_new(const char *name, size_t len)
+static entry *entry_new(const struct ac__names *t, const char *name, size_t len)
 {
     entry *e = malloc(sizeof *e + len + 1);
     if (e == NULL)
         return NULL;
     memcpy(e->name, name, len);
     e->name[len] = '\0';
-    ac__tname_set(&e->by_name, e->name, len);
+    ac__tname_set(&e->by_name, &t->key, e->name, len);
     e->by_addr.extra = 0;
     return e;
 }
@@ -92,6 +93,7 @@ static int init(ac_runtime *rt, void **state)
         free(t);
         return AC_ENOMEM;
     }
+    ac__hash_key_draw(&t->key);
     pthread_mutex_init(&t->lock, NULL);
     *state = t;
     return 0;
@@ -119,7 +121,7 @@ int ac_register(ac_ctx *cx, const char *name, const ac_addr *who)
     if (cx == NULL || who == NULL || len == 0)
         return AC_EINVAL;
     struct ac__names *t = names_of(cx);
-    entry *e = entry_new(name, len);  /* outside the lock */
+    entry *e = entry_new(t, name, len);  /* outside the lock */
     if (e == NULL)
         return AC_ENOMEM;
     int rc;
@@ -150,7 +152,7 @@ static int claim(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *
     if (len == 0)
         return AC_EINVAL;
     struct ac__names *t = state;
-    entry *e = entry_new(name, len);
+    entry *e = entry_new(t, name, len);
     if (e == NULL)
         return AC_ENOMEM;
     int rc;
