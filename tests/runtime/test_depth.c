@@ -58,6 +58,40 @@ int depth_Sink_on_held(depth_Sink *self, ac_ctx *cx, const depth_Sink_held *m)
     return 0;
 }
 
+/* The number of Odds below e, each the only one of the Even before and
+ * numbered one more than the one above it (`v` is the number of the Odd
+ * that holds e, or one less than the first); UINT32_MAX when it is not
+ * such a chain. */
+static uint32_t odd_count(const depth_Even *e, uint32_t v)
+{
+    uint32_t n = 0;
+    for (; e->odds.len == 1; e = &e->odds.data[0].inner, n++)
+        if (e->odds.data[0].v != ++v)
+            return UINT32_MAX;
+    return e->odds.len == 0 ? n : UINT32_MAX;
+}
+
+int depth_Sink_on_even(depth_Sink *self, ac_ctx *cx, const depth_Sink_even *m)
+{
+    (void)self;
+    (void)cx;
+    uint32_t v = m->e.odds.len > 0 ? m->e.odds.data[0].v - 1 : 0;
+    uint32_t n = odd_count(&m->e, v);
+    atomic_store(&g_length, n == m->count ? n : 0);
+    atomic_fetch_add(&g_got, 1);
+    return 0;
+}
+
+int depth_Sink_on_odd(depth_Sink *self, ac_ctx *cx, const depth_Sink_odd *m)
+{
+    (void)self;
+    (void)cx;
+    uint32_t n = 1 + odd_count(&m->o.inner, m->o.v);
+    atomic_store(&g_length, n == m->count ? n : 0);
+    atomic_fetch_add(&g_got, 1);
+    return 0;
+}
+
 int depth_Sink_on_text(depth_Sink *self, ac_ctx *cx, const depth_Sink_text *m)
 {
     (void)self;
@@ -307,4 +341,70 @@ Test(depth, null_arguments_and_views_of_null_are_einval, .timeout = 30)
     ac_envelope_free(cx, e);
     ac_inbox_destroy(cx, ib);
     ac_runtime_destroy(rt);
+}
+
+/* k Odds, each the only one of the Even inside the one before. */
+static depth_Odd *make_odds(uint32_t k)
+{
+    depth_Odd *odds = calloc(k, sizeof(*odds));
+    cr_assert_not_null(odds);
+    for (uint32_t i = 0; i < k; i++) {
+        odds[i].v = i + 1;
+        if (i + 1 < k)
+            odds[i].inner.odds = (depth_Odd_seq){ &odds[i + 1], 1 };
+    }
+    return odds;
+}
+
+/* The wire form of even(e, k) with k Odds below e: per Odd the count 1 of
+ * the Even above it and its v, then the last Even's count 0, then k. */
+static uint8_t *wire_even(uint32_t k, size_t *len)
+{
+    *len = (size_t)k * 8 + 8;
+    uint8_t *b = calloc(1, *len), *p = b;
+    cr_assert_not_null(b);
+    for (uint32_t i = 0; i < k; i++, p += 8) {
+        p[0] = 1;
+        p[4] = (uint8_t)(i + 1);
+    }
+    p[4] = (uint8_t)k;
+    return b;
+}
+
+/* Even and Odd each count: an Even above k Odds (each with its Even) is
+ * 2k + 1 levels, an Odd message with k Odds 2k. */
+Test(depth, structs_recursive_through_each_other_count_every_level, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(2);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    const ac_actor_type *t = &depth_Sink_type;
+    depth_Sink_ref sink = spawn_sink(cx);
+    enum { K = AC_MAX_DEPTH / 2 };
+    depth_Odd *odds = make_odds(K + 1);
+    depth_Even top = { { &odds[1], 1 } };   /* above K Odds */
+
+    cr_assert_eq(depth_Sink_send_odd(cx, sink, odds[1], K), 0);   /* 2K */
+    cr_assert(wait_for(&g_got, 1));
+    cr_expect_eq(atomic_load(&g_length), K);
+    cr_expect_eq(depth_Sink_send_even(cx, sink, top, K), AC_EINVAL);   /* 2K + 1 */
+    cr_expect_eq(depth_Sink_send_odd(cx, sink, odds[0], K + 1), AC_EINVAL);
+    top.odds.data = &odds[2];   /* above K - 1 Odds: 2K - 1 */
+    cr_assert_eq(depth_Sink_send_even(cx, sink, top, K - 1), 0);
+    cr_assert(wait_for(&g_got, 2));
+    cr_expect_eq(atomic_load(&g_length), K - 1);
+
+    /* The decoder draws the line where the send does. */
+    ac_envelope *d = NULL;
+    size_t len;
+    uint8_t *wire = wire_even(K - 1, &len);
+    cr_expect_eq(t->decode(cx, depth_Sink_TAG_even, wire, len, &d), 0);
+    cr_expect_eq(odd_count(&((depth_Sink_even *)ac_envelope_payload(d))->e, 0), K - 1);
+    ac_envelope_free(cx, d);
+    free(wire);
+    wire = wire_even(K, &len);
+    cr_expect_eq(t->decode(cx, depth_Sink_TAG_even, wire, len, &d), AC_EINVAL);
+    free(wire);
+
+    ac_runtime_destroy(rt);
+    free(odds);
 }
