@@ -303,6 +303,10 @@ typedef struct acc_decl {
     struct acc_module *mod;
     int visit;                  /* check.c: 0 new, 1 on the path, 2 done */
     bool bad;
+    /* gen_codec.c, for the structs messages use: `recursive`, it holds
+     * itself (through sequences, maybe through others); `deep`, it holds a
+     * recursive struct or is one. Their codec helpers count the nesting. */
+    bool recursive, deep;
     const char *cname[ACC_D_COUNT];     /* names.c */
     struct acc_decl *next;
 } acc_decl;

@@ -13,6 +13,17 @@
  * function over the kinds of value; what they share is the loop over an
  * array's elements (each_elem) and, for the fill passes, where a
  * sequence's elements go (place_elems).
+ *
+ * Nesting (docs/IDL.md): a struct that holds itself through a sequence
+ * can nest as deep as the data goes, and every pass recurses once per
+ * level, so each pass stops at AC_MAX_DEPTH values of recursive structs
+ * on one path, the same bound everywhere: the size pass of a send or copy
+ * (tail) makes the message too large, which the send returns as AC_EINVAL
+ * before anything is copied; enc returns false, which encode returns as
+ * AC_EINVAL; dsize turns the input bad. copy and dec run only after tail
+ * and dsize have walked the same values, so they are bounded too. Only the
+ * helpers of deep structs (recursive ones and those that hold one) carry
+ * the count: a message without recursive types pays nothing for it.
  */
 #include <string.h>
 
@@ -23,6 +34,8 @@
 typedef struct emitter {
     acc_gen *g;
     const char *at;         /* an lvalue of type size_t: the tail's end */
+    const char *depth;      /* the nesting a deep struct's tail and enc are
+                               called with: "0" in a message's code */
 } emitter;
 
 /* Emits one pass's code for the value `v` (an lvalue; NULL for dsize,
@@ -62,6 +75,40 @@ static bool is_enum(const acc_type *t)
 static bool is_struct(const acc_type *t)
 {
     return t->kind == ACC_NAMED && t->decl->kind == ACC_STRUCT;
+}
+
+/* The struct a field of type t holds, alone or in arrays and sequences;
+ * NULL for other types. */
+static const acc_decl *held_struct(const acc_type *t)
+{
+    while (t->kind == ACC_ARRAY || t->kind == ACC_SEQ)
+        t = t->elem;
+    return is_struct(t) ? t->decl : NULL;
+}
+
+/* A struct whose tail and enc helpers take the nesting count. */
+static bool is_deep(const acc_type *t)
+{
+    return is_struct(t) && t->decl->deep;
+}
+
+static bool fields_deep(const acc_field *f)
+{
+    for (; f != NULL; f = f->next) {
+        const acc_decl *d = held_struct(&f->type);
+        if (d != NULL && d->deep)
+            return true;
+    }
+    return false;
+}
+
+/* A view with a length but no bytes (ac_string{NULL, 5}) cannot be
+ * copied: the size pass puts it past AC_MAX_PAYLOAD, so its send is
+ * AC_EINVAL, and no later pass reads it. */
+static void refuse_null_view(const emitter *e, const char *in, const char *v)
+{
+    acc_gen_line(e->g, "%sif (%s.data == NULL && %s.len > 0)", in, v, v);
+    acc_gen_line(e->g, "%s    %s = AC_MAX_PAYLOAD + 1;", in, e->at);
 }
 
 /* An address's bytes, in an ac_addr or a typed reference. */
@@ -125,10 +172,15 @@ static void tail_value(const emitter *e, const acc_type *t, const char *v,
     if (t->kind == ACC_ARRAY) {
         each_elem(e, tail_value, t, v, depth);
     } else if (is_struct(t)) {
-        acc_gen_line(g, "%s%s__tail(&%s, &%s);", in,
-                     t->decl->cname[ACC_D_TYPE], v, e->at);
+        if (is_deep(t))
+            acc_gen_line(g, "%s%s__tail(&%s, &%s, %s);", in,
+                         t->decl->cname[ACC_D_TYPE], v, e->at, e->depth);
+        else
+            acc_gen_line(g, "%s%s__tail(&%s, &%s);", in,
+                         t->decl->cname[ACC_D_TYPE], v, e->at);
     } else if (t->kind == ACC_SEQ) {
         const char *et = acc_gen_ctype(g, t->elem);
+        refuse_null_view(e, in, v);
         acc_gen_line(g, "%sac_wire_grow(&%s, AC_ALIGNOF(%s), %s.len, "
                         "sizeof(%s));", in, e->at, et, v, et);
         if (!acc_type_has_var(t->elem))
@@ -139,6 +191,7 @@ static void tail_value(const emitter *e, const acc_type *t, const char *v,
                    v, d), depth + 1);
         acc_gen_line(g, "%s}", in);
     } else {
+        refuse_null_view(e, in, v);
         acc_gen_line(g, "%sac_wire_grow(&%s, 1, (size_t)%s.len%s, 1);", in,
                      e->at, v, nul_extra(t));
     }
@@ -212,6 +265,9 @@ static void enc_value(const emitter *e, const acc_type *t, const char *v,
     case ACC_NAMED:
         if (is_enum(t))
             acc_gen_line(g, "%sac_wire_u32(o, (uint32_t)(int32_t)%s);", in, v);
+        else if (is_deep(t))
+            acc_gen_line(g, "%sif (!%s__enc(&%s, o, %s))\n%s    return false;",
+                         in, t->decl->cname[ACC_D_TYPE], v, e->depth, in);
         else
             acc_gen_line(g, "%s%s__enc(&%s, o);", in,
                          t->decl->cname[ACC_D_TYPE], v);
@@ -400,7 +456,7 @@ static void each_field(const emitter *e, value_fn *fn, const acc_field *f,
 void acc_gen_tail(acc_gen *g, const acc_field *fields, const char *owner,
                   const char *at, int depth)
 {
-    emitter e = { g, at };
+    emitter e = { g, at, "0" };
     each_field(&e, tail_value, fields, owner, true, depth);
 }
 
@@ -408,45 +464,62 @@ void acc_gen_tail(acc_gen *g, const acc_field *fields, const char *owner,
 
 typedef enum pass { P_TAIL, P_COPY, P_ENC, P_DSIZE, P_DEC } pass;
 
+/* What a helper's shape depends on: `deep` (a struct's or message's
+ * fields hold a recursive struct: its enc returns false past the bound and,
+ * for a struct, its tail and enc take the count so far), `recursive` (a
+ * struct that holds itself: its helpers add one to the count and check
+ * it), `msg` (a message's or reply's struct, whose count starts at 0). */
+typedef struct shape {
+    bool deep, recursive, msg;
+} shape;
+
 /* "static void NAME__enc(const NAME *v, ac_wire_out *o)": a helper's
  * signature, for its prototype and its definition. */
-static const char *signature(acc_gen *g, pass p, const char *n)
+static const char *signature(acc_gen *g, pass p, const char *n, shape sh)
 {
-    static const char *const sig[] = {
-        [P_TAIL] = "static void %s__tail(const %s *v, size_t *at)",
-        [P_COPY] = "static void %s__copy(%s *v, unsigned char *base, size_t *at)",
-        [P_ENC] = "static void %s__enc(const %s *v, ac_wire_out *o)",
-        [P_DSIZE] = "static void %s__dsize(ac_wire_in *in, size_t *at)%.0s",
-        [P_DEC] = ("static void %s__dec(%s *v, ac_wire_in *in, unsigned char *base, "
-                   "size_t *at)"),
-    };
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-    return acc_aprintf(&g->cx->arena, sig[p], n, n);
-#pragma GCC diagnostic pop
+    acc_arena *ar = &g->cx->arena;
+    const char *count = sh.deep && !sh.msg ? ", unsigned depth" : "";
+    switch (p) {
+    case P_TAIL:
+        return acc_aprintf(ar, "static void %s__tail(const %s *v, size_t *at%s)",
+                           n, n, count);
+    case P_COPY:
+        return acc_aprintf(ar, "static void %s__copy(%s *v, unsigned char *base, "
+                           "size_t *at)", n, n);
+    case P_ENC:
+        return acc_aprintf(ar, "static %s %s__enc(const %s *v, ac_wire_out *o%s)",
+                           sh.deep ? "bool" : "void", n, n, count);
+    case P_DSIZE:
+        return acc_aprintf(ar, "static void %s__dsize(ac_wire_in *in, size_t *at)",
+                           n);
+    case P_DEC:
+        break;
+    }
+    return acc_aprintf(ar, "static void %s__dec(%s *v, ac_wire_in *in, "
+                       "unsigned char *base, size_t *at)", n, n);
 }
 
 /* Messages (msg) need no __tail: their sender computes it from its
  * parameters. */
 static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
-                          bool msg)
+                          shape sh)
 {
-    for (pass p = msg ? P_COPY : P_TAIL; p <= P_DEC; p++)
+    for (pass p = sh.msg ? P_COPY : P_TAIL; p <= P_DEC; p++)
         if (p > P_COPY || acc_fields_have_var(fields))
-            acc_gen_line(g, "%s;", signature(g, p, n));
+            acc_gen_line(g, "%s;", signature(g, p, n, sh));
 }
 
 /* One helper: the signature, the (void) of the parameters a helper of no
  * fields leaves unused, `head`, fn on each field, `foot` (both may be
  * NULL). */
 static void put_helper(acc_gen *g, pass p, const char *n,
-                       const acc_field *fields, bool req, const char *head,
-                       value_fn *fn, const char *foot)
+                       const acc_field *fields, shape sh, bool req,
+                       const char *head, value_fn *fn, const char *foot)
 {
-    emitter e = { g, "*at" };
+    emitter e = { g, "*at", sh.deep && !sh.msg ? "depth" : "0" };
     bool var = acc_fields_have_var(fields);
     acc_buf_putc(g->out, '\n');
-    acc_gen_line(g, "%s", signature(g, p, n));
+    acc_gen_line(g, "%s", signature(g, p, n, sh));
     acc_gen_line(g, "{");
     if (p == P_DSIZE && !var)
         acc_gen_line(g, "    (void)at;");
@@ -466,38 +539,59 @@ static void put_helper(acc_gen *g, pass p, const char *n,
     acc_gen_line(g, "}");
 }
 
-/* msg: a message's struct, whose tail its sender computes from its
- * parameters (no __tail). req: a request, whose struct begins with its
- * ac_reply_to (on the wire: the 32 address bytes, then the id as a u64). */
+/* The helpers of a struct (msg false) or of a message's struct, whose
+ * tail its sender computes from its parameters (no __tail). req: a
+ * request, whose struct begins with its ac_reply_to (on the wire: the 32
+ * address bytes, then the id as a u64). */
 static void helpers(acc_gen *g, const char *n, const acc_field *fields,
-                    bool msg, bool req)
+                    shape sh, bool req)
 {
-    /* A struct can hold a sequence of itself: bound the recursion that
-     * hostile input could drive. */
-    bool guard = !msg && fields != NULL;
+    /* A recursive struct counts itself: past AC_MAX_DEPTH, the size pass
+     * gives up with a size no send accepts (and so does every loop above
+     * it: they stop past AC_MAX_PAYLOAD), enc returns false, and dsize
+     * turns the input bad. */
+    bool rec = sh.recursive;
     if (acc_fields_have_var(fields)) {
-        if (!msg)
-            put_helper(g, P_TAIL, n, fields, false, NULL, tail_value, NULL);
-        put_helper(g, P_COPY, n, fields, false, NULL, copy_value, NULL);
+        if (!sh.msg)
+            put_helper(g, P_TAIL, n, fields, sh, false, rec
+                       ? "    if (++depth > AC_MAX_DEPTH) {\n"
+                         "        *at = AC_MAX_PAYLOAD + 1;\n"
+                         "        return;\n    }" : NULL, tail_value, NULL);
+        put_helper(g, P_COPY, n, fields, sh, false, NULL, copy_value, NULL);
     }
-    put_helper(g, P_ENC, n, fields, req, req
-               ? "    ac_wire_bytes(o, v->reply_to.to.bytes, 32);\n"
-                 "    ac_wire_u64(o, v->reply_to.id);" : NULL,
-               enc_value, NULL);
-    put_helper(g, P_DSIZE, n, fields, req, req
-               ? "    (void)ac_wire_take(in, 40);" : guard
-               ? "    if (++in->depth > AC_WIRE_MAX_DEPTH) {\n"
+    const char *enc_head = req
+        ? "    ac_wire_bytes(o, v->reply_to.to.bytes, 32);\n"
+          "    ac_wire_u64(o, v->reply_to.id);" : rec
+        ? "    if (++depth > AC_MAX_DEPTH)\n        return false;" : NULL;
+    put_helper(g, P_ENC, n, fields, sh, req, enc_head, enc_value,
+               sh.deep ? "    return true;" : NULL);
+    put_helper(g, P_DSIZE, n, fields, sh, req, req
+               ? "    (void)ac_wire_take(in, 40);" : rec
+               ? "    if (++in->depth > AC_MAX_DEPTH) {\n"
                  "        in->bad = true;\n        return;\n    }" : NULL,
-               dsize_value, guard ? "    in->depth--;" : NULL);
-    put_helper(g, P_DEC, n, fields, req, req
+               dsize_value, rec ? "    in->depth--;" : NULL);
+    put_helper(g, P_DEC, n, fields, sh, req, req
                ? "    memcpy(v->reply_to.to.bytes, ac_wire_take(in, 32), 32);\n"
                  "    v->reply_to.id = ac_wire_get_u64(in);" : NULL,
                dec_value, NULL);
 }
 
+/* A message's struct (or a reply's) with these fields. */
+static shape msg_shape(const acc_field *fields)
+{
+    shape sh = { fields_deep(fields), false, true };
+    return sh;
+}
+
+static shape struct_shape(const acc_decl *d)
+{
+    shape sh = { d->deep, d->recursive, false };
+    return sh;
+}
+
 /* The structs and enums the module's messages use, directly or not. */
 typedef struct needs {
-    const acc_decl **list;
+    acc_decl **list;
     size_t count, cap;
     acc_map seen;
 } needs;
@@ -524,7 +618,7 @@ static void need_type(acc_gen *g, needs *nd, const acc_type *t)
     acc_map_put(&nd->seen, n, strlen(n), (void *)t->decl);
     if (nd->count == nd->cap) {
         size_t cap = nd->cap ? nd->cap * 2 : 16;
-        const acc_decl **l = acc_alloc(&g->cx->arena, cap * sizeof(*l));
+        acc_decl **l = acc_alloc(&g->cx->arena, cap * sizeof(*l));
         if (nd->count > 0)
             memcpy(l, nd->list, nd->count * sizeof(*l));
         nd->list = l;
@@ -533,6 +627,96 @@ static void need_type(acc_gen *g, needs *nd, const acc_type *t)
     nd->list[nd->count++] = t->decl;
     if (t->decl->kind == ACC_STRUCT)
         need_fields(g, nd, t->decl->fields);
+}
+
+/* Marks the structs in nd that are recursive and deep (acc_decl). They are
+ * the strongly connected components of the graph of "a field holds this
+ * struct" (Tarjan's algorithm), kept iterative so that a long chain of
+ * structs cannot exhaust the compiler's stack: a component of more than
+ * one struct, or of one whose field holds itself, is recursive. Tarjan
+ * finishes a component only after every component it reaches, so whether
+ * those are deep is known by then. */
+static void mark_recursion(acc_gen *g, needs *nd)
+{
+    typedef struct frame {
+        uint32_t v;
+        const acc_field *next;  /* the field to look at next */
+    } frame;
+    acc_arena *ar = &g->cx->arena;
+    uint32_t n = (uint32_t)nd->count;
+    uint32_t *order = acc_alloc(ar, n * sizeof(*order));  /* 0: not seen */
+    uint32_t *low = acc_alloc(ar, n * sizeof(*low));
+    uint32_t *comp = acc_alloc(ar, n * sizeof(*comp));    /* 0: open */
+    uint32_t *stack = acc_alloc(ar, n * sizeof(*stack));
+    frame *calls = acc_alloc(ar, n * sizeof(*calls));
+    uint32_t seen = 0, sp = 0, comps = 0;
+    acc_map index;
+
+    acc_map_init(&index, ar);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *c = nd->list[i]->cname[ACC_D_TYPE];
+        acc_map_put(&index, c, strlen(c), (void *)(uintptr_t)(i + 1));
+    }
+#define INDEX_OF(d) ((uint32_t)(uintptr_t)acc_map_get(&index, \
+        (d)->cname[ACC_D_TYPE], strlen((d)->cname[ACC_D_TYPE])) - 1)
+    for (uint32_t root = 0; root < n; root++) {
+        if (order[root] != 0 || nd->list[root]->kind != ACC_STRUCT)
+            continue;
+        uint32_t cp = 0;
+        order[root] = low[root] = ++seen;
+        stack[sp++] = root;
+        calls[cp++] = (frame){ root, nd->list[root]->fields };
+        while (cp > 0) {
+            frame *fr = &calls[cp - 1];
+            uint32_t v = fr->v;
+            if (fr->next != NULL) {
+                const acc_decl *d = held_struct(&fr->next->type);
+                fr->next = fr->next->next;
+                if (d == NULL)
+                    continue;
+                uint32_t u = INDEX_OF(d);
+                if (order[u] == 0) {
+                    order[u] = low[u] = ++seen;
+                    stack[sp++] = u;
+                    calls[cp++] = (frame){ u, nd->list[u]->fields };
+                } else if (comp[u] == 0 && order[u] < low[v]) {
+                    low[v] = order[u];
+                }
+                continue;
+            }
+            cp--;
+            if (cp > 0 && low[v] < low[calls[cp - 1].v])
+                low[calls[cp - 1].v] = low[v];
+            if (low[v] != order[v])
+                continue;
+            /* v roots a component: the structs above it on the stack. */
+            uint32_t first = sp;
+            do
+                first--;
+            while (stack[first] != v);
+            comps++;
+            for (uint32_t i = first; i < sp; i++)
+                comp[stack[i]] = comps;
+            bool rec = sp - first > 1, deep = false;
+            for (uint32_t i = first; i < sp; i++)
+                for (const acc_field *f = nd->list[stack[i]]->fields; f != NULL;
+                     f = f->next) {
+                    const acc_decl *d = held_struct(&f->type);
+                    if (d == NULL)
+                        continue;
+                    if (comp[INDEX_OF(d)] == comps)
+                        rec = true;
+                    else
+                        deep = deep || d->deep;
+                }
+            for (uint32_t i = first; i < sp; i++) {
+                nd->list[stack[i]]->recursive = rec;
+                nd->list[stack[i]]->deep = rec || deep;
+            }
+            sp = first;
+        }
+    }
+#undef INDEX_OF
 }
 
 void acc_gen_type_codecs(acc_gen *g)
@@ -547,6 +731,7 @@ void acc_gen_type_codecs(acc_gen *g)
         }
     if (nd.count == 0)
         return;
+    mark_recursion(g, &nd);
 
     acc_gen_line(g, "\n/* ---- codecs of the structs and enums in messages "
                     "------------------------- */\n");
@@ -567,12 +752,12 @@ void acc_gen_type_codecs(acc_gen *g)
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT)
             helper_protos(g, nd.list[i]->cname[ACC_D_TYPE],
-                          nd.list[i]->fields, false);
+                          nd.list[i]->fields, struct_shape(nd.list[i]));
 
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT)
             helpers(g, nd.list[i]->cname[ACC_D_TYPE], nd.list[i]->fields,
-                    false, false);
+                    struct_shape(nd.list[i]), false);
 }
 
 /* ---- per actor ---------------------------------------------------- */
@@ -587,7 +772,10 @@ static void put_cases(acc_gen *g, const acc_actor *a, bool reply, pass ps)
         const char *n = m->cname[reply ? ACC_M_REPLY_STRUCT
                                       : ACC_M_STRUCT];
         acc_gen_line(g, "    case %s:", m->cname[ACC_M_TAG]);
-        if (ps == P_ENC) {
+        if (ps == P_ENC && fields_deep(reply ? m->reply : m->fields)) {
+            acc_gen_line(g, "        if (!%s__enc((const %s *)m_, &o_))", n, n);
+            acc_gen_line(g, "            return AC_EINVAL;");
+        } else if (ps == P_ENC) {
             acc_gen_line(g, "        %s__enc((const %s *)m_, &o_);", n, n);
         } else if (ps == P_DSIZE) {
             acc_gen_line(g, "        size_ = sizeof(%s);", n);
@@ -619,10 +807,15 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
         acc_gen_line(g, "    (void)e;\n    (void)buf;\n    (void)cap;\n"
                         "    return AC_EBADTAG;\n}");
     } else {
-        acc_gen_line(g, "    const void *m_ = %s;", reply
+        /* Only a measuring call (cap 0) may come without a buffer. */
+        acc_gen_line(g, "    const void *m_;");
+        acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
+        acc_gen_line(g, "    if (%s == NULL || (buf == NULL && cap > 0))",
+                     reply ? "reply" : "e");
+        acc_gen_line(g, "        return AC_EINVAL;");
+        acc_gen_line(g, "    m_ = %s;", reply
                      ? "ac_reply_body((ac_envelope *)reply)"
                      : "ac_envelope_payload((ac_envelope *)e)");
-        acc_gen_line(g, "    ac_wire_out o_ = { buf, cap, 0 };\n");
         acc_gen_line(g, "    switch (%s) {", reply ? "tag" : "e->tag");
         put_cases(g, a, reply, P_ENC);
         acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
@@ -639,14 +832,20 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
                         "                      ac_envelope **out)\n{", p);
     if (a->messages == NULL) {
         acc_gen_line(g, "    (void)cx;\n    (void)tag;\n    (void)buf;\n"
-                        "    (void)len;\n    *out = NULL;\n    return AC_EBADTAG;\n}");
+                        "    (void)len;\n    if (out != NULL)\n        *out = NULL;\n"
+                        "    return AC_EBADTAG;\n}");
         return;
     }
     acc_gen_line(g, "    ac_wire_in in_ = { buf, len, 0, false, 0 };");
     acc_gen_line(g, "    size_t size_, at_;");
     acc_gen_line(g, "    ac_envelope *e_;");
     acc_gen_line(g, "    void *m_;\n");
+    /* Only an empty input may come without a buffer. */
+    acc_gen_line(g, "    if (out == NULL)\n        return AC_EINVAL;");
     acc_gen_line(g, "    *out = NULL;");
+    acc_gen_line(g, "    if (cx == NULL || (buf == NULL && len > 0)%s)",
+                 reply ? " || to == NULL" : "");
+    acc_gen_line(g, "        return AC_EINVAL;");
     acc_gen_line(g, "    switch (tag) {");
     put_cases(g, a, reply, P_DSIZE);
     acc_gen_line(g, "    default:\n        return AC_EBADTAG;\n    }");
@@ -667,14 +866,18 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
 static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
 {
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        helper_protos(g, m->cname[ACC_M_STRUCT], m->fields, true);
+        helper_protos(g, m->cname[ACC_M_STRUCT], m->fields,
+                      msg_shape(m->fields));
         if (m->has_reply)
-            helper_protos(g, m->cname[ACC_M_REPLY_STRUCT], m->reply, true);
+            helper_protos(g, m->cname[ACC_M_REPLY_STRUCT], m->reply,
+                          msg_shape(m->reply));
     }
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        helpers(g, m->cname[ACC_M_STRUCT], m->fields, true, m->has_reply);
+        helpers(g, m->cname[ACC_M_STRUCT], m->fields, msg_shape(m->fields),
+                m->has_reply);
         if (m->has_reply)
-            helpers(g, m->cname[ACC_M_REPLY_STRUCT], m->reply, true, false);
+            helpers(g, m->cname[ACC_M_REPLY_STRUCT], m->reply,
+                    msg_shape(m->reply), false);
     }
 
     put_codec_fns(g, a, p, false);
@@ -696,9 +899,11 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "    (void)cx;\n    (void)e;\n    return NULL;\n}");
         return;
     }
-    acc_gen_line(g, "    const void *m_ = ac_envelope_payload((ac_envelope *)e);");
+    acc_gen_line(g, "    const void *m_;");
     acc_gen_line(g, "    size_t size_;");
     acc_gen_line(g, "    ac_envelope *c_;\n");
+    acc_gen_line(g, "    if (cx == NULL || e == NULL)\n        return NULL;");
+    acc_gen_line(g, "    m_ = ac_envelope_payload((ac_envelope *)e);");
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         const char *n = m->cname[ACC_M_STRUCT];

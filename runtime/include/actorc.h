@@ -177,6 +177,14 @@ void ac_envelope_free(ac_ctx *cx, ac_envelope *e);
 
 #define AC_MAX_PAYLOAD ((size_t)1 << 24)
 
+/* How deep values of recursive structs (`struct Node { Node[] kids; }`)
+ * may nest in one message, counting the outermost (docs/IDL.md): a chain
+ * of AC_MAX_DEPTH Nodes can be sent, copied, encoded and decoded; one more
+ * (or a cycle) is AC_EINVAL at the send, and at encode and decode. The
+ * generated code recurses once per level, so the bound is also what keeps
+ * it on the stack. */
+#define AC_MAX_DEPTH 64
+
 /* ---- system messages -------------------------------------------------------
  *
  * Tags from AC_TAG_SYSTEM up belong to the runtime; generated tags start at
@@ -298,10 +306,12 @@ typedef struct ac_wire_in {
     const uint8_t *p;
     size_t len, pos;
     bool bad;
-    unsigned depth;  /* structs inside structs: at most AC_WIRE_MAX_DEPTH */
+    unsigned depth;  /* recursive structs inside each other: at most
+                        AC_MAX_DEPTH */
 } ac_wire_in;
 
-#define AC_WIRE_MAX_DEPTH 64
+/* AC_MAX_DEPTH's former name, which only the decoder checked. */
+#define AC_WIRE_MAX_DEPTH AC_MAX_DEPTH
 
 size_t ac_wire_align(size_t at, size_t align);
 /* Reserves `count` elements of `size` bytes at `*at` (aligned to `align`);

@@ -147,9 +147,12 @@ static void edge_Odd_last__dec(edge_Odd_last *v, ac_wire_in *in,
 
 static long edge_Odd__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case edge_Odd_TAG_state:
         edge_Odd_state__enc((const edge_Odd_state *)m_, &o_);
@@ -177,7 +180,11 @@ static int edge_Odd__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case edge_Odd_TAG_state:
         size_ = sizeof(edge_Odd_state);
@@ -232,10 +239,13 @@ static int edge_Odd__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_t
 
 static ac_envelope *edge_Odd__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case edge_Odd_TAG_state: {
         const edge_Odd_state *s_ = (const edge_Odd_state *)m_;
@@ -603,7 +613,8 @@ static int edge_Empty__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     (void)tag;
     (void)buf;
     (void)len;
-    *out = NULL;
+    if (out != NULL)
+        *out = NULL;
     return AC_EBADTAG;
 }
 
@@ -696,7 +707,8 @@ static int edge_Nothing__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, si
     (void)tag;
     (void)buf;
     (void)len;
-    *out = NULL;
+    if (out != NULL)
+        *out = NULL;
     return AC_EBADTAG;
 }
 

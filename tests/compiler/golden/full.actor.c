@@ -37,18 +37,26 @@ static void units_Pos__enc(const units_Pos *v, ac_wire_out *o);
 static void units_Pos__dsize(ac_wire_in *in, size_t *at);
 static void units_Pos__dec(units_Pos *v, ac_wire_in *in, unsigned char *base,
                            size_t *at);
-static void full_Tree__tail(const full_Tree *v, size_t *at);
+static void full_Tree__tail(const full_Tree *v, size_t *at, unsigned depth);
 static void full_Tree__copy(full_Tree *v, unsigned char *base, size_t *at);
-static void full_Tree__enc(const full_Tree *v, ac_wire_out *o);
+static bool full_Tree__enc(const full_Tree *v, ac_wire_out *o, unsigned depth);
 static void full_Tree__dsize(ac_wire_in *in, size_t *at);
 static void full_Tree__dec(full_Tree *v, ac_wire_in *in, unsigned char *base,
                            size_t *at);
 
 static void full_Item__tail(const full_Item *v, size_t *at)
 {
+    if (v->name.data == NULL && v->name.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, 1, (size_t)v->name.len + 1, 1);
+    if (v->payload.data == NULL && v->payload.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, 1, (size_t)v->payload.len, 1);
+    if (v->tags.data == NULL && v->tags.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, AC_ALIGNOF(uint16_t), v->tags.len, sizeof(uint16_t));
+    if (v->places.data == NULL && v->places.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, AC_ALIGNOF(units_Place), v->places.len,
                  sizeof(units_Place));
 }
@@ -113,10 +121,6 @@ static void full_Item__enc(const full_Item *v, ac_wire_out *o)
 
 static void full_Item__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > AC_WIRE_MAX_DEPTH) {
-        in->bad = true;
-        return;
-    }
     {
         uint32_t n0_ = ac_wire_get_u32(in);
         (void)ac_wire_take(in, n0_);
@@ -148,7 +152,6 @@ static void full_Item__dsize(ac_wire_in *in, size_t *at)
                 in->bad = true;
         }
     }
-    in->depth--;
 }
 
 static void full_Item__dec(full_Item *v, ac_wire_in *in, unsigned char *base,
@@ -213,13 +216,8 @@ static void units_Pos__enc(const units_Pos *v, ac_wire_out *o)
 static void units_Pos__dsize(ac_wire_in *in, size_t *at)
 {
     (void)at;
-    if (++in->depth > AC_WIRE_MAX_DEPTH) {
-        in->bad = true;
-        return;
-    }
     (void)ac_wire_take(in, 4);
     (void)ac_wire_take(in, 4);
-    in->depth--;
 }
 
 static void units_Pos__dec(units_Pos *v, ac_wire_in *in, unsigned char *base,
@@ -231,13 +229,19 @@ static void units_Pos__dec(units_Pos *v, ac_wire_in *in, unsigned char *base,
     v->y = (int32_t)ac_wire_get_u32(in);
 }
 
-static void full_Tree__tail(const full_Tree *v, size_t *at)
+static void full_Tree__tail(const full_Tree *v, size_t *at, unsigned depth)
 {
+    if (++depth > AC_MAX_DEPTH) {
+        *at = AC_MAX_PAYLOAD + 1;
+        return;
+    }
     full_Item__tail(&v->item, &*at);
+    if (v->children.data == NULL && v->children.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, AC_ALIGNOF(full_Tree), v->children.len,
                  sizeof(full_Tree));
     for (uint32_t i0_ = 0; i0_ < v->children.len && *at <= AC_MAX_PAYLOAD; i0_++) {
-        full_Tree__tail(&v->children.data[i0_], &*at);
+        full_Tree__tail(&v->children.data[i0_], &*at, depth);
     }
 }
 
@@ -258,18 +262,22 @@ static void full_Tree__copy(full_Tree *v, unsigned char *base, size_t *at)
     }
 }
 
-static void full_Tree__enc(const full_Tree *v, ac_wire_out *o)
+static bool full_Tree__enc(const full_Tree *v, ac_wire_out *o, unsigned depth)
 {
+    if (++depth > AC_MAX_DEPTH)
+        return false;
     full_Item__enc(&v->item, o);
     ac_wire_u32(o, v->children.len);
     for (uint32_t i0_ = 0; i0_ < v->children.len; i0_++) {
-        full_Tree__enc(&v->children.data[i0_], o);
+        if (!full_Tree__enc(&v->children.data[i0_], o, depth))
+            return false;
     }
+    return true;
 }
 
 static void full_Tree__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > AC_WIRE_MAX_DEPTH) {
+    if (++in->depth > AC_MAX_DEPTH) {
         in->bad = true;
         return;
     }
@@ -363,7 +371,7 @@ static void full_Store_put__dec(full_Store_put *v, ac_wire_in *in,
                                 unsigned char *base, size_t *at);
 static void full_Store_tree__copy(full_Store_tree *v, unsigned char *base,
                                   size_t *at);
-static void full_Store_tree__enc(const full_Store_tree *v, ac_wire_out *o);
+static bool full_Store_tree__enc(const full_Store_tree *v, ac_wire_out *o);
 static void full_Store_tree__dsize(ac_wire_in *in, size_t *at);
 static void full_Store_tree__dec(full_Store_tree *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
@@ -433,9 +441,11 @@ static void full_Store_tree__copy(full_Store_tree *v, unsigned char *base,
     full_Tree__copy(&v->t, base, &*at);
 }
 
-static void full_Store_tree__enc(const full_Store_tree *v, ac_wire_out *o)
+static bool full_Store_tree__enc(const full_Store_tree *v, ac_wire_out *o)
 {
-    full_Tree__enc(&v->t, o);
+    if (!full_Tree__enc(&v->t, o, 0))
+        return false;
+    return true;
 }
 
 static void full_Store_tree__dsize(ac_wire_in *in, size_t *at)
@@ -860,15 +870,19 @@ static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
 
 static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case full_Store_TAG_put:
         full_Store_put__enc((const full_Store_put *)m_, &o_);
         break;
     case full_Store_TAG_tree:
-        full_Store_tree__enc((const full_Store_tree *)m_, &o_);
+        if (!full_Store_tree__enc((const full_Store_tree *)m_, &o_))
+            return AC_EINVAL;
         break;
     case full_Store_TAG_many:
         full_Store_many__enc((const full_Store_many *)m_, &o_);
@@ -896,7 +910,11 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case full_Store_TAG_put:
         size_ = sizeof(full_Store_put);
@@ -970,9 +988,12 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
 
 long full_Store_encode_reply(uint32_t tag, const ac_envelope *reply, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_reply_body((ac_envelope *)reply);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (reply == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_reply_body((ac_envelope *)reply);
     switch (tag) {
     case full_Store_TAG_lookup:
         full_Store_lookup_reply__enc((const full_Store_lookup_reply *)m_, &o_);
@@ -993,7 +1014,11 @@ int full_Store_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to, con
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0) || to == NULL)
+        return AC_EINVAL;
     switch (tag) {
     case full_Store_TAG_lookup:
         size_ = sizeof(full_Store_lookup_reply);
@@ -1031,10 +1056,13 @@ int full_Store_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to, con
 
 static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case full_Store_TAG_put: {
         const full_Store_put *s_ = (const full_Store_put *)m_;
@@ -1058,7 +1086,7 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
         full_Store_tree *d_;
 
         size_ = sizeof(full_Store_tree);
-        full_Tree__tail(&s_->t, &size_);
+        full_Tree__tail(&s_->t, &size_, 0);
         if (size_ > AC_MAX_PAYLOAD)
             return NULL;
         c_ = ac_envelope_new(cx, e->tag, size_);
@@ -1075,23 +1103,37 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
         full_Store_many *d_;
 
         size_ = sizeof(full_Store_many);
+        if (s_->names.data == NULL && s_->names.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(ac_string), s_->names.len,
                      sizeof(ac_string));
         for (uint32_t i1_ = 0; i1_ < s_->names.len && size_ <= AC_MAX_PAYLOAD; i1_++) {
+            if (s_->names.data[i1_].data == NULL && s_->names.data[i1_].len > 0)
+                size_ = AC_MAX_PAYLOAD + 1;
             ac_wire_grow(&size_, 1, (size_t)s_->names.data[i1_].len + 1, 1);
         }
+        if (s_->blobs.data == NULL && s_->blobs.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(ac_bytes), s_->blobs.len,
                      sizeof(ac_bytes));
         for (uint32_t i1_ = 0; i1_ < s_->blobs.len && size_ <= AC_MAX_PAYLOAD; i1_++) {
+            if (s_->blobs.data[i1_].data == NULL && s_->blobs.data[i1_].len > 0)
+                size_ = AC_MAX_PAYLOAD + 1;
             ac_wire_grow(&size_, 1, (size_t)s_->blobs.data[i1_].len, 1);
         }
+        if (s_->peers.data == NULL && s_->peers.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(full_Store_ref), s_->peers.len,
                      sizeof(full_Store_ref));
+        if (s_->raw.data == NULL && s_->raw.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), s_->raw.len,
                      sizeof(ac_addr));
         for (uint32_t i1_ = 0; i1_ < 2; i1_++) {
             full_Item__tail(&s_->pair[i1_], &size_);
         }
+        if (s_->bits.data == NULL && s_->bits.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(bool), s_->bits.len, sizeof(bool));
         if (size_ > AC_MAX_PAYLOAD)
             return NULL;
@@ -1121,6 +1163,8 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
         full_Store_lookup *d_;
 
         size_ = sizeof(full_Store_lookup);
+        if (s_->key.data == NULL && s_->key.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)s_->key.len + 1, 1);
         if (size_ > AC_MAX_PAYLOAD)
             return NULL;
@@ -1262,7 +1306,7 @@ static int full_Store_tree__build(ac_ctx *cx, ac_envelope **built_,
     ac_envelope *env_;
     full_Store_tree *msg_;
 
-    full_Tree__tail(&t, &size_);
+    full_Tree__tail(&t, &size_, 0);
     if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
     env_ = ac_envelope_new(cx, full_Store_TAG_tree, size_);
@@ -1330,20 +1374,34 @@ static int full_Store_many__build(ac_ctx *cx, ac_envelope **built_,
     ac_envelope *env_;
     full_Store_many *msg_;
 
+    if (names.data == NULL && names.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_string), names.len, sizeof(ac_string));
     for (uint32_t i0_ = 0; i0_ < names.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
+        if (names.data[i0_].data == NULL && names.data[i0_].len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)names.data[i0_].len + 1, 1);
     }
+    if (blobs.data == NULL && blobs.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_bytes), blobs.len, sizeof(ac_bytes));
     for (uint32_t i0_ = 0; i0_ < blobs.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
+        if (blobs.data[i0_].data == NULL && blobs.data[i0_].len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)blobs.data[i0_].len, 1);
     }
+    if (peers.data == NULL && peers.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(full_Store_ref), peers.len,
                  sizeof(full_Store_ref));
+    if (raw.data == NULL && raw.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), raw.len, sizeof(ac_addr));
     for (uint32_t i0_ = 0; i0_ < 2; i0_++) {
         full_Item__tail(&pair[i0_], &size_);
     }
+    if (bits.data == NULL && bits.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(bool), bits.len, sizeof(bool));
     if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
@@ -1487,6 +1545,8 @@ static int full_Store_lookup__build(ac_ctx *cx, ac_envelope **built_,
     ac_envelope *env_;
     full_Store_lookup *msg_;
 
+    if (key.data == NULL && key.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, 1, (size_t)key.len + 1, 1);
     if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
@@ -1590,6 +1650,8 @@ int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found,
     full_Store_lookup_reply *msg_;
 
     full_Item__tail(&item, &size_);
+    if (hits.data == NULL && hits.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(uint32_t), hits.len, sizeof(uint32_t));
     if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
         return AC_EINVAL;
@@ -1802,9 +1864,12 @@ static void full_Bare_poke__dec(full_Bare_poke *v, ac_wire_in *in,
 
 static long full_Bare__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case full_Bare_TAG_poke:
         full_Bare_poke__enc((const full_Bare_poke *)m_, &o_);
@@ -1823,7 +1888,11 @@ static int full_Bare__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case full_Bare_TAG_poke:
         size_ = sizeof(full_Bare_poke);
@@ -1852,10 +1921,13 @@ static int full_Bare__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_
 
 static ac_envelope *full_Bare__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case full_Bare_TAG_poke: {
         const full_Bare_poke *s_ = (const full_Bare_poke *)m_;

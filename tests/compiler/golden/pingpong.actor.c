@@ -90,9 +90,12 @@ static void pingpong_Pinger_pong__dec(pingpong_Pinger_pong *v, ac_wire_in *in,
 
 static long pingpong_Pinger__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case pingpong_Pinger_TAG_serve:
         pingpong_Pinger_serve__enc((const pingpong_Pinger_serve *)m_, &o_);
@@ -114,7 +117,11 @@ static int pingpong_Pinger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case pingpong_Pinger_TAG_serve:
         size_ = sizeof(pingpong_Pinger_serve);
@@ -152,10 +159,13 @@ static int pingpong_Pinger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
 
 static ac_envelope *pingpong_Pinger__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case pingpong_Pinger_TAG_serve: {
         const pingpong_Pinger_serve *s_ = (const pingpong_Pinger_serve *)m_;
@@ -431,9 +441,12 @@ static void pingpong_Ponger_ping__dec(pingpong_Ponger_ping *v, ac_wire_in *in,
 
 static long pingpong_Ponger__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case pingpong_Ponger_TAG_ping:
         pingpong_Ponger_ping__enc((const pingpong_Ponger_ping *)m_, &o_);
@@ -452,7 +465,11 @@ static int pingpong_Ponger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case pingpong_Ponger_TAG_ping:
         size_ = sizeof(pingpong_Ponger_ping);
@@ -481,10 +498,13 @@ static int pingpong_Ponger__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf,
 
 static ac_envelope *pingpong_Ponger__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case pingpong_Ponger_TAG_ping: {
         const pingpong_Ponger_ping *s_ = (const pingpong_Ponger_ping *)m_;

@@ -90,9 +90,12 @@ static void types_Holder_all__dec(types_Holder_all *v, ac_wire_in *in,
 
 static long types_Holder__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case types_Holder_TAG_all:
         types_Holder_all__enc((const types_Holder_all *)m_, &o_);
@@ -111,7 +114,11 @@ static int types_Holder__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, si
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case types_Holder_TAG_all:
         size_ = sizeof(types_Holder_all);
@@ -140,10 +147,13 @@ static int types_Holder__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, si
 
 static ac_envelope *types_Holder__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case types_Holder_TAG_all: {
         const types_Holder_all *s_ = (const types_Holder_all *)m_;
@@ -370,9 +380,12 @@ static void types_Other_one__dec(types_Other_one *v, ac_wire_in *in,
 
 static long types_Other__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case types_Other_TAG_one:
         types_Other_one__enc((const types_Other_one *)m_, &o_);
@@ -391,7 +404,11 @@ static int types_Other__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, siz
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case types_Other_TAG_one:
         size_ = sizeof(types_Other_one);
@@ -420,10 +437,13 @@ static int types_Other__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, siz
 
 static ac_envelope *types_Other__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case types_Other_TAG_one: {
         const types_Other_one *s_ = (const types_Other_one *)m_;

@@ -51,9 +51,12 @@ static void units_Meter_read__dec(units_Meter_read *v, ac_wire_in *in,
 
 static long units_Meter__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case units_Meter_TAG_read:
         units_Meter_read__enc((const units_Meter_read *)m_, &o_);
@@ -72,7 +75,11 @@ static int units_Meter__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, siz
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case units_Meter_TAG_read:
         size_ = sizeof(units_Meter_read);
@@ -101,10 +108,13 @@ static int units_Meter__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, siz
 
 static ac_envelope *units_Meter__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case units_Meter_TAG_read: {
         const units_Meter_read *s_ = (const units_Meter_read *)m_;

@@ -29,9 +29,9 @@ static void cov_Blob__enc(const cov_Blob *v, ac_wire_out *o);
 static void cov_Blob__dsize(ac_wire_in *in, size_t *at);
 static void cov_Blob__dec(cov_Blob *v, ac_wire_in *in, unsigned char *base,
                           size_t *at);
-static void cov_Tree__tail(const cov_Tree *v, size_t *at);
+static void cov_Tree__tail(const cov_Tree *v, size_t *at, unsigned depth);
 static void cov_Tree__copy(cov_Tree *v, unsigned char *base, size_t *at);
-static void cov_Tree__enc(const cov_Tree *v, ac_wire_out *o);
+static bool cov_Tree__enc(const cov_Tree *v, ac_wire_out *o, unsigned depth);
 static void cov_Tree__dsize(ac_wire_in *in, size_t *at);
 static void cov_Tree__dec(cov_Tree *v, ac_wire_in *in, unsigned char *base,
                           size_t *at);
@@ -39,6 +39,8 @@ static void cov_Tree__dec(cov_Tree *v, ac_wire_in *in, unsigned char *base,
 static void cov_Deep__tail(const cov_Deep *v, size_t *at)
 {
     cov_Blob__tail(&v->blob, &*at);
+    if (v->blobs.data == NULL && v->blobs.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, AC_ALIGNOF(cov_Blob), v->blobs.len, sizeof(cov_Blob));
     for (uint32_t i0_ = 0; i0_ < v->blobs.len && *at <= AC_MAX_PAYLOAD; i0_++) {
         cov_Blob__tail(&v->blobs.data[i0_], &*at);
@@ -83,10 +85,6 @@ static void cov_Deep__enc(const cov_Deep *v, ac_wire_out *o)
 
 static void cov_Deep__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > AC_WIRE_MAX_DEPTH) {
-        in->bad = true;
-        return;
-    }
     cov_Blob__dsize(in, &*at);
     {
         uint32_t n0_ = ac_wire_get_count(in);
@@ -99,7 +97,6 @@ static void cov_Deep__dsize(ac_wire_in *in, size_t *at)
         cov_Blob__dsize(in, &*at);
     }
     (void)ac_wire_take(in, 1);
-    in->depth--;
 }
 
 static void cov_Deep__dec(cov_Deep *v, ac_wire_in *in, unsigned char *base,
@@ -126,8 +123,14 @@ static void cov_Deep__dec(cov_Deep *v, ac_wire_in *in, unsigned char *base,
 
 static void cov_Blob__tail(const cov_Blob *v, size_t *at)
 {
+    if (v->label.data == NULL && v->label.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, 1, (size_t)v->label.len + 1, 1);
+    if (v->data.data == NULL && v->data.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, 1, (size_t)v->data.len, 1);
+    if (v->kinds.data == NULL && v->kinds.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, AC_ALIGNOF(cov_Kind), v->kinds.len, sizeof(cov_Kind));
 }
 
@@ -176,10 +179,6 @@ static void cov_Blob__enc(const cov_Blob *v, ac_wire_out *o)
 
 static void cov_Blob__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > AC_WIRE_MAX_DEPTH) {
-        in->bad = true;
-        return;
-    }
     {
         uint32_t n0_ = ac_wire_get_u32(in);
         (void)ac_wire_take(in, n0_);
@@ -201,7 +200,6 @@ static void cov_Blob__dsize(ac_wire_in *in, size_t *at)
                 in->bad = true;
         }
     }
-    in->depth--;
 }
 
 static void cov_Blob__dec(cov_Blob *v, ac_wire_in *in, unsigned char *base,
@@ -243,12 +241,20 @@ static void cov_Blob__dec(cov_Blob *v, ac_wire_in *in, unsigned char *base,
     }
 }
 
-static void cov_Tree__tail(const cov_Tree *v, size_t *at)
+static void cov_Tree__tail(const cov_Tree *v, size_t *at, unsigned depth)
 {
+    if (++depth > AC_MAX_DEPTH) {
+        *at = AC_MAX_PAYLOAD + 1;
+        return;
+    }
+    if (v->kids.data == NULL && v->kids.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, AC_ALIGNOF(cov_Tree), v->kids.len, sizeof(cov_Tree));
     for (uint32_t i0_ = 0; i0_ < v->kids.len && *at <= AC_MAX_PAYLOAD; i0_++) {
-        cov_Tree__tail(&v->kids.data[i0_], &*at);
+        cov_Tree__tail(&v->kids.data[i0_], &*at, depth);
     }
+    if (v->name.data == NULL && v->name.len > 0)
+        *at = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&*at, 1, (size_t)v->name.len + 1, 1);
 }
 
@@ -276,20 +282,24 @@ static void cov_Tree__copy(cov_Tree *v, unsigned char *base, size_t *at)
     }
 }
 
-static void cov_Tree__enc(const cov_Tree *v, ac_wire_out *o)
+static bool cov_Tree__enc(const cov_Tree *v, ac_wire_out *o, unsigned depth)
 {
+    if (++depth > AC_MAX_DEPTH)
+        return false;
     ac_wire_u32(o, (uint32_t)v->v);
     ac_wire_u32(o, v->kids.len);
     for (uint32_t i0_ = 0; i0_ < v->kids.len; i0_++) {
-        cov_Tree__enc(&v->kids.data[i0_], o);
+        if (!cov_Tree__enc(&v->kids.data[i0_], o, depth))
+            return false;
     }
     ac_wire_u32(o, v->name.len);
     ac_wire_bytes(o, v->name.data, v->name.len);
+    return true;
 }
 
 static void cov_Tree__dsize(ac_wire_in *in, size_t *at)
 {
-    if (++in->depth > AC_WIRE_MAX_DEPTH) {
+    if (++in->depth > AC_MAX_DEPTH) {
         in->bad = true;
         return;
     }
@@ -417,7 +427,7 @@ static void cov_Server_note__dec(cov_Server_note *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
 static void cov_Server_tree__copy(cov_Server_tree *v, unsigned char *base,
                                   size_t *at);
-static void cov_Server_tree__enc(const cov_Server_tree *v, ac_wire_out *o);
+static bool cov_Server_tree__enc(const cov_Server_tree *v, ac_wire_out *o);
 static void cov_Server_tree__dsize(ac_wire_in *in, size_t *at);
 static void cov_Server_tree__dec(cov_Server_tree *v, ac_wire_in *in,
                                  unsigned char *base, size_t *at);
@@ -1118,9 +1128,11 @@ static void cov_Server_tree__copy(cov_Server_tree *v, unsigned char *base,
     cov_Tree__copy(&v->t, base, &*at);
 }
 
-static void cov_Server_tree__enc(const cov_Server_tree *v, ac_wire_out *o)
+static bool cov_Server_tree__enc(const cov_Server_tree *v, ac_wire_out *o)
 {
-    cov_Tree__enc(&v->t, o);
+    if (!cov_Tree__enc(&v->t, o, 0))
+        return false;
+    return true;
 }
 
 static void cov_Server_tree__dsize(ac_wire_in *in, size_t *at)
@@ -1136,9 +1148,12 @@ static void cov_Server_tree__dec(cov_Server_tree *v, ac_wire_in *in,
 
 static long cov_Server__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case cov_Server_TAG_scalars:
         cov_Server_scalars__enc((const cov_Server_scalars *)m_, &o_);
@@ -1153,7 +1168,8 @@ static long cov_Server__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
         cov_Server_note__enc((const cov_Server_note *)m_, &o_);
         break;
     case cov_Server_TAG_tree:
-        cov_Server_tree__enc((const cov_Server_tree *)m_, &o_);
+        if (!cov_Server_tree__enc((const cov_Server_tree *)m_, &o_))
+            return AC_EINVAL;
         break;
     default:
         return AC_EBADTAG;
@@ -1169,7 +1185,11 @@ static int cov_Server__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case cov_Server_TAG_scalars:
         size_ = sizeof(cov_Server_scalars);
@@ -1234,9 +1254,12 @@ static int cov_Server__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
 
 long cov_Server_encode_reply(uint32_t tag, const ac_envelope *reply, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_reply_body((ac_envelope *)reply);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (reply == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_reply_body((ac_envelope *)reply);
     switch (tag) {
     case cov_Server_TAG_scalars:
         cov_Server_scalars_reply__enc((const cov_Server_scalars_reply *)m_,
@@ -1262,7 +1285,11 @@ int cov_Server_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to, con
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0) || to == NULL)
+        return AC_EINVAL;
     switch (tag) {
     case cov_Server_TAG_scalars:
         size_ = sizeof(cov_Server_scalars_reply);
@@ -1309,10 +1336,13 @@ int cov_Server_decode_reply(ac_ctx *cx, uint32_t tag, const ac_reply_to *to, con
 
 static ac_envelope *cov_Server__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case cov_Server_TAG_scalars: {
         const cov_Server_scalars *s_ = (const cov_Server_scalars *)m_;
@@ -1331,21 +1361,35 @@ static ac_envelope *cov_Server__copy(ac_ctx *cx, const ac_envelope *e)
         cov_Server_lookup *d_;
 
         size_ = sizeof(cov_Server_lookup);
+        if (s_->key.data == NULL && s_->key.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)s_->key.len + 1, 1);
+        if (s_->raw.data == NULL && s_->raw.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)s_->raw.len, 1);
         cov_Deep__tail(&s_->d, &size_);
+        if (s_->words.data == NULL && s_->words.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(ac_string), s_->words.len,
                      sizeof(ac_string));
         for (uint32_t i1_ = 0; i1_ < s_->words.len && size_ <= AC_MAX_PAYLOAD; i1_++) {
+            if (s_->words.data[i1_].data == NULL && s_->words.data[i1_].len > 0)
+                size_ = AC_MAX_PAYLOAD + 1;
             ac_wire_grow(&size_, 1, (size_t)s_->words.data[i1_].len + 1, 1);
         }
+        if (s_->deeps.data == NULL && s_->deeps.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(cov_Deep), s_->deeps.len,
                      sizeof(cov_Deep));
         for (uint32_t i1_ = 0; i1_ < s_->deeps.len && size_ <= AC_MAX_PAYLOAD; i1_++) {
             cov_Deep__tail(&s_->deeps.data[i1_], &size_);
         }
+        if (s_->peers.data == NULL && s_->peers.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(cov_Server_ref), s_->peers.len,
                      sizeof(cov_Server_ref));
+        if (s_->addrs.data == NULL && s_->addrs.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), s_->addrs.len,
                      sizeof(ac_addr));
         if (size_ > AC_MAX_PAYLOAD)
@@ -1388,7 +1432,7 @@ static ac_envelope *cov_Server__copy(ac_ctx *cx, const ac_envelope *e)
         cov_Server_tree *d_;
 
         size_ = sizeof(cov_Server_tree);
-        cov_Tree__tail(&s_->t, &size_);
+        cov_Tree__tail(&s_->t, &size_, 0);
         if (size_ > AC_MAX_PAYLOAD)
             return NULL;
         c_ = ac_envelope_new(cx, e->tag, size_);
@@ -1606,19 +1650,33 @@ static int cov_Server_lookup__build(ac_ctx *cx, ac_envelope **built_,
     ac_envelope *env_;
     cov_Server_lookup *msg_;
 
+    if (key.data == NULL && key.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, 1, (size_t)key.len + 1, 1);
+    if (raw.data == NULL && raw.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, 1, (size_t)raw.len, 1);
     cov_Deep__tail(&d, &size_);
+    if (words.data == NULL && words.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_string), words.len, sizeof(ac_string));
     for (uint32_t i0_ = 0; i0_ < words.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
+        if (words.data[i0_].data == NULL && words.data[i0_].len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)words.data[i0_].len + 1, 1);
     }
+    if (deeps.data == NULL && deeps.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(cov_Deep), deeps.len, sizeof(cov_Deep));
     for (uint32_t i0_ = 0; i0_ < deeps.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
         cov_Deep__tail(&deeps.data[i0_], &size_);
     }
+    if (peers.data == NULL && peers.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(cov_Server_ref), peers.len,
                  sizeof(cov_Server_ref));
+    if (addrs.data == NULL && addrs.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), addrs.len, sizeof(ac_addr));
     if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
@@ -1780,19 +1838,33 @@ int cov_Server_reply_lookup(ac_ctx *cx, const ac_reply_to *to, ac_string key,
     ac_envelope *env_;
     cov_Server_lookup_reply *msg_;
 
+    if (key.data == NULL && key.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, 1, (size_t)key.len + 1, 1);
+    if (raw.data == NULL && raw.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, 1, (size_t)raw.len, 1);
     cov_Deep__tail(&d, &size_);
+    if (words.data == NULL && words.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_string), words.len, sizeof(ac_string));
     for (uint32_t i0_ = 0; i0_ < words.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
+        if (words.data[i0_].data == NULL && words.data[i0_].len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
         ac_wire_grow(&size_, 1, (size_t)words.data[i0_].len + 1, 1);
     }
+    if (deeps.data == NULL && deeps.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(cov_Deep), deeps.len, sizeof(cov_Deep));
     for (uint32_t i0_ = 0; i0_ < deeps.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
         cov_Deep__tail(&deeps.data[i0_], &size_);
     }
+    if (peers.data == NULL && peers.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(cov_Server_ref), peers.len,
                  sizeof(cov_Server_ref));
+    if (addrs.data == NULL && addrs.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
     ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), addrs.len, sizeof(ac_addr));
     if (size_ > AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE)
         return AC_EINVAL;
@@ -1991,7 +2063,7 @@ static int cov_Server_tree__build(ac_ctx *cx, ac_envelope **built_, cov_Tree t)
     ac_envelope *env_;
     cov_Server_tree *msg_;
 
-    cov_Tree__tail(&t, &size_);
+    cov_Tree__tail(&t, &size_, 0);
     if (size_ > AC_MAX_PAYLOAD)
         return AC_EINVAL;
     env_ = ac_envelope_new(cx, cov_Server_TAG_tree, size_);
@@ -2128,9 +2200,12 @@ static void cov_Client_go__dec(cov_Client_go *v, ac_wire_in *in,
 
 static long cov_Client__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case cov_Client_TAG_go:
         cov_Client_go__enc((const cov_Client_go *)m_, &o_);
@@ -2149,7 +2224,11 @@ static int cov_Client__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case cov_Client_TAG_go:
         size_ = sizeof(cov_Client_go);
@@ -2178,10 +2257,13 @@ static int cov_Client__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
 
 static ac_envelope *cov_Client__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case cov_Client_TAG_go: {
         const cov_Client_go *s_ = (const cov_Client_go *)m_;
@@ -2379,9 +2461,12 @@ static void cov_Queue_item__dec(cov_Queue_item *v, ac_wire_in *in,
 
 static long cov_Queue__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     ac_wire_out o_ = { buf, cap, 0 };
 
+    if (e == NULL || (buf == NULL && cap > 0))
+        return AC_EINVAL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case cov_Queue_TAG_item:
         cov_Queue_item__enc((const cov_Queue_item *)m_, &o_);
@@ -2400,7 +2485,11 @@ static int cov_Queue__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_
     ac_envelope *e_;
     void *m_;
 
+    if (out == NULL)
+        return AC_EINVAL;
     *out = NULL;
+    if (cx == NULL || (buf == NULL && len > 0))
+        return AC_EINVAL;
     switch (tag) {
     case cov_Queue_TAG_item:
         size_ = sizeof(cov_Queue_item);
@@ -2429,10 +2518,13 @@ static int cov_Queue__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size_
 
 static ac_envelope *cov_Queue__copy(ac_ctx *cx, const ac_envelope *e)
 {
-    const void *m_ = ac_envelope_payload((ac_envelope *)e);
+    const void *m_;
     size_t size_;
     ac_envelope *c_;
 
+    if (cx == NULL || e == NULL)
+        return NULL;
+    m_ = ac_envelope_payload((ac_envelope *)e);
     switch (e->tag) {
     case cov_Queue_TAG_item: {
         const cov_Queue_item *s_ = (const cov_Queue_item *)m_;
