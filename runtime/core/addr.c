@@ -53,15 +53,18 @@ uint64_t ac_addr_node(const ac_addr *a)
     return node;
 }
 
+/* NULL stands for no address: equal only to NULL, and nil. */
 bool ac_addr_eq(const ac_addr *a, const ac_addr *b)
 {
+    if (a == NULL || b == NULL)
+        return a == b;
     return memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0;
 }
 
 bool ac_addr_is_nil(const ac_addr *a)
 {
     static const ac_addr nil;
-    return ac_addr_eq(a, &nil);
+    return a == NULL || ac_addr_eq(a, &nil);
 }
 
 char *ac_addr_format(const ac_addr *a, char *buf, size_t nbytes)

@@ -37,6 +37,8 @@ void ac__tls_set(ac_runtime *rt, ac_ctx *cx)
 
 void ac_config_init(ac_config *cfg)
 {
+    if (cfg == NULL)
+        return;
     cfg->workers = AC_WORKERS_AUTO;
     cfg->batch = 0;
     const char *env = getenv("AC_WORKERS");
@@ -343,11 +345,13 @@ static void print_stats_at_exit(ac_runtime *rt)
     ac__services_print_stats(rt, stderr);
 }
 
-void ac_runtime_destroy(ac_runtime *rt)
+int ac_runtime_destroy(ac_runtime *rt)
 {
     if (rt == NULL)
-        return;
-    ac_runtime_shutdown(rt);
+        return 0;
+    if (inside_runtime(rt))
+        return AC_ESTATE;
+    (void)ac_runtime_shutdown(rt);
     /* The contexts' service state (a thread's ask inbox) goes while the
      * services it belongs to are still there. */
     for (unsigned i = 0; i < rt->nslots; i++)
@@ -358,6 +362,7 @@ void ac_runtime_destroy(ac_runtime *rt)
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);
     free_runtime(rt);
+    return 0;
 }
 
 void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn, void *arg)
@@ -372,6 +377,8 @@ void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn, void 
 
 void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
 {
+    if (out == NULL)
+        return;
     memset(out, 0, sizeof *out);
     if (rt == NULL)
         return;

@@ -134,8 +134,10 @@ int ac_runtime_step(ac_runtime *rt);
  * and joins the workers. Idempotent. Not callable from a handler. */
 int ac_runtime_shutdown(ac_runtime *rt);
 
-/* Shuts down (if not yet done) and frees the runtime. NULL is accepted. */
-void ac_runtime_destroy(ac_runtime *rt);
+/* Shuts down (if not yet done) and frees the runtime; 0, and 0 for NULL.
+ * AC_ESTATE, doing nothing, when called from a handler: its runtime cannot
+ * be freed under its own workers (stop the runtime from main instead). */
+int ac_runtime_destroy(ac_runtime *rt);
 
 /* The calling thread's context for `rt`: the worker's own when called on a
  * worker, otherwise one made for this thread on first use and kept until
@@ -588,13 +590,17 @@ typedef struct ac_child_spec {
 
 typedef struct ac_supervisor_spec {
     uint32_t strategy;        /* ac_strategy */
-    uint32_t max_restarts;    /* restart intensity: more than this many ... */
+    uint32_t max_restarts;    /* restart intensity: more than this many ...
+                                 (at most AC_MAX_RESTARTS) */
     uint32_t within_ms;       /* ... within this many ms fails the supervisor */
     const ac_child_spec *children;
     size_t nchildren;         /* at most AC_MAX_CHILDREN */
 } ac_supervisor_spec;
 
 #define AC_MAX_CHILDREN 1024
+/* The supervisor keeps the time of each of the last max_restarts + 1
+ * restarts: 512 KiB at this bound. */
+#define AC_MAX_RESTARTS 65535
 
 /* Spawns a supervisor that starts `spec`'s children in order. Writes the
  * supervisor's address to *out and, if `children` is not NULL, each

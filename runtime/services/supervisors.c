@@ -82,12 +82,13 @@ static int copy_spec(sup *s, const ac_supervisor_spec *spec)
     s->strategy = spec->strategy;
     s->max_restarts = spec->max_restarts;
     s->within_ms = spec->within_ms;
-    s->n = spec->nchildren;
-    s->c = calloc(s->n, sizeof *s->c);
+    /* s->n only once the array exists: free_sup walks s->n children. */
+    s->c = calloc(spec->nchildren, sizeof *s->c);
     s->nstamps = (size_t)spec->max_restarts + 1;
     s->stamps = calloc(s->nstamps, sizeof *s->stamps);
-    if (s->c == NULL || s->stamps == NULL)
+    if ((s->c == NULL && spec->nchildren) || s->stamps == NULL)
         return AC_ENOMEM;
+    s->n = spec->nchildren;
     for (size_t i = 0; i < s->n; i++) {
         const ac_child_spec *in = &spec->children[i];
         child *c = &s->c[i];
@@ -110,7 +111,7 @@ static int copy_spec(sup *s, const ac_supervisor_spec *spec)
 static int check_spec(const ac_supervisor_spec *spec)
 {
     if (spec->strategy > AC_REST_FOR_ONE || spec->nchildren > AC_MAX_CHILDREN ||
-        (spec->nchildren && spec->children == NULL))
+        spec->max_restarts > AC_MAX_RESTARTS || (spec->nchildren && spec->children == NULL))
         return AC_EINVAL;
     for (size_t i = 0; i < spec->nchildren; i++) {
         const ac_child_spec *c = &spec->children[i];
