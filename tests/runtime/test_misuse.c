@@ -97,3 +97,70 @@ Test(misuse, restart_intensity_beyond_the_bound)
     cr_assert_eq(ac_supervisor_start(cx, &spec, &sup, NULL), 0);
     ac_runtime_destroy(rt);
 }
+
+/* An actor that sends itself a message for every one it handles: the
+ * runtime is never quiescent, and a graceful shutdown never ends. */
+static int looper_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+{
+    (void)state;
+    (void)e;
+    ac_envelope *next = ac_envelope_new(cx, 0, 0);
+    return next == NULL ? AC_ENOMEM : ac_send(cx, ac_self(cx), next);
+}
+
+static const ac_actor_type looper_type = {
+    .abi = AC_ABI_VERSION,
+    .name = "tests.Looper",
+    .dispatch = looper_dispatch,
+    .message_count = 1,
+};
+
+Test(misuse, shutdown_kills_what_is_still_running_at_its_deadline)
+{
+    for (int workers = 0; workers <= 2; workers += 2) {
+        ac_config cfg;
+        ac_config_init(&cfg);
+        cfg.workers = workers;
+        cfg.shutdown_ms = 50;
+        ac_runtime *rt;
+        cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+        ac_ctx *cx = ac_runtime_ctx(rt);
+        ac_addr a, b;
+        cr_assert_eq(ac_spawn(cx, &looper_type, NULL, &a), 0);
+        cr_assert_eq(ac_spawn(cx, &looper_type, NULL, &b), 0);
+        for (int i = 0; i < 2; i++) {
+            ac_envelope *e = ac_envelope_new(cx, 0, 0);
+            cr_assert_not_null(e);
+            cr_assert_eq(ac_send(cx, i ? &b : &a, e), 0);
+        }
+        cr_assert_eq(ac_runtime_shutdown(rt), AC_ETIMEDOUT);
+        ac_stats st;
+        ac_runtime_stats(rt, &st);
+        cr_assert_eq(st.killed, 2);
+        /* Each looper held the message it had just sent itself. */
+        cr_assert_geq(st.dead_letters, 2);
+        cr_assert_eq(st.sends, st.messages + st.dead_letters,
+                     "sends %llu, handled %llu, dropped %llu", (unsigned long long)st.sends,
+                     (unsigned long long)st.messages, (unsigned long long)st.dead_letters);
+        cr_assert_eq(ac_runtime_destroy(rt), 0);
+    }
+}
+
+Test(misuse, a_graceful_shutdown_within_its_deadline_kills_nothing)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 2;
+    cfg.shutdown_ms = AC_SHUTDOWN_NEVER_FORCED;
+    ac_runtime *rt;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr a;
+    cr_assert_eq(ac_spawn(cx, &destroyer_type, NULL, &a), 0);
+    cr_assert_eq(ac_runtime_shutdown(rt), 0);
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(st.killed, 0);
+    cr_assert_eq(st.stopped, 1);
+    cr_assert_eq(ac_runtime_destroy(rt), 0);
+}
