@@ -81,7 +81,7 @@ bool ac_addr_is_nil(const ac_addr *a);
 uint64_t ac_addr_node(const ac_addr *a);
 
 /* Lower-case hex of the first `nbytes` bytes (1..32) into `buf`, which must
- * hold 2 * nbytes + 1 characters. Returns buf. */
+ * hold 2 * nbytes + 1 characters. Returns buf (NULL if a or buf is NULL). */
 char *ac_addr_format(const ac_addr *a, char *buf, size_t nbytes);
 
 /* ---- runtime and contexts ------------------------------------------------- */
