@@ -48,25 +48,32 @@ void ac__addr_next(ac__addr_stream *s, ac_addr *out)
 uint64_t ac_addr_node(const ac_addr *a)
 {
     uint64_t node = 0;
+    if (a == NULL)
+        return 0;  /* nil's node */
     for (unsigned i = 0; i < 8; i++)
         node |= (uint64_t)a->bytes[AC_ADDR_NODE_OFFSET + i] << (8 * i);
     return node;
 }
 
+/* NULL stands for no address: equal only to NULL, and nil. */
 bool ac_addr_eq(const ac_addr *a, const ac_addr *b)
 {
+    if (a == NULL || b == NULL)
+        return a == b;
     return memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0;
 }
 
 bool ac_addr_is_nil(const ac_addr *a)
 {
     static const ac_addr nil;
-    return ac_addr_eq(a, &nil);
+    return a == NULL || ac_addr_eq(a, &nil);
 }
 
 char *ac_addr_format(const ac_addr *a, char *buf, size_t nbytes)
 {
     static const char hex[] = "0123456789abcdef";
+    if (a == NULL || buf == NULL)
+        return NULL;
     if (nbytes < 1 || nbytes > sizeof a->bytes)
         nbytes = sizeof a->bytes;
     for (size_t i = 0; i < nbytes; i++) {

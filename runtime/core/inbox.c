@@ -65,6 +65,11 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
     if (cx == NULL || out == NULL)
         return AC_EINVAL;
     *out = NULL;
+    /* As a spawn: shutdown's stop walk has passed or is passing, and an
+     * inbox made now would be one it never stops. Relaxed for the same
+     * reason as there (actor.c). */
+    if (atomic_load_explicit(&cx->rt->stopping, memory_order_relaxed))
+        return AC_ESHUTDOWN;
     ac__actor *a = ac__actor_new(cx, &inbox_type, AC__ATTR_INBOX);
     if (a == NULL)
         return AC_ENOMEM;

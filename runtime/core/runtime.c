@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_BATCH 64
@@ -37,8 +38,11 @@ void ac__tls_set(ac_runtime *rt, ac_ctx *cx)
 
 void ac_config_init(ac_config *cfg)
 {
+    if (cfg == NULL)
+        return;
     cfg->workers = AC_WORKERS_AUTO;
     cfg->batch = 0;
+    cfg->shutdown_ms = AC_SHUTDOWN_MS;
     const char *env = getenv("AC_WORKERS");
     if (env && *env) {
         char *end;
@@ -147,7 +151,13 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     pthread_mutex_init(&rt->inject_lock, NULL);
     pthread_mutex_init(&rt->orphan_lock, NULL);
     pthread_mutex_init(&rt->quiet_lock, NULL);
-    pthread_cond_init(&rt->quiet_cond, NULL);
+    /* The monotonic clock: a shutdown's deadline (wait_quiet) must not
+     * move with the wall clock. */
+    pthread_condattr_t quiet_attr;
+    pthread_condattr_init(&quiet_attr);
+    pthread_condattr_setclock(&quiet_attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&rt->quiet_cond, &quiet_attr);
+    pthread_condattr_destroy(&quiet_attr);
     pthread_mutex_init(&rt->ext_lock, NULL);
     atomic_init(&rt->idle, 0);
     atomic_init(&rt->exiting, false);
@@ -220,20 +230,34 @@ static bool inside_runtime(ac_runtime *rt)
            (tls.cx->current != NULL || (tls.cx->worker && rt->nworkers > 0));
 }
 
+/* Until the runtime is quiescent (true) or `deadline` (ac__monotonic_ms;
+ * 0: none) has passed (false). */
+static bool wait_quiet(ac_runtime *rt, uint64_t deadline)
+{
+    if (rt->nworkers == 0 || rt->shut_down)
+        return ac__run_here_until(rt, deadline);
+    struct timespec at = {(time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000};
+    pthread_mutex_lock(&rt->quiet_lock);
+    bool quiet;
+    while (!(quiet = ac__quiescent(rt))) {
+        if (deadline == 0)
+            pthread_cond_wait(&rt->quiet_cond, &rt->quiet_lock);
+        else if (pthread_cond_timedwait(&rt->quiet_cond, &rt->quiet_lock, &at) != 0) {
+            quiet = ac__quiescent(rt);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt->quiet_lock);
+    return quiet;
+}
+
 int ac_runtime_run(ac_runtime *rt)
 {
     if (rt == NULL)
         return AC_EINVAL;
     if (inside_runtime(rt))
         return AC_ESTATE;
-    if (rt->nworkers == 0 || rt->shut_down) {
-        ac__run_here(rt, false);
-        return 0;
-    }
-    pthread_mutex_lock(&rt->quiet_lock);
-    while (!ac__quiescent(rt))
-        pthread_cond_wait(&rt->quiet_cond, &rt->quiet_lock);
-    pthread_mutex_unlock(&rt->quiet_lock);
+    (void)wait_quiet(rt, 0);
     return 0;
 }
 
@@ -263,6 +287,27 @@ static void stop_one(ac__actor *a, void *arg)
     ac__deliver(cx, a, e);
 }
 
+static void kill_one(ac__actor *a, void *arg)
+{
+    ac_ctx *cx = arg;
+    if (a->attrs & AC__ATTR_INBOX)
+        return;  /* a thread's, not an actor's: it stops with the others */
+    if (ac__flags(a) & (AC__ACTOR_DEAD | AC__ACTOR_KILLED))
+        return;
+    (void)ac__kill(cx, a, AC_REASON_KILLED, AC_ETIMEDOUT);  /* ENOMEM: it runs on */
+}
+
+/* The graceful part ran out of time: every actor still there is killed;
+ * what it holds is dropped as a dead letter as its mailbox drains. */
+static void force(ac_runtime *rt, ac_ctx *cx)
+{
+    atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
+    ac__enter(cx);
+    ac__route_each(&rt->route, kill_one, cx);
+    ac__leave(cx);
+    (void)wait_quiet(rt, 0);
+}
+
 int ac_runtime_shutdown(ac_runtime *rt)
 {
     if (rt == NULL)
@@ -274,6 +319,9 @@ int ac_runtime_shutdown(ac_runtime *rt)
     ac_ctx *cx = ac_runtime_ctx(rt);
     if (cx == NULL)
         return AC_ENOMEM;
+    uint32_t ms = rt->cfg.shutdown_ms ? rt->cfg.shutdown_ms : AC_SHUTDOWN_MS;
+    uint64_t deadline = ms == AC_SHUTDOWN_NEVER_FORCED ? 0 : ac__monotonic_ms() + ms;
+    bool forced = false;
 
     /* 0. The services first: timers stop firing, and none starts. */
     ac__services_shutdown(cx);
@@ -281,19 +329,25 @@ int ac_runtime_shutdown(ac_runtime *rt)
     atomic_store_explicit(&rt->closing, true, memory_order_seq_cst);
     wait_externals_offline(rt);
     /* 2. Every accepted message is handled. */
-    ac_runtime_run(rt);
+    if (!wait_quiet(rt, deadline)) {
+        forced = true;
+        force(rt, cx);
+    }
     /* 3. Every actor stops, behind anything its stop hook sends. */
     atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
     ac__enter(cx);
     ac__route_each(&rt->route, stop_one, cx);
     ac__leave(cx);
-    ac_runtime_run(rt);
+    if (!wait_quiet(rt, deadline)) {
+        forced = true;
+        force(rt, cx);
+    }
     /* 4. Workers leave; whatever they left (finalize turns) runs here. */
     if (rt->nworkers > 0)
         ac__workers_stop(rt);
     rt->shut_down = true;
     ac__run_here(rt, false);
-    return 0;
+    return forced ? AC_ETIMEDOUT : 0;
 }
 
 /* Adds the counters of one context to *out. */
@@ -343,11 +397,13 @@ static void print_stats_at_exit(ac_runtime *rt)
     ac__services_print_stats(rt, stderr);
 }
 
-void ac_runtime_destroy(ac_runtime *rt)
+int ac_runtime_destroy(ac_runtime *rt)
 {
     if (rt == NULL)
-        return;
-    ac_runtime_shutdown(rt);
+        return 0;
+    if (inside_runtime(rt))
+        return AC_ESTATE;
+    int rc = ac_runtime_shutdown(rt);
     /* The contexts' service state (a thread's ask inbox) goes while the
      * services it belongs to are still there. */
     for (unsigned i = 0; i < rt->nslots; i++)
@@ -358,6 +414,7 @@ void ac_runtime_destroy(ac_runtime *rt)
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);
     free_runtime(rt);
+    return rc == AC_ETIMEDOUT ? rc : 0;
 }
 
 void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn, void *arg)
@@ -372,6 +429,8 @@ void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn, void 
 
 void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
 {
+    if (out == NULL)
+        return;
     memset(out, 0, sizeof *out);
     if (rt == NULL)
         return;

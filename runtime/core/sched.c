@@ -28,6 +28,7 @@
 
 #include <linux/futex.h>
 #include <sched.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -530,9 +531,18 @@ void ac__workers_stop(ac_runtime *rt)
  * the whole scheduler in deterministic mode, and the final sweep after the
  * workers have been joined. With `one_turn`, stops after one actor turn.
  * Returns the number of messages handled. */
-unsigned ac__run_here(ac_runtime *rt, bool one_turn)
+uint64_t ac__monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* deadline 0: none. *late: stopped by the deadline with work left. */
+static unsigned run_here(ac_runtime *rt, bool one_turn, uint64_t deadline, bool *late)
 {
     unsigned handled = 0;
+    *late = false;
     for (;;) {
         bool ran = false;
         for (unsigned i = 0; i < rt->nslots; i++) {
@@ -554,11 +564,15 @@ unsigned ac__run_here(ac_runtime *rt, bool one_turn)
                 ac__qsbr_poll(&w->cx);
                 if (one_turn)
                     break;
+                if (deadline != 0 && ac__monotonic_ms() >= deadline) {
+                    *late = true;
+                    break;
+                }
             }
             ac__qsbr_orphan(&w->cx);
             ac__qsbr_offline(&w->cx);
             ac__tls_restore(prev);
-            if (ran && one_turn)
+            if ((ran && one_turn) || *late)
                 return handled;
         }
         if (!ran) {
@@ -569,6 +583,19 @@ unsigned ac__run_here(ac_runtime *rt, bool one_turn)
                 return handled;
         }
     }
+}
+
+unsigned ac__run_here(ac_runtime *rt, bool one_turn)
+{
+    bool late;
+    return run_here(rt, one_turn, 0, &late);
+}
+
+bool ac__run_here_until(ac_runtime *rt, uint64_t deadline)
+{
+    bool late;
+    (void)run_here(rt, false, deadline, &late);
+    return !late;
 }
 
 void ac__sched_hold(ac_ctx *cx, bool on)

@@ -46,7 +46,15 @@ void ac__sched_hold(ac_ctx *cx, bool on);
 void ac__sched_run_held(ac_ctx *cx);
 int ac__workers_start(ac_runtime *rt);
 void ac__workers_stop(ac_runtime *rt);
+/* Deterministic mode, and whatever is left after the workers stop: runs
+ * turns on the calling thread until nothing is left (or one turn), and
+ * returns the messages handled. The _until form also stops at `deadline`
+ * (ac__monotonic_ms; checked between turns) and says whether it got to
+ * quiescence. */
 unsigned ac__run_here(ac_runtime *rt, bool one_turn);
+bool ac__run_here_until(ac_runtime *rt, uint64_t deadline);
+/* The monotonic clock in ms (real time, also in deterministic mode). */
+uint64_t ac__monotonic_ms(void);
 bool ac__quiescent(ac_runtime *rt);
 
 #endif /* AC_CORE_SCHED_H */

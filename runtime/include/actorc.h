@@ -81,7 +81,7 @@ bool ac_addr_is_nil(const ac_addr *a);
 uint64_t ac_addr_node(const ac_addr *a);
 
 /* Lower-case hex of the first `nbytes` bytes (1..32) into `buf`, which must
- * hold 2 * nbytes + 1 characters. Returns buf. */
+ * hold 2 * nbytes + 1 characters. Returns buf (NULL if a or buf is NULL). */
 char *ac_addr_format(const ac_addr *a, char *buf, size_t nbytes);
 
 /* ---- runtime and contexts ------------------------------------------------- */
@@ -97,11 +97,20 @@ typedef struct ac_ctx ac_ctx;
 typedef struct ac_config {
     int workers;         /* AC_WORKERS_AUTO, 0, or 1..AC_MAX_WORKERS */
     unsigned batch;      /* messages an actor handles per turn; 0 = 64 */
+    uint32_t shutdown_ms; /* how long shutdown stays graceful; 0 =
+                             AC_SHUTDOWN_MS, AC_SHUTDOWN_NEVER_FORCED */
 } ac_config;
+
+/* After this long (OTP's default shutdown time of a worker), shutdown
+ * kills the actors still running, and what they still hold is dropped and
+ * counted as dead letters. */
+#define AC_SHUTDOWN_MS 5000
+#define AC_SHUTDOWN_NEVER_FORCED UINT32_MAX
 
 #define AC_MAX_WORKERS 256
 
-/* Fills `cfg` with the defaults (AC_WORKERS_AUTO, batch 64). The environment
+/* Fills `cfg` with the defaults (AC_WORKERS_AUTO, batch 64, shutdown_ms
+ * AC_SHUTDOWN_MS). The environment
  * variable AC_WORKERS, when set, overrides the default worker count. */
 void ac_config_init(ac_config *cfg);
 
@@ -131,11 +140,19 @@ int ac_runtime_step(ac_runtime *rt);
 
 /* Graceful shutdown: refuses further sends from outside actors, lets every
  * accepted message be handled, stops every actor (running its stop hook),
- * and joins the workers. Idempotent. Not callable from a handler. */
+ * and joins the workers. Idempotent. Not callable from a handler
+ * (AC_ESTATE). If the graceful part takes longer than the configured
+ * shutdown_ms (an actor that keeps sending itself messages), the actors
+ * still there are killed, what they hold is counted as dead letters, and it
+ * returns AC_ETIMEDOUT once done: shutdown always ends, unless a handler
+ * itself never returns. */
 int ac_runtime_shutdown(ac_runtime *rt);
 
-/* Shuts down (if not yet done) and frees the runtime. NULL is accepted. */
-void ac_runtime_destroy(ac_runtime *rt);
+/* Shuts down (if not yet done) and frees the runtime; 0 (also for NULL),
+ * or AC_ETIMEDOUT when the shutdown had to kill (ac_runtime_shutdown).
+ * AC_ESTATE, doing nothing, when called from a handler: its runtime cannot
+ * be freed under its own workers (stop the runtime from main instead). */
+int ac_runtime_destroy(ac_runtime *rt);
 
 /* The calling thread's context for `rt`: the worker's own when called on a
  * worker, otherwise one made for this thread on first use and kept until
@@ -598,13 +615,17 @@ typedef struct ac_child_spec {
 
 typedef struct ac_supervisor_spec {
     uint32_t strategy;        /* ac_strategy */
-    uint32_t max_restarts;    /* restart intensity: more than this many ... */
+    uint32_t max_restarts;    /* restart intensity: more than this many ...
+                                 (at most AC_MAX_RESTARTS) */
     uint32_t within_ms;       /* ... within this many ms fails the supervisor */
     const ac_child_spec *children;
     size_t nchildren;         /* at most AC_MAX_CHILDREN */
 } ac_supervisor_spec;
 
 #define AC_MAX_CHILDREN 1024
+/* The supervisor keeps the time of each of the last max_restarts + 1
+ * restarts: 512 KiB at this bound. */
+#define AC_MAX_RESTARTS 65535
 
 /* Spawns a supervisor that starts `spec`'s children in order. Writes the
  * supervisor's address to *out and, if `children` is not NULL, each

@@ -17,15 +17,26 @@
  *   STOPPING    (ac_supervisor_stop) stops the last running child, waits
  *               for its down, then the one before, then itself.
  * Downs whose reference is not a child's current monitor are stale (an
- * instance already replaced) and ignored.
+ * instance already replaced) and ignored. A child whose start fails in a
+ * restart is tried again by a message to itself (SUP_RETRY), each try one
+ * more restart against the intensity; once the runtime is shutting down,
+ * nothing is restarted.
  */
 #include "services.h"
 #include "timers.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { SUP_SHUTDOWN = 0 };
+enum { SUP_SHUTDOWN = 0, SUP_RETRY = 1 };
+
+/* The service's state: once the runtime shuts down, no supervisor restarts
+ * anything (OTP's too): a child whose restarts fail slowly would keep the
+ * runtime from ever being quiescent, and shutdown waits for that. */
+typedef struct sup_service {
+    _Atomic bool shutting_down;
+} sup_service;
 enum { RUNNING, RESTARTING, STOPPING };
 
 typedef struct child {
@@ -82,12 +93,13 @@ static int copy_spec(sup *s, const ac_supervisor_spec *spec)
     s->strategy = spec->strategy;
     s->max_restarts = spec->max_restarts;
     s->within_ms = spec->within_ms;
-    s->n = spec->nchildren;
-    s->c = calloc(s->n, sizeof *s->c);
+    /* s->n only once the array exists: free_sup walks s->n children. */
+    s->c = calloc(spec->nchildren, sizeof *s->c);
     s->nstamps = (size_t)spec->max_restarts + 1;
     s->stamps = calloc(s->nstamps, sizeof *s->stamps);
-    if (s->c == NULL || s->stamps == NULL)
+    if ((s->c == NULL && spec->nchildren) || s->stamps == NULL)
         return AC_ENOMEM;
+    s->n = spec->nchildren;
     for (size_t i = 0; i < s->n; i++) {
         const ac_child_spec *in = &spec->children[i];
         child *c = &s->c[i];
@@ -110,7 +122,7 @@ static int copy_spec(sup *s, const ac_supervisor_spec *spec)
 static int check_spec(const ac_supervisor_spec *spec)
 {
     if (spec->strategy > AC_REST_FOR_ONE || spec->nchildren > AC_MAX_CHILDREN ||
-        (spec->nchildren && spec->children == NULL))
+        spec->max_restarts > AC_MAX_RESTARTS || (spec->nchildren && spec->children == NULL))
         return AC_EINVAL;
     for (size_t i = 0; i < spec->nchildren; i++) {
         const ac_child_spec *c = &spec->children[i];
@@ -206,16 +218,33 @@ static int give_up(ac_ctx *cx)
     return ac_fail(cx, AC_EFAILED);
 }
 
-/* Restarts child i, retrying while its start fails and the intensity
- * allows (a failed start counts as one more restart). */
+static bool shutting_down(ac_ctx *cx)
+{
+    const sup_service *svc = ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_supervisors);
+    /* Relaxed: seeing the flag a turn late costs one more restart, and
+     * shutdown's own barriers make it visible before it waits. */
+    return atomic_load_explicit(&svc->shutting_down, memory_order_relaxed);
+}
+
+/* Restarts child i. A start that fails counts as one more restart and is
+ * tried again from the mailbox (OTP's try_again_restart), not in a loop
+ * here: the supervisor still handles its other messages (a stop, other
+ * downs) between the tries, and a start that fails slowly enough never to
+ * exceed the intensity cannot hold it in one handler for ever. */
 static int restart(ac_ctx *cx, sup *s, size_t i)
 {
-    for (;;) {
-        if (start_child(cx, s, i, false) == 0)
-            return 0;
-        if (!note_restart(cx, s))
-            return give_up(cx);
-    }
+    if (shutting_down(cx))
+        return 0;
+    if (start_child(cx, s, i, false) == 0)
+        return 0;
+    if (!note_restart(cx, s))
+        return give_up(cx);
+    ac_envelope *e = ac_envelope_new(cx, SUP_RETRY, sizeof(uint32_t));
+    if (e == NULL)
+        return give_up(cx);
+    *(uint32_t *)ac_envelope_payload(e) = (uint32_t)i;
+    int rc = ac_send(cx, ac_self(cx), e);
+    return rc != 0 ? give_up(cx) : 0;
 }
 
 static bool wants_restart(const child *c, int reason)
@@ -329,6 +358,13 @@ static int sup_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     switch (e->tag) {
     case AC_TAG_DOWN:
         return on_down(cx, s, ac_envelope_payload(e));
+    case SUP_RETRY: {
+        uint32_t i = *(const uint32_t *)ac_envelope_payload(e);
+        /* Stopping, or restarting a group that includes it: not ours now. */
+        if (s->mode != RUNNING || i >= s->n || s->c[i].running)
+            return 0;
+        return restart(cx, s, i);
+    }
     case SUP_SHUTDOWN:
         if (s->mode == STOPPING)
             return 0;
@@ -340,7 +376,7 @@ static int sup_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     return AC_EBADTAG;
 }
 
-static const char *const sup_names[] = {"shutdown"};
+static const char *const sup_names[] = {"shutdown", "retry"};
 
 static const ac_actor_type supervisor_type = {
     .abi = AC_ABI_VERSION,
@@ -349,7 +385,7 @@ static const ac_actor_type supervisor_type = {
     .state_align = _Alignof(sup_state),
     .dispatch = sup_dispatch,
     .on_start = sup_start,
-    .message_count = 1,
+    .message_count = 2,
     .message_names = sup_names,
     .mailbox_overflow = AC_OVERFLOW_REJECT,
 };
@@ -388,7 +424,34 @@ int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup_addr)
     return ac_send(cx, sup_addr, e);
 }
 
+static int svc_init(ac_runtime *rt, void **state)
+{
+    (void)rt;
+    sup_service *svc = malloc(sizeof *svc);
+    if (svc == NULL)
+        return AC_ENOMEM;
+    atomic_init(&svc->shutting_down, false);
+    *state = svc;
+    return 0;
+}
+
+static void svc_shutdown(ac_ctx *cx, void *state)
+{
+    (void)cx;
+    sup_service *svc = state;
+    /* Relaxed: see shutting_down(). */
+    atomic_store_explicit(&svc->shutting_down, true, memory_order_relaxed);
+}
+
+static void svc_fini(void *state)
+{
+    free(state);
+}
+
 const ac__service ac__supervisors_service = {
     .name = "supervisors",
+    .init = svc_init,
+    .shutdown = svc_shutdown,
+    .fini = svc_fini,
     .died = died,
 };

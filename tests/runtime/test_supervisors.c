@@ -291,3 +291,83 @@ Test(supervisors, many_failures_under_load_each_restart_once, .timeout = 60)
     cr_assert(no_report(w->p.cx, w->p.ib, R_STARTED));
     close_world(w);
 }
+
+/* A child that starts once, then fails every later start after 2 ms: its
+ * restarts are slower than a 1-restart-per-1-ms intensity can ever
+ * count, so the supervisor tries for ever (OTP-9549's case). */
+static _Atomic unsigned slow_starts;
+
+static int slow_start(void *state, ac_ctx *cx, const void *args)
+{
+    (void)state;
+    (void)cx;
+    (void)args;
+    if (atomic_fetch_add_explicit(&slow_starts, 1, memory_order_relaxed) == 0)
+        return 0;
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    return AC_EFAILED;
+}
+
+static int slow_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+{
+    (void)state;
+    (void)cx;
+    (void)e;
+    return 7;
+}
+
+static const ac_actor_type slow_type = {
+    .abi = AC_ABI_VERSION,
+    .name = "tests.SlowFailer",
+    .dispatch = slow_dispatch,
+    .on_start = slow_start,
+    .message_count = 1,
+};
+
+static void start_slow_loop(ac_runtime **rt, ac_addr *sup)
+{
+    atomic_store_explicit(&slow_starts, 0, memory_order_relaxed);
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 2;
+    cr_assert_eq(ac_runtime_create(rt, &cfg), 0);
+    ac_ctx *cx = ac_runtime_ctx(*rt);
+    ac_child_spec child = {.type = &slow_type, .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 1, 1, &child, 1};
+    ac_addr kid;
+    cr_assert_eq(ac_supervisor_start(cx, &spec, sup, &kid), 0);
+    ac_envelope *e = ac_envelope_new(cx, 0, 0);
+    cr_assert_not_null(e);
+    cr_assert_eq(ac_send(cx, &kid, e), 0);
+    /* Until it has retried a few times: the loop is under way. */
+    while (atomic_load_explicit(&slow_starts, memory_order_relaxed) < 5)
+        sched_yield();
+}
+
+/* Shutdown ends a restart loop that never exceeds the intensity. */
+Test(supervisors, shutdown_ends_a_restart_loop_slower_than_the_intensity)
+{
+    ac_runtime *rt;
+    ac_addr sup;
+    start_slow_loop(&rt, &sup);
+    cr_assert_eq(ac_runtime_destroy(rt), 0);
+}
+
+/* And so does stopping the supervisor: it handles the stop between tries. */
+Test(supervisors, a_restart_loop_does_not_hold_the_supervisor)
+{
+    ac_runtime *rt;
+    ac_addr sup;
+    start_slow_loop(&rt, &sup);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_inbox *ib;
+    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
+    cr_assert_eq(ac_monitor(cx, ac_inbox_addr(ib), &sup, NULL), 0);
+    cr_assert_eq(ac_supervisor_stop(cx, &sup), 0);
+    ac_envelope *e;
+    cr_assert_eq(ac_inbox_recv(cx, ib, AC_TAG_DOWN, 10000, &e), 0);
+    ac_envelope_free(cx, e);
+    ac_inbox_destroy(cx, ib);
+    cr_assert_eq(ac_runtime_destroy(rt), 0);
+}

@@ -14,6 +14,7 @@
 #define ACTORC_TSAN_CRITERION_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,5 +50,6 @@ void crt_skip(const char *fmt, ...);
 #define cr_assert_arr_eq(a, b, n, ...) cr_assert(memcmp((a), (b), (n)) == 0, __VA_ARGS__)
 #define cr_expect cr_assert
 #define cr_skip_test(...) crt_skip("" __VA_ARGS__)
+#define cr_log_info(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr))
 
 #endif
