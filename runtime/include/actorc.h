@@ -36,10 +36,12 @@ extern "C" {
 #define AC_VERSION_PATCH 0
 #define AC_VERSION_STRING "0.1.0"
 
-/* Generated code records the ABI it was made for and refuses to compile
- * against another one. Bump on any change to ac_envelope, ac_actor_type or
- * the signatures generated code calls. */
-#define AC_ABI_VERSION 6
+/* The binary interface of libactorc: generated code records the one it was
+ * made for and refuses to compile against another, and the shared
+ * library's soname is libactorc.so.AC_ABI_VERSION. Bump on any change to
+ * ac_envelope, ac_actor_type, the signatures generated code calls, or the
+ * layout of a struct a program passes in (7: ac_config.shutdown_ms). */
+#define AC_ABI_VERSION 7
 
 /* ---- error codes --------------------------------------------------------- */
 
