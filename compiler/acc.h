@@ -58,6 +58,19 @@ void acc_buf_printf(acc_buf *b, const char *fmt, ...) ACC_PRINTF(2, 3);
 char *acc_buf_take(acc_buf *b, size_t *len);
 void acc_buf_free(acc_buf *b);
 
+/* A string built in an arena by appending, for text the generators
+ * assemble from many parts (a parameter list): each growth doubles, so
+ * the copies add up to less than twice the result, and nothing is left to
+ * free when the compilation runs out of memory halfway. `data` is
+ * NUL-terminated once anything is appended. */
+typedef struct acc_str {
+    char *data;
+    size_t len, cap;
+    acc_arena *arena;
+} acc_str;
+
+void acc_str_printf(acc_str *s, const char *fmt, ...) ACC_PRINTF(2, 3);
+
 /* String -> pointer map, allocated in an arena. Keys are not copied. */
 typedef struct acc_map {
     struct acc_map_slot *slots;
@@ -301,7 +314,19 @@ typedef struct acc_decl {
     acc_field *fields;          /* ACC_STRUCT */
     acc_enumerator *values;     /* ACC_ENUM */
     struct acc_module *mod;
-    int visit;                  /* check.c: 0 new, 1 on the path, 2 done */
+    /* The walks over structs held by value (check.c's, gen_header.c's,
+     * gen_codec.c's) keep their path in the structs rather than on the C
+     * stack, so that no input can make them recurse: `visit` is the
+     * walk's mark (check.c: 0 new, 1 on the path, 2 done), `up` the
+     * struct the walk came from and `at` the next field to look at. */
+    int visit;
+    struct acc_decl *up;
+    const acc_field *at;
+    /* check.c, once a struct is done: its C size and alignment (an
+     * estimate that saturates above the size limit) and whether it holds
+     * variable-length data, so that no pass computes them twice. */
+    uint64_t size, align;
+    bool has_var;
     bool bad;
     const char *cname[ACC_D_COUNT];     /* names.c */
     struct acc_decl *next;
@@ -337,10 +362,17 @@ typedef struct acc_module {
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
     uint32_t mark;              /* ast.c: the walk's visited mark */
+    /* ast.c: the walk's path, kept here rather than on the C stack (a
+     * chain of imports may be as long as there are files): the module it
+     * came from and the next import to follow. */
+    struct acc_module *walk_up;
+    struct acc_import *walk_at;
 } acc_module;
 
 /* ast.c: calls fn on `m` and every module it imports, directly or not,
- * once each, imports first (the order the loader finished them in). */
+ * once each, imports first (the order the loader finished them in). fn
+ * may not start another such walk: the walk keeps its path in the
+ * modules. */
 void acc_each_module(acc_ctx *cx, acc_module *m,
                      void (*fn)(acc_module *, void *), void *arg);
 

@@ -90,6 +90,30 @@ void acc_arena_free(acc_arena *a)
     a->head = NULL;
 }
 
+void acc_str_printf(acc_str *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n > SIZE_MAX / 4 - s->len)
+        out_of_memory(s->arena->oom);
+    if (s->cap - s->len <= (size_t)n) {
+        size_t cap = s->cap ? s->cap : 64;
+        while (cap - s->len <= (size_t)n)
+            cap *= 2;
+        char *p = acc_alloc(s->arena, cap);
+        if (s->len > 0)
+            memcpy(p, s->data, s->len);
+        s->data = p;
+        s->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(s->data + s->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s->len += (size_t)n;
+}
+
 /* ---- acc_buf ------------------------------------------------------------- */
 
 static void buf_reserve(acc_buf *b, size_t extra)
