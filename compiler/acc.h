@@ -42,12 +42,19 @@ char *acc_strndup(acc_arena *a, const char *s, size_t len);
 char *acc_aprintf(acc_arena *a, const char *fmt, ...) ACC_PRINTF(2, 3);
 void acc_arena_free(acc_arena *a);
 
-/* A growable byte string on the heap, always NUL-terminated once used. */
+/* A growable byte string on the heap, always NUL-terminated once used.
+ * With `max` set (not 0), growing past max bytes longjmps to `oom` with
+ * ACC_JMP_LIMIT instead of ACC_JMP_OOM: the generators' outputs are capped
+ * that way, without a check at every line. */
 typedef struct acc_buf {
     char *data;
     size_t len, cap;
     jmp_buf *oom;
+    size_t max;
 } acc_buf;
+
+/* What the recovery point is longjmp'd with. */
+enum { ACC_JMP_OOM = 1, ACC_JMP_LIMIT = 2 };
 
 void acc_buf_put(acc_buf *b, const char *s, size_t n);
 void acc_buf_puts(acc_buf *b, const char *s);
@@ -110,12 +117,25 @@ typedef struct acc_ctx {
     bool muted;             /* the last error was dropped: drop its notes */
     const struct acc_options *opt;
     uint32_t mark_gen;      /* for walks over the modules */
+    size_t source_bytes;    /* read so far, input and imports: at most
+                             * ACC_MAX_INPUT */
+    /* diag.c: where the last diagnostic was (file, offset, its line's
+     * number and start), to count lines on from there: warnings are not
+     * capped, and counting each one's line from the top of the file would
+     * be quadratic in it. */
+    const acc_file *line_file;
+    uint32_t line_off, line_number, line_start;
 } acc_ctx;
 
 /* A place in the source: byte offset and length (0 for a point). */
 typedef struct acc_loc {
     uint32_t off, len;
 } acc_loc;
+
+/* 3 when `f` begins with a UTF-8 byte order mark (which editors on some
+ * systems write), else 0: the lexer skips it, and a column on the first
+ * line counts from after it. */
+uint32_t acc_bom_len(const acc_file *f);
 
 /* Diagnostics at a place in file `f`: the file of the module they are
  * about, which the pass reporting them carries. */

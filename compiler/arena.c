@@ -22,7 +22,7 @@ struct acc_chunk {
 
 static void out_of_memory(jmp_buf *oom)
 {
-    longjmp(*oom, 1);
+    longjmp(*oom, ACC_JMP_OOM);
 }
 
 void *acc_alloc(acc_arena *a, size_t size)
@@ -118,6 +118,8 @@ void acc_str_printf(acc_str *s, const char *fmt, ...)
 
 static void buf_reserve(acc_buf *b, size_t extra)
 {
+    if (b->max != 0 && extra > b->max - (b->len < b->max ? b->len : b->max))
+        longjmp(*b->oom, ACC_JMP_LIMIT);
     if (b->cap - b->len > extra)
         return;
     if (extra > SIZE_MAX / 4 - b->len)
