@@ -376,16 +376,41 @@ typedef struct param {
     const char *fn;         /* "send", "spawn", ... */
 } param;
 
+/* The first field before `f` named as it is, or f. A short list is
+ * searched; a long one is put in a map (made on its ninth field), so that
+ * neither the common case pays for a map nor a long list for a search. */
+static acc_field *first_named(checker *ck, acc_map *seen, acc_field *fields,
+                              acc_field *f, size_t index)
+{
+    enum { SEARCHED = 8 };
+    if (index < SEARCHED) {
+        for (acc_field *p = fields; p != f; p = p->next)
+            if (same(p->name, f->name))
+                return p;
+        return f;
+    }
+    if (index == SEARCHED) {
+        acc_map_init(seen, &ck->cx->arena);
+        for (acc_field *p = fields; p != f; p = p->next)
+            acc_map_put(seen, p->name.s, p->name.len, p);
+    }
+    return acc_map_put(seen, f->name.s, f->name.len, f);
+}
+
+/* `where` and `owner` say whose fields they are ("message" and its name),
+ * spelled out only in an error. */
 static void check_fields(checker *ck, acc_field *fields, const char *where,
-                         const param *params, const char *kind)
+                         acc_name owner, const param *params,
+                         const char *kind)
 {
     acc_map seen;
-    acc_map_init(&seen, &ck->cx->arena);
-    for (acc_field *f = fields; f != NULL; f = f->next) {
-        acc_field *first = acc_map_put(&seen, f->name.s, f->name.len, f);
+    size_t index = 0;
+    for (acc_field *f = fields; f != NULL; f = f->next, index++) {
+        acc_field *first = first_named(ck, &seen, fields, f, index);
         if (first != f) {
-            error(ck, loc_of(f->name), "duplicate field '%.*s' in %s",
-                  (int)f->name.len, f->name.s, where);
+            error(ck, loc_of(f->name), "duplicate field '%.*s' in %s '%.*s'",
+                  (int)f->name.len, f->name.s, where, (int)owner.len,
+                  owner.s);
             note(ck, loc_of(first->name),
                  "'%.*s' was first declared here",
                  (int)first->name.len, first->name.s);
@@ -479,8 +504,28 @@ static void check_decl(checker *ck, acc_decl *d)
               (int)d->name.len, d->name.s);
         d->bad = true;
     }
-    check_fields(ck, d->fields, acc_aprintf(&ck->cx->arena, "struct '%.*s'",
-                 (int)d->name.len, d->name.s), NULL, NULL);
+    check_fields(ck, d->fields, "struct", d->name, NULL, NULL);
+}
+
+/* The first message before `m` named as it is, or m: searched, or from
+ * the ninth on looked up in a map, as first_named does for fields. */
+static acc_message *first_message(checker *ck, acc_map *seen,
+                                  acc_message *messages, acc_message *m,
+                                  size_t index)
+{
+    enum { SEARCHED = 8 };
+    if (index < SEARCHED) {
+        for (acc_message *p = messages; p != m; p = p->next)
+            if (same(p->name, m->name))
+                return p;
+        return m;
+    }
+    if (index == SEARCHED) {
+        acc_map_init(seen, &ck->cx->arena);
+        for (acc_message *p = messages; p != m; p = p->next)
+            acc_map_put(seen, p->name.s, p->name.len, p);
+    }
+    return acc_map_put(seen, m->name.s, m->name.len, m);
 }
 
 static void check_actor(checker *ck, acc_actor *a)
@@ -503,18 +548,15 @@ static void check_actor(checker *ck, acc_actor *a)
         { "cx", "spawn" }, { "out", "spawn" }, { "opts", "spawn_opts" },
         { NULL, NULL },
     };
-    acc_arena *ar = &ck->cx->arena;
-    int an = (int)a->name.len;
-    check_fields(ck, a->state, acc_aprintf(ar, "the state of actor '%.*s'",
-                 an, a->name.s), NULL, NULL);
+    check_fields(ck, a->state, "the state of actor", a->name, NULL, NULL);
     if (a->start != NULL)
-        check_fields(ck, a->start->fields, acc_aprintf(ar, "the start hook of "
-                     "actor '%.*s'", an, a->name.s), spawn_params, "start");
+        check_fields(ck, a->start->fields, "the start hook of actor",
+                     a->name, spawn_params, "start");
 
     acc_map seen;
-    acc_map_init(&seen, &ck->cx->arena);
-    for (acc_message *m = a->messages; m != NULL; m = m->next) {
-        acc_message *prev = acc_map_put(&seen, m->name.s, m->name.len, m);
+    size_t index = 0;
+    for (acc_message *m = a->messages; m != NULL; m = m->next, index++) {
+        acc_message *prev = first_message(ck, &seen, a->messages, m, index);
         if (prev != m) {
             error(ck, loc_of(m->name),
                   "duplicate message '%.*s' in actor '%.*s'",
@@ -527,13 +569,11 @@ static void check_actor(checker *ck, acc_actor *a)
         } else if (!check_name(ck, m->name, "a message", true)) {
             m->bad = true;
         }
-        check_fields(ck, m->fields, acc_aprintf(ar, "message '%.*s'",
-                     (int)m->name.len, m->name.s),
+        check_fields(ck, m->fields, "message", m->name,
                      m->has_reply ? ask_params : send_params, "message");
         if (m->has_reply)
-            check_fields(ck, m->reply, acc_aprintf(ar, "the reply of message "
-                         "'%.*s'", (int)m->name.len, m->name.s), reply_params,
-                         "reply");
+            check_fields(ck, m->reply, "the reply of message", m->name,
+                         reply_params, "reply");
     }
 }
 
