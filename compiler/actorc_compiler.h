@@ -37,10 +37,11 @@ extern "C" {
  * bound; real definitions are a few kilobytes. */
 #define ACC_MAX_INPUT ((size_t)16 << 20)
 
-/* The default cap on the generated code, header and source together
- * (256 MiB): a small input can ask for a great deal of code (each message
- * makes a dozen functions), and the outputs are held in memory. An input
- * that would need more is refused with an error. */
+/* The cap on the generated code, header and source together (256 MiB:
+ * 50,000 messages in one actor make 180 MB): a small input can ask for a
+ * great deal of code (each message makes a dozen functions), and the
+ * outputs, with what making them takes, are held in memory. An input that
+ * would need more is refused with an error. */
 #define ACC_MAX_OUTPUT ((size_t)256 << 20)
 
 typedef struct acc_options {
