@@ -42,12 +42,19 @@ char *acc_strndup(acc_arena *a, const char *s, size_t len);
 char *acc_aprintf(acc_arena *a, const char *fmt, ...) ACC_PRINTF(2, 3);
 void acc_arena_free(acc_arena *a);
 
-/* A growable byte string on the heap, always NUL-terminated once used. */
+/* A growable byte string on the heap, always NUL-terminated once used.
+ * With `max` set (not 0), growing past max bytes longjmps to `oom` with
+ * ACC_JMP_LIMIT instead of ACC_JMP_OOM: the generators' outputs are capped
+ * that way, without a check at every line. */
 typedef struct acc_buf {
     char *data;
     size_t len, cap;
     jmp_buf *oom;
+    size_t max;
 } acc_buf;
+
+/* What the recovery point is longjmp'd with. */
+enum { ACC_JMP_OOM = 1, ACC_JMP_LIMIT = 2 };
 
 void acc_buf_put(acc_buf *b, const char *s, size_t n);
 void acc_buf_puts(acc_buf *b, const char *s);
@@ -57,6 +64,19 @@ void acc_buf_printf(acc_buf *b, const char *fmt, ...) ACC_PRINTF(2, 3);
  * buffer is empty afterwards. Safe outside the recovery point. */
 char *acc_buf_take(acc_buf *b, size_t *len);
 void acc_buf_free(acc_buf *b);
+
+/* A string built in an arena by appending, for text the generators
+ * assemble from many parts (a parameter list): each growth doubles, so
+ * the copies add up to less than twice the result, and nothing is left to
+ * free when the compilation runs out of memory halfway. `data` is
+ * NUL-terminated once anything is appended. */
+typedef struct acc_str {
+    char *data;
+    size_t len, cap;
+    acc_arena *arena;
+} acc_str;
+
+void acc_str_printf(acc_str *s, const char *fmt, ...) ACC_PRINTF(2, 3);
 
 /* String -> pointer map, allocated in an arena. Keys are not copied. */
 typedef struct acc_map {
@@ -97,12 +117,25 @@ typedef struct acc_ctx {
     bool muted;             /* the last error was dropped: drop its notes */
     const struct acc_options *opt;
     uint32_t mark_gen;      /* for walks over the modules */
+    size_t source_bytes;    /* read so far, input and imports: at most
+                             * ACC_MAX_INPUT */
+    /* diag.c: where the last diagnostic was (file, offset, its line's
+     * number and start), to count lines on from there: warnings are not
+     * capped, and counting each one's line from the top of the file would
+     * be quadratic in it. */
+    const acc_file *line_file;
+    uint32_t line_off, line_number, line_start;
 } acc_ctx;
 
 /* A place in the source: byte offset and length (0 for a point). */
 typedef struct acc_loc {
     uint32_t off, len;
 } acc_loc;
+
+/* 3 when `f` begins with a UTF-8 byte order mark (which editors on some
+ * systems write), else 0: the lexer skips it, and a column on the first
+ * line counts from after it. */
+uint32_t acc_bom_len(const acc_file *f);
 
 /* Diagnostics at a place in file `f`: the file of the module they are
  * about, which the pass reporting them carries. */
@@ -301,7 +334,19 @@ typedef struct acc_decl {
     acc_field *fields;          /* ACC_STRUCT */
     acc_enumerator *values;     /* ACC_ENUM */
     struct acc_module *mod;
-    int visit;                  /* check.c: 0 new, 1 on the path, 2 done */
+    /* The walks over structs held by value (check.c's, gen_header.c's,
+     * gen_codec.c's) keep their path in the structs rather than on the C
+     * stack, so that no input can make them recurse: `visit` is the
+     * walk's mark (check.c: 0 new, 1 on the path, 2 done), `up` the
+     * struct the walk came from and `at` the next field to look at. */
+    int visit;
+    struct acc_decl *up;
+    const acc_field *at;
+    /* check.c, once a struct is done: its C size and alignment (an
+     * estimate that saturates above the size limit) and whether it holds
+     * variable-length data, so that no pass computes them twice. */
+    uint64_t size, align;
+    bool has_var;
     bool bad;
     /* gen_codec.c, for the structs messages use: `recursive`, it holds
      * itself (through sequences, maybe through others); `deep`, it holds a
@@ -341,10 +386,17 @@ typedef struct acc_module {
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
     uint32_t mark;              /* ast.c: the walk's visited mark */
+    /* ast.c: the walk's path, kept here rather than on the C stack (a
+     * chain of imports may be as long as there are files): the module it
+     * came from and the next import to follow. */
+    struct acc_module *walk_up;
+    struct acc_import *walk_at;
 } acc_module;
 
 /* ast.c: calls fn on `m` and every module it imports, directly or not,
- * once each, imports first (the order the loader finished them in). */
+ * once each, imports first (the order the loader finished them in). fn
+ * may not start another such walk: the walk keeps its path in the
+ * modules. */
 void acc_each_module(acc_ctx *cx, acc_module *m,
                      void (*fn)(acc_module *, void *), void *arg);
 

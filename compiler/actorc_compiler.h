@@ -31,6 +31,19 @@ extern "C" {
 /* Default cap on the errors reported for one compilation. */
 #define ACC_MAX_ERRORS 20
 
+/* The most source one compilation reads: the input and every file it
+ * imports, together (16 MiB). More is refused with an error, so that a
+ * hostile or runaway input cannot make the compiler take memory without
+ * bound; real definitions are a few kilobytes. */
+#define ACC_MAX_INPUT ((size_t)16 << 20)
+
+/* The cap on the generated code, header and source together (256 MiB:
+ * 50,000 messages in one actor make 180 MB): a small input can ask for a
+ * great deal of code (each message makes a dozen functions), and the
+ * outputs, with what making them takes, are held in memory. An input that
+ * would need more is refused with an error. */
+#define ACC_MAX_OUTPUT ((size_t)256 << 20)
+
 typedef struct acc_options {
     /* Base name of the outputs, e.g. "bank.actor" gives "bank.actor.h" and
      * "bank.actor.c". NULL: the input's base name, or "<module>.actor" when
@@ -46,6 +59,9 @@ typedef struct acc_options {
     size_t include_dir_count;
     /* Suppress every warning (-w). */
     bool no_warnings;
+    /* The cap on the generated code, header and source together; 0 means
+     * ACC_MAX_OUTPUT (larger values are held to it as well). */
+    size_t max_output;
 } acc_options;
 
 typedef struct acc_result {

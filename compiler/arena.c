@@ -22,7 +22,7 @@ struct acc_chunk {
 
 static void out_of_memory(jmp_buf *oom)
 {
-    longjmp(*oom, 1);
+    longjmp(*oom, ACC_JMP_OOM);
 }
 
 void *acc_alloc(acc_arena *a, size_t size)
@@ -90,10 +90,36 @@ void acc_arena_free(acc_arena *a)
     a->head = NULL;
 }
 
+void acc_str_printf(acc_str *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n > SIZE_MAX / 4 - s->len)
+        out_of_memory(s->arena->oom);
+    if (s->cap - s->len <= (size_t)n) {
+        size_t cap = s->cap ? s->cap : 64;
+        while (cap - s->len <= (size_t)n)
+            cap *= 2;
+        char *p = acc_alloc(s->arena, cap);
+        if (s->len > 0)
+            memcpy(p, s->data, s->len);
+        s->data = p;
+        s->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(s->data + s->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s->len += (size_t)n;
+}
+
 /* ---- acc_buf ------------------------------------------------------------- */
 
 static void buf_reserve(acc_buf *b, size_t extra)
 {
+    if (b->max != 0 && extra > b->max - (b->len < b->max ? b->len : b->max))
+        longjmp(*b->oom, ACC_JMP_LIMIT);
     if (b->cap - b->len > extra)
         return;
     if (extra > SIZE_MAX / 4 - b->len)

@@ -10,15 +10,33 @@
 
 /* ---- the module graph --------------------------------------------------------- */
 
+/* Post-order, depth first, iterative: the path is in the modules
+ * (walk_up), so that a long chain of imports is no deep recursion. */
 static void walk(acc_module *m, uint32_t gen,
                  void (*fn)(acc_module *, void *), void *arg)
 {
     if (m == NULL || m->mark == gen)
         return;
     m->mark = gen;
-    for (acc_import *im = m->imports; im != NULL; im = im->next)
-        walk(im->mod, gen, fn, arg);
-    fn(m, arg);
+    m->walk_up = NULL;
+    m->walk_at = m->imports;
+    while (m != NULL) {
+        acc_import *im = m->walk_at;
+        if (im == NULL) {
+            acc_module *up = m->walk_up;
+            fn(m, arg);
+            m = up;
+            continue;
+        }
+        m->walk_at = im->next;
+        acc_module *next = im->mod;
+        if (next != NULL && next->mark != gen) {
+            next->mark = gen;
+            next->walk_up = m;
+            next->walk_at = next->imports;
+            m = next;
+        }
+    }
 }
 
 void acc_each_module(acc_ctx *cx, acc_module *m,

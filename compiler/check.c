@@ -376,16 +376,41 @@ typedef struct param {
     const char *fn;         /* "send", "spawn", ... */
 } param;
 
+/* The first field before `f` named as it is, or f. A short list is
+ * searched; a long one is put in a map (made on its ninth field), so that
+ * neither the common case pays for a map nor a long list for a search. */
+static acc_field *first_named(checker *ck, acc_map *seen, acc_field *fields,
+                              acc_field *f, size_t index)
+{
+    enum { SEARCHED = 8 };
+    if (index < SEARCHED) {
+        for (acc_field *p = fields; p != f; p = p->next)
+            if (same(p->name, f->name))
+                return p;
+        return f;
+    }
+    if (index == SEARCHED) {
+        acc_map_init(seen, &ck->cx->arena);
+        for (acc_field *p = fields; p != f; p = p->next)
+            acc_map_put(seen, p->name.s, p->name.len, p);
+    }
+    return acc_map_put(seen, f->name.s, f->name.len, f);
+}
+
+/* `where` and `owner` say whose fields they are ("message" and its name),
+ * spelled out only in an error. */
 static void check_fields(checker *ck, acc_field *fields, const char *where,
-                         const param *params, const char *kind)
+                         acc_name owner, const param *params,
+                         const char *kind)
 {
     acc_map seen;
-    acc_map_init(&seen, &ck->cx->arena);
-    for (acc_field *f = fields; f != NULL; f = f->next) {
-        acc_field *first = acc_map_put(&seen, f->name.s, f->name.len, f);
+    size_t index = 0;
+    for (acc_field *f = fields; f != NULL; f = f->next, index++) {
+        acc_field *first = first_named(ck, &seen, fields, f, index);
         if (first != f) {
-            error(ck, loc_of(f->name), "duplicate field '%.*s' in %s",
-                  (int)f->name.len, f->name.s, where);
+            error(ck, loc_of(f->name), "duplicate field '%.*s' in %s '%.*s'",
+                  (int)f->name.len, f->name.s, where, (int)owner.len,
+                  owner.s);
             note(ck, loc_of(first->name),
                  "'%.*s' was first declared here",
                  (int)first->name.len, first->name.s);
@@ -479,8 +504,28 @@ static void check_decl(checker *ck, acc_decl *d)
               (int)d->name.len, d->name.s);
         d->bad = true;
     }
-    check_fields(ck, d->fields, acc_aprintf(&ck->cx->arena, "struct '%.*s'",
-                 (int)d->name.len, d->name.s), NULL, NULL);
+    check_fields(ck, d->fields, "struct", d->name, NULL, NULL);
+}
+
+/* The first message before `m` named as it is, or m: searched, or from
+ * the ninth on looked up in a map, as first_named does for fields. */
+static acc_message *first_message(checker *ck, acc_map *seen,
+                                  acc_message *messages, acc_message *m,
+                                  size_t index)
+{
+    enum { SEARCHED = 8 };
+    if (index < SEARCHED) {
+        for (acc_message *p = messages; p != m; p = p->next)
+            if (same(p->name, m->name))
+                return p;
+        return m;
+    }
+    if (index == SEARCHED) {
+        acc_map_init(seen, &ck->cx->arena);
+        for (acc_message *p = messages; p != m; p = p->next)
+            acc_map_put(seen, p->name.s, p->name.len, p);
+    }
+    return acc_map_put(seen, m->name.s, m->name.len, m);
 }
 
 static void check_actor(checker *ck, acc_actor *a)
@@ -503,18 +548,15 @@ static void check_actor(checker *ck, acc_actor *a)
         { "cx", "spawn" }, { "out", "spawn" }, { "opts", "spawn_opts" },
         { NULL, NULL },
     };
-    acc_arena *ar = &ck->cx->arena;
-    int an = (int)a->name.len;
-    check_fields(ck, a->state, acc_aprintf(ar, "the state of actor '%.*s'",
-                 an, a->name.s), NULL, NULL);
+    check_fields(ck, a->state, "the state of actor", a->name, NULL, NULL);
     if (a->start != NULL)
-        check_fields(ck, a->start->fields, acc_aprintf(ar, "the start hook of "
-                     "actor '%.*s'", an, a->name.s), spawn_params, "start");
+        check_fields(ck, a->start->fields, "the start hook of actor",
+                     a->name, spawn_params, "start");
 
     acc_map seen;
-    acc_map_init(&seen, &ck->cx->arena);
-    for (acc_message *m = a->messages; m != NULL; m = m->next) {
-        acc_message *prev = acc_map_put(&seen, m->name.s, m->name.len, m);
+    size_t index = 0;
+    for (acc_message *m = a->messages; m != NULL; m = m->next, index++) {
+        acc_message *prev = first_message(ck, &seen, a->messages, m, index);
         if (prev != m) {
             error(ck, loc_of(m->name),
                   "duplicate message '%.*s' in actor '%.*s'",
@@ -527,13 +569,11 @@ static void check_actor(checker *ck, acc_actor *a)
         } else if (!check_name(ck, m->name, "a message", true)) {
             m->bad = true;
         }
-        check_fields(ck, m->fields, acc_aprintf(ar, "message '%.*s'",
-                     (int)m->name.len, m->name.s),
+        check_fields(ck, m->fields, "message", m->name,
                      m->has_reply ? ask_params : send_params, "message");
         if (m->has_reply)
-            check_fields(ck, m->reply, acc_aprintf(ar, "the reply of message "
-                         "'%.*s'", (int)m->name.len, m->name.s), reply_params,
-                         "reply");
+            check_fields(ck, m->reply, "the reply of message", m->name,
+                         reply_params, "reply");
     }
 }
 
@@ -546,42 +586,6 @@ static const acc_type *base_of(const acc_type *t)
     return t;
 }
 
-/* Depth-first over by-value struct fields; reports the first cycle. */
-static bool contains_self(checker *ck, acc_decl *d, acc_decl **path, int depth)
-{
-    if (d->visit == 2 || d->kind != ACC_STRUCT)
-        return false;
-    if (d->visit == 1) {
-        acc_buf chain = { NULL, 0, 0, &ck->cx->oom };
-        int at = 0;
-        while (path[at] != d)
-            at++;
-        for (int i = at; i < depth; i++)
-            acc_buf_printf(&chain, "%.*s -> ", (int)path[i]->name.len,
-                           path[i]->name.s);
-        acc_buf_printf(&chain, "%.*s", (int)d->name.len, d->name.s);
-        error(ck, loc_of(d->name), "struct '%.*s' contains itself by "
-              "value (%s); a sequence (%.*s[]) can refer to it",
-              (int)d->name.len, d->name.s, chain.data, (int)d->name.len,
-              d->name.s);
-        acc_buf_free(&chain);
-        d->bad = true;
-        return true;
-    }
-    if (depth >= 256)
-        return false;
-    d->visit = 1;
-    path[depth] = d;
-    bool found = false;
-    for (acc_field *f = d->fields; f != NULL && !found; f = f->next) {
-        const acc_type *t = base_of(&f->type);
-        if (t->kind == ACC_NAMED && t->decl != NULL && t->decl->mod == d->mod)
-            found = contains_self(ck, t->decl, path, depth + 1);
-    }
-    d->visit = found ? 0 : 2;
-    return found;
-}
-
 typedef struct layout {
     uint64_t size, align;
 } layout;
@@ -591,10 +595,10 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return b != 0 && a > (MAX_FIXED * 4) / b ? MAX_FIXED * 4 : a * b;
 }
 
-static layout fields_layout(const acc_field *f);
-
 /* The C size and alignment of a type on an LP64 machine (an estimate for
- * the size limit; saturates above it). */
+ * the size limit; saturates above it). A struct's are its own, which the
+ * walk below has worked out before anything that holds it asks: each
+ * struct is laid out once, however many paths lead to it. */
 static layout type_layout(const acc_type *t)
 {
     static const uint8_t sizes[] = {
@@ -603,28 +607,31 @@ static layout type_layout(const acc_type *t)
         [ACC_U64] = 8, [ACC_F32] = 4, [ACC_F64] = 8,
     };
     layout l = { 1, 1 };
+    uint64_t count = 1;
+    for (; t->kind == ACC_ARRAY; t = t->elem)
+        count = sat_mul(count, t->size);
     switch (t->kind) {
     case ACC_STRING: case ACC_BYTES: case ACC_SEQ:
         l.size = 16;
         l.align = 8;
-        return l;
+        break;
     case ACC_ADDR: case ACC_REF:
         l.size = 32;
-        return l;
+        break;
     case ACC_NAMED:
         if (t->decl == NULL || t->decl->kind == ACC_ENUM || t->decl->bad) {
             l.size = l.align = 4;
-            return l;
+        } else {
+            l.size = t->decl->size;
+            l.align = t->decl->align;
         }
-        return fields_layout(t->decl->fields);
-    case ACC_ARRAY:
-        l = type_layout(t->elem);
-        l.size = sat_mul(l.size, t->size);
-        return l;
+        break;
     default:
         l.size = l.align = sizes[t->kind];
-        return l;
+        break;
     }
+    l.size = sat_mul(l.size, count);
+    return l;
 }
 
 static layout fields_layout(const acc_field *f)
@@ -640,6 +647,94 @@ static layout fields_layout(const acc_field *f)
     }
     l.size = (l.size + l.align - 1) / l.align * l.align;
     return l;
+}
+
+/* "A -> B -> C -> A": the cycle from `d` (on the walk's path) down to
+ * `last`, which holds d. A long one is shortened to its ends, so that the
+ * message stays readable whatever the input. */
+static void cycle_chain(checker *ck, acc_buf *chain, acc_decl *d,
+                        acc_decl *last)
+{
+    enum { HEAD = 4, TAIL = 2 };
+    size_t n = 1;
+    for (acc_decl *p = last; p != d; p = p->up)
+        n++;
+    /* The path links upwards; the message reads downwards from d. */
+    acc_decl **path = acc_alloc(&ck->cx->arena, n * sizeof(*path));
+    size_t i = n;
+    for (acc_decl *p = last; i > 0; p = p->up)
+        path[--i] = p;
+    for (i = 0; i < n; i++) {
+        if (n > HEAD + TAIL + 1 && i == HEAD) {
+            acc_buf_printf(chain, "... %zu more ... -> ", n - HEAD - TAIL);
+            i = n - TAIL;
+        }
+        acc_buf_printf(chain, "%.*s -> ", (int)path[i]->name.len,
+                       path[i]->name.s);
+    }
+    acc_buf_printf(chain, "%.*s", (int)d->name.len, d->name.s);
+}
+
+/* Reports the cycle found when the walk, at `last`, meets `d` on its
+ * path. */
+static void report_cycle(checker *ck, acc_decl *d, acc_decl *last)
+{
+    acc_buf chain = { NULL, 0, 0, &ck->cx->oom, 0 };
+    cycle_chain(ck, &chain, d, last);
+    error(ck, loc_of(d->name), "struct '%.*s' contains itself by "
+          "value (%s); a sequence (%.*s[]) can refer to it",
+          (int)d->name.len, d->name.s, chain.data, (int)d->name.len,
+          d->name.s);
+    acc_buf_free(&chain);
+    d->bad = true;
+}
+
+/* Depth first from `root` over the structs its fields hold by value (in
+ * this module: an import's are done, and cannot lead back here), with the
+ * path in the structs themselves (acc_decl.up) rather than on the C
+ * stack: a chain of any length is walked in constant stack. Each struct
+ * is laid out once its fields' structs are (post-order). The first cycle
+ * is reported, and the structs on the path are left to be walked again
+ * from the next root, so that each struct on a cycle is reported as the
+ * one that contains itself. */
+static void walk_structs(checker *ck, acc_decl *root)
+{
+    if (root->visit != 0 || root->kind != ACC_STRUCT)
+        return;
+    root->visit = 1;
+    root->up = NULL;
+    root->at = root->fields;
+    acc_decl *cur = root;
+    while (cur != NULL) {
+        const acc_field *f = cur->at;
+        if (f == NULL) {
+            layout l = fields_layout(cur->fields);
+            cur->size = l.size;
+            cur->align = l.align;
+            cur->has_var = acc_fields_have_var(cur->fields);
+            cur->visit = 2;
+            cur = cur->up;
+            continue;
+        }
+        cur->at = f->next;
+        const acc_type *t = base_of(&f->type);
+        if (t->kind != ACC_NAMED || t->decl == NULL ||
+            t->decl->mod != cur->mod || t->decl->kind != ACC_STRUCT)
+            continue;
+        acc_decl *next = t->decl;
+        if (next->visit == 1) {
+            report_cycle(ck, next, cur);
+            for (acc_decl *p = cur; p != NULL; p = p->up)
+                p->visit = 0;
+            return;
+        }
+        if (next->visit == 0) {
+            next->visit = 1;
+            next->up = cur;
+            next->at = next->fields;
+            cur = next;
+        }
+    }
 }
 
 static void check_size(checker *ck, const acc_field *fields, acc_name n,
@@ -887,9 +982,8 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     if (cx->errors > before)
         return;
 
-    acc_decl *path[256];
     for (acc_decl *d = mod->decls; d != NULL && !cx->stopped; d = d->next)
-        contains_self(&ck, d, path, 0);
+        walk_structs(&ck, d);
     if (cx->errors > before)
         return;
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)

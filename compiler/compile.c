@@ -56,6 +56,12 @@ typedef struct job {
     acc_buf header, source;
 } job;
 
+static size_t output_cap(const acc_options *opt)
+{
+    return opt->max_output != 0 && opt->max_output < ACC_MAX_OUTPUT
+               ? opt->max_output : ACC_MAX_OUTPUT;
+}
+
 static void generate(job *j, const acc_graph *graph, const acc_options *opt,
                      acc_result *res)
 {
@@ -72,11 +78,17 @@ static void generate(job *j, const acc_graph *graph, const acc_options *opt,
         return;
     }
 
+    /* The cap is shared: the source gets what the header left. (A max of
+     * 0 would mean no cap, hence at least 1, which the source's first
+     * line is past.) */
+    size_t cap = output_cap(opt);
     acc_gen g = { cx, mod, acc_basename(cx->filename), NULL, NULL };
     g.header_name = acc_aprintf(&cx->arena, "%s.h", base);
     g.out = &j->header;
+    j->header.max = cap;
     acc_gen_header(&g);
     g.out = &j->source;
+    j->source.max = cap > j->header.len ? cap - j->header.len : 1;
     acc_gen_source(&g);
 
     res->module = acc_strndup(&cx->arena, mod->name.s, mod->name.len);
@@ -104,9 +116,12 @@ static void run(job *j, const char *text, size_t len, const acc_options *opt,
 {
     acc_ctx *cx = &j->cx;
     acc_buf_put(&cx->diags, "", 0);
-    if (len >= UINT32_MAX / 2) {
-        acc_error_file(cx, "the file is too large");
+    if (len > ACC_MAX_INPUT) {
+        acc_error_file(cx, "the file is too large: %zu bytes, more than "
+                       "the %zu (%zu MiB) a compilation reads, with its "
+                       "imports", len, ACC_MAX_INPUT, ACC_MAX_INPUT >> 20);
     } else {
+        cx->source_bytes = len;
         /* The lexer wants a NUL after the text. */
         char *src = acc_alloc(&cx->arena, len + 1);
         memcpy(src, text, len);
@@ -125,14 +140,36 @@ static void run(job *j, const char *text, size_t len, const acc_options *opt,
     acc_diag_finish(cx);
 }
 
-/* False when the passes ran out of memory. */
-static bool guarded_run(job *j, const char *text, size_t len,
-                        const acc_options *opt, acc_result *res)
+/* 0, or what the passes longjmp'd with: ACC_JMP_OOM when they ran out of
+ * memory, ACC_JMP_LIMIT when the generated code outgrew its cap. */
+static int guarded_run(job *j, const char *text, size_t len,
+                       const acc_options *opt, acc_result *res)
+{
+    int why = setjmp(j->cx.oom);
+    if (why != 0)
+        return why;
+    run(j, text, len, opt, res);
+    return 0;
+}
+
+/* The generated code outgrew its cap: the error says why. */
+static void report_output_limit(acc_ctx *cx, size_t cap)
+{
+    acc_error_file(cx, "the generated code would be larger than %zu "
+                   "bytes (%zu MiB), the most one compilation makes: split "
+                   "the definitions into modules that import each other",
+                   cap, cap >> 20);
+    acc_diag_finish(cx);
+}
+
+/* Reports the output limit under a recovery point of its own (reporting
+ * allocates). 0, or ACC_JMP_OOM. */
+static int guarded_report(job *j, size_t cap)
 {
     if (setjmp(j->cx.oom) != 0)
-        return false;
-    run(j, text, len, opt, res);
-    return true;
+        return ACC_JMP_OOM;
+    report_output_limit(&j->cx, cap);
+    return 0;
 }
 
 int acc_compile_buffer(const char *filename, const char *text, size_t len,
@@ -159,7 +196,15 @@ int acc_compile_buffer(const char *filename, const char *text, size_t len,
     cx->no_warnings = opt->no_warnings;
     cx->opt = opt;
 
-    if (!guarded_run(j, text, len, opt, res)) {
+    int why = guarded_run(j, text, len, opt, res);
+    if (why == ACC_JMP_LIMIT) {
+        /* What was generated goes; the diagnostics so far stay. */
+        acc_buf_free(&j->header);
+        acc_buf_free(&j->source);
+        res->module = res->header_name = res->source_name = NULL;
+        why = guarded_report(j, output_cap(opt));
+    }
+    if (why != 0) {
         /* Out of memory: drop everything but the count. */
         cx->errors++;
         res->module = res->header_name = res->source_name = NULL;

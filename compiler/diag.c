@@ -20,17 +20,39 @@ typedef struct line_info {
     uint32_t start, end;    /* the line's text, without the newline */
 } line_info;
 
-static line_info locate(const acc_file *f, uint32_t off)
+uint32_t acc_bom_len(const acc_file *f)
 {
-    line_info li = { 1, 1, 0, 0 };
+    return f->len >= 3 && memcmp(f->src, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
+static line_info locate(acc_ctx *cx, const acc_file *f, uint32_t off)
+{
+    /* The first line starts after a byte order mark: it is not shown,
+     * and columns count from the first character after it. */
+    uint32_t bom = acc_bom_len(f);
+    line_info li = { 1, 1, bom, 0 };
+    uint32_t from = 0;
     if (off > f->len)
         off = f->len;
-    for (uint32_t i = 0; i < off; i++) {
+    if (off < bom)
+        off = bom;
+    /* On from the last diagnostic's place when this one is further on in
+     * the same file (as a run of warnings is). */
+    if (cx->line_file == f && cx->line_off <= off) {
+        from = cx->line_off;
+        li.number = cx->line_number;
+        li.start = cx->line_start;
+    }
+    for (uint32_t i = from; i < off; i++) {
         if (f->src[i] == '\n') {
             li.number++;
             li.start = i + 1;
         }
     }
+    cx->line_file = f;
+    cx->line_off = off;
+    cx->line_number = li.number;
+    cx->line_start = li.start;
     li.col = off - li.start + 1;
     li.end = li.start;
     while (li.end < f->len && f->src[li.end] != '\n')
@@ -121,7 +143,7 @@ static void emit(acc_ctx *cx, const acc_file *f, acc_loc at, const char *kind,
         at.off = f->len;
     if (at.len > f->len - at.off)
         at.len = f->len - at.off;
-    line_info li = locate(f, at.off);
+    line_info li = locate(cx, f, at.off);
     acc_buf_printf(&cx->diags, "%s:%u:%u: %s: ", f->filename,
                    (unsigned)li.number, (unsigned)li.col, kind);
     char msg[1024];

@@ -596,25 +596,18 @@ typedef struct needs {
     acc_map seen;
 } needs;
 
-static void need_type(acc_gen *g, needs *nd, const acc_type *t);
-
-static void need_fields(acc_gen *g, needs *nd, const acc_field *f)
+/* Records the struct or enum a type names (through an array or a
+ * sequence) the first time; returns the struct whose fields are to be
+ * looked at next, or NULL. */
+static acc_decl *need_type(acc_gen *g, needs *nd, const acc_type *t)
 {
-    for (; f != NULL; f = f->next)
-        need_type(g, nd, &f->type);
-}
-
-static void need_type(acc_gen *g, needs *nd, const acc_type *t)
-{
-    if (t->kind == ACC_ARRAY || t->kind == ACC_SEQ) {
-        need_type(g, nd, t->elem);
-        return;
-    }
+    while (t->kind == ACC_ARRAY || t->kind == ACC_SEQ)
+        t = t->elem;
     if (t->kind != ACC_NAMED)
-        return;
+        return NULL;
     const char *n = t->decl->cname[ACC_D_TYPE];
     if (acc_map_get(&nd->seen, n, strlen(n)) != NULL)
-        return;
+        return NULL;
     acc_map_put(&nd->seen, n, strlen(n), (void *)t->decl);
     if (nd->count == nd->cap) {
         size_t cap = nd->cap ? nd->cap * 2 : 16;
@@ -625,8 +618,37 @@ static void need_type(acc_gen *g, needs *nd, const acc_type *t)
         nd->cap = cap;
     }
     nd->list[nd->count++] = t->decl;
-    if (t->decl->kind == ACC_STRUCT)
-        need_fields(g, nd, t->decl->fields);
+    return t->decl->kind == ACC_STRUCT ? t->decl : NULL;
+}
+
+/* Each type the fields name, in pre-order, depth first: a struct is
+ * listed before the types of its own fields. The path is kept in the
+ * structs (acc_decl.up; each is entered once, the first time it is seen)
+ * rather than on the C stack, so that a long chain of structs is no deep
+ * recursion. */
+static void need_fields(acc_gen *g, needs *nd, const acc_field *fields)
+{
+    for (const acc_field *f = fields; f != NULL; f = f->next) {
+        acc_decl *cur = need_type(g, nd, &f->type);
+        if (cur == NULL)
+            continue;
+        cur->up = NULL;
+        cur->at = cur->fields;
+        while (cur != NULL) {
+            const acc_field *cf = cur->at;
+            if (cf == NULL) {
+                cur = cur->up;
+                continue;
+            }
+            cur->at = cf->next;
+            acc_decl *next = need_type(g, nd, &cf->type);
+            if (next != NULL) {
+                next->up = cur;
+                next->at = next->fields;
+                cur = next;
+            }
+        }
+    }
 }
 
 /* Marks the structs in nd that are recursive and deep (acc_decl). They are

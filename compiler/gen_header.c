@@ -217,25 +217,47 @@ static void put_seq(acc_gen *g, const char *name, const char *elem)
                  name, elem, name);
 }
 
-/* Dependencies first: a struct held by value must be complete. */
-static void put_struct(acc_gen *g, acc_decl *d)
+static void put_struct_body(acc_gen *g, const acc_decl *d)
 {
-    if (d->visit == 3)
-        return;
-    d->visit = 3;
-    for (const acc_field *f = d->fields; f != NULL; f = f->next) {
-        const acc_type *t = &f->type;
-        while (t->kind == ACC_ARRAY)
-            t = t->elem;
-        if (t->kind == ACC_NAMED && t->decl->mod == d->mod &&
-            t->decl->kind == ACC_STRUCT)
-            put_struct(g, t->decl);
-    }
     acc_buf_putc(g->out, '\n');
     acc_gen_doc(g, d->doc, 0);
     acc_gen_line(g, "struct %s {", d->cname[ACC_D_TYPE]);
     put_fields(g, d->fields);
     acc_gen_line(g, "};");
+}
+
+/* Dependencies first: a struct held by value must be complete. Depth
+ * first over the structs of this module held by value, in post-order,
+ * with the path in the structs (acc_decl.up) rather than on the C stack,
+ * so that a long chain of structs is no deep recursion. */
+static void put_struct(acc_gen *g, acc_decl *root)
+{
+    if (root->visit == 3)
+        return;
+    root->visit = 3;
+    root->up = NULL;
+    root->at = root->fields;
+    acc_decl *cur = root;
+    while (cur != NULL) {
+        const acc_field *f = cur->at;
+        if (f == NULL) {
+            put_struct_body(g, cur);
+            cur = cur->up;
+            continue;
+        }
+        cur->at = f->next;
+        const acc_type *t = &f->type;
+        while (t->kind == ACC_ARRAY)
+            t = t->elem;
+        if (t->kind == ACC_NAMED && t->decl->mod == cur->mod &&
+            t->decl->kind == ACC_STRUCT && t->decl->visit != 3) {
+            acc_decl *next = t->decl;
+            next->visit = 3;
+            next->up = cur;
+            next->at = next->fields;
+            cur = next;
+        }
+    }
 }
 
 static void put_types(acc_gen *g)

@@ -154,13 +154,14 @@ static void assign(acc_gen *g, const char *dst, const acc_field *f)
         acc_gen_line(g, "    %s%.*s = %.*s;", dst, n, f->name.s, n, f->name.s);
 }
 
-/* "f1, f2": the fields as arguments. */
+/* ", f1, f2": the fields as arguments (appended, as acc_gen_params does:
+ * linear in the fields). */
 static const char *args_of(acc_gen *g, const acc_field *f)
 {
-    const char *s = "";
+    acc_str s = { NULL, 0, 0, &g->cx->arena };
     for (; f != NULL; f = f->next)
-        s = acc_aprintf(&g->cx->arena, "%s, %.*s", s, (int)f->name.len, f->name.s);
-    return s;
+        acc_str_printf(&s, ", %.*s", (int)f->name.len, f->name.s);
+    return s.data != NULL ? s.data : "";
 }
 
 /* Sizes, allocates and fills a message or reply from parameters of the

@@ -79,19 +79,19 @@ const char *acc_gen_cdecl(acc_gen *g, const acc_type *t, const char *name,
     return acc_aprintf(&g->cx->arena, "%s %s", acc_gen_ctype(g, t), name);
 }
 
+/* A struct's answer is the one the check pass worked out for it once
+ * (acc_decl.has_var): asking again along every path that leads to it
+ * would take time exponential in the nesting. */
 bool acc_type_has_var(const acc_type *t)
 {
+    while (t->kind == ACC_ARRAY)
+        t = t->elem;
     switch (t->kind) {
     case ACC_STRING: case ACC_BYTES: case ACC_SEQ:
         return true;
-    case ACC_ARRAY:
-        return acc_type_has_var(t->elem);
     case ACC_NAMED:
-        if (t->decl != NULL && t->decl->kind == ACC_STRUCT)
-            for (const acc_field *f = t->decl->fields; f != NULL; f = f->next)
-                if (acc_type_has_var(&f->type))
-                    return true;
-        return false;
+        return t->decl != NULL && t->decl->kind == ACC_STRUCT &&
+               t->decl->has_var;
     default:
         return false;
     }
@@ -229,15 +229,25 @@ void acc_gen_line(acc_gen *g, const char *fmt, ...)
     acc_buf_putc(g->out, '\n');
 }
 
+/* Built by appending (acc_str): a fresh copy of the list so far for each
+ * field would be quadratic in the fields. */
 const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
                            const char *extra)
 {
+    acc_str s = { NULL, 0, 0, &g->cx->arena };
+    acc_str_printf(&s, "%s", head);
     for (; f != NULL; f = f->next) {
-        const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
-        head = acc_aprintf(&g->cx->arena, "%s, %s", head,
-                           acc_gen_cdecl(g, &f->type, name, true));
+        int nl = (int)f->name.len;
+        if (f->type.kind == ACC_ARRAY)
+            acc_str_printf(&s, ", const %s %.*s[%u]",
+                           acc_gen_ctype(g, &f->type), nl, f->name.s,
+                           (unsigned)f->type.size);
+        else
+            acc_str_printf(&s, ", %s %.*s", acc_gen_ctype(g, &f->type), nl,
+                           f->name.s);
     }
-    return acc_aprintf(&g->cx->arena, "%s%s)", head, extra);
+    acc_str_printf(&s, "%s)", extra);
+    return s.data;
 }
 
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,

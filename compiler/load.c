@@ -97,7 +97,7 @@ static bool bad_reimport(loader *ld, acc_module *mod, acc_import *im,
 {
     acc_ctx *cx = ld->cx;
     if (other->loading) {
-        acc_buf chain = { NULL, 0, 0, &cx->oom };
+        acc_buf chain = { NULL, 0, 0, &cx->oom, 0 };
         int at = 0;
         while (at < ld->depth && ld->stack[at] != other)
             at++;
@@ -140,11 +140,15 @@ static acc_module *open_module(loader *ld, acc_module *mod, acc_import *im,
                   strerror(err));
         return NULL;
     }
-    if (len >= UINT32_MAX / 2) {
+    if (len > ACC_MAX_INPUT - cx->source_bytes) {
         free(text);
-        acc_error(cx, &mod->file, im->at, "'%s' is too large", found);
+        acc_error(cx, &mod->file, im->at, "'%s' is too large: %zu bytes, "
+                  "and with the %zu already read more than the %zu (%zu "
+                  "MiB) a compilation reads, with its imports", found, len,
+                  cx->source_bytes, ACC_MAX_INPUT, ACC_MAX_INPUT >> 20);
         return NULL;
     }
+    cx->source_bytes += len;
     acc_module *m = acc_alloc(ar, sizeof(*m));
     char *src = acc_alloc(ar, len + 1);
     memcpy(src, text, len);

@@ -298,9 +298,17 @@ static bool write_depfile(const cli *c, const char *input,
 static bool emit(const cli *c, const char *input, const acc_result *r)
 {
     if (c->to_stdout) {
-        fwrite(r->header, 1, r->header_len, stdout);
-        fwrite(r->source, 1, r->source_len, stdout);
-        if (fflush(stdout) != 0) {
+        /* A write that fails inside fwrite leaves nothing for fflush to
+         * fail on: each call's result, and the stream's error flag, say
+         * whether all of it was written. */
+        errno = 0;
+        bool wrote = fwrite(r->header, 1, r->header_len, stdout) ==
+                         r->header_len &&
+                     fwrite(r->source, 1, r->source_len, stdout) ==
+                         r->source_len;
+        if (fflush(stdout) != 0 || !wrote || ferror(stdout)) {
+            if (errno == 0)
+                errno = EIO;
             fprintf(stderr, "%s: error: cannot write to standard output: %s\n",
                     ACC_NAME, strerror(errno));
             return false;

@@ -20,8 +20,8 @@ void acc_lex_init(acc_lexer *lx, acc_ctx *cx, const acc_file *f)
     memset(lx, 0, sizeof(*lx));
     lx->cx = cx;
     lx->file = f;
-    lx->cur = (const unsigned char *)f->src;
-    lx->lim = lx->cur + f->len;
+    lx->cur = (const unsigned char *)f->src + acc_bom_len(f);
+    lx->lim = (const unsigned char *)f->src + f->len;
 }
 
 static uint32_t offset(const acc_lexer *lx, const unsigned char *p)

@@ -129,7 +129,9 @@ Test(diag_extra, file_too_large)
     acc_result r;
     cr_expect_eq(acc_compile_buffer("big.actor", text, (size_t)UINT32_MAX / 2,
                                     NULL, &r), 1);
-    cr_expect_str_eq(r.diagnostics, "big.actor: error: the file is too large\n");
+    cr_expect_str_eq(r.diagnostics, "big.actor: error: the file is too "
+                     "large: 2147483647 bytes, more than the 16777216 (16 "
+                     "MiB) a compilation reads, with its imports\n");
     cr_expect_eq(r.errors, 1);
     cr_expect_null(r.header);
     acc_result_free(&r);

@@ -4,7 +4,10 @@
 #
 # The compiler's:
 #   make fuzz                     builds build/fuzz/fuzz_compile
-#   make fuzz-run FUZZ_TIME=300   runs it from tests/fuzz/corpus and the seeds
+#   make fuzz-run FUZZ_TIME=300   runs it from tests/fuzz/corpus and the seeds,
+#                                 on inputs up to a few hundred KB; a run
+#                                 over 10 s or 2 GB is a finding (a hang or a
+#                                 blow-up), as a crash is
 # What it finds is minimized into tests/fuzz/corpus/, which `make test`
 # replays through the compiler library (tests/compiler/test_corpus.c).
 
@@ -25,8 +28,8 @@ $(FUZZ_DIR)/fuzz_compile: $(FUZZ_SRC) $(GRAMMAR_OUT)/parser.h $(wildcard compile
 
 fuzz-run: $(FUZZ_DIR)/fuzz_compile
 	@mkdir -p $(FUZZ_DIR)/corpus
-	$(FUZZ_DIR)/fuzz_compile -max_total_time=$(FUZZ_TIME) -max_len=2048 \
-	    -dict=tests/fuzz/actor.dict $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/seeds
+	$(FUZZ_DIR)/fuzz_compile -max_total_time=$(FUZZ_TIME) -max_len=400000 \
+	    -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/actor.dict $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/seeds
 
 FRAME_SRC := runtime/lib/frame.c runtime/lib/wire.c runtime/lib/table.c tests/fuzz/fuzz_frame.c
 

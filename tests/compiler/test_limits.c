@@ -1,0 +1,320 @@
+/*
+ * test_limits.c — hostile inputs and the compiler's hard limits (issue 12):
+ * no input makes it crash, recurse without bound, take time exponential or
+ * memory quadratic in its size; too much input, or input that would make
+ * too much code, is refused with an error that says so; a UTF-8 byte order
+ * mark is skipped; a failed write to standard output is an error.
+ *
+ * Inputs that once overflowed the stack or ran for minutes go to the real
+ * binary as a child process, so that a regression is a failed test rather
+ * than a crashed or hung suite; its peak memory (ru_maxrss of the waited
+ * children) is held to a generous bound. No test asserts on time.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "actorc_compiler.h"
+#include "helpers.h"
+
+static char *bin, *dir;
+
+static void setup(void)
+{
+    require_repo_root();
+    bin = actorc_path();
+    dir = make_tmpdir();
+}
+
+static void teardown(void)
+{
+    remove_tree(dir);
+    free(dir);
+    free(bin);
+}
+
+TestSuite(limits, .init = setup, .fini = teardown);
+
+/* A growing text, for the generated inputs. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text;
+
+static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    while (t->cap - t->len <= (size_t)n) {
+        t->cap = t->cap ? t->cap * 2 : 4096;
+        t->s = realloc(t->s, t->cap);
+        cr_assert_not_null(t->s);
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* The largest resident size, in MiB, of any child waited for so far. */
+static long child_peak_mib(void)
+{
+    struct rusage ru;
+    cr_assert_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    return ru.ru_maxrss / 1024;
+}
+
+/* Writes `t` to DIR/name and runs `actorc --stdout` on it (output to
+ * /dev/null), in `dir`. */
+static void compile_child(cmd_result *r, const char *name, const text *t)
+{
+    char *path = str_printf("%s/%s", dir, name);
+    cr_assert(write_file(path, t->s, t->len));
+    cr_assert(cmd_run(r, dir, NULL, "'%s' -w --stdout '%s' >/dev/null", bin,
+                      name));
+    free(path);
+}
+
+/* Item 1: the self-containment check gave up at depth 256 and the layout
+ * pass then recursed around the cycle until the stack overflowed. */
+Test(limits, long_by_value_cycle)
+{
+    text t = { 0 };
+    add(&t, "module m;\n");
+    for (int i = 0; i < 300; i++)
+        add(&t, "struct S%d { u8 x; S%d next; }\n", i, (i + 1) % 300);
+    add(&t, "actor A { on m(S0 s); }\n");
+    cmd_result r;
+    compile_child(&r, "cycle.actor", &t);
+    cr_expect_eq(r.status, 1, "status %d:\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "error: struct 'S0' contains itself by value "
+                     "(S0 -> S1 -> S2 -> S3 -> ... 294 more ... -> S298 -> "
+                     "S299 -> S0)") != NULL, "%s", r.err);
+    cmd_free(&r);
+    free(t.s);
+}
+
+/* A chain of structs held by value, as long as the input allows, once
+ * made each walk over structs recurse once per link, and cost time
+ * quadratic in its length. It compiles. */
+Test(limits, long_by_value_chain)
+{
+    text t = { 0 };
+    add(&t, "module m;\n");
+    for (int i = 0; i < 10000; i++)
+        add(&t, "struct S%d { S%d next; string s; }\n", i, i + 1);
+    add(&t, "struct S10000 { u8 last; }\nactor A { on m(S0 s); }\n");
+    cmd_result r;
+    compile_child(&r, "chain.actor", &t);
+    cr_expect_eq(r.status, 0, "status %d:\n%s", r.status, r.err);
+    cr_expect_lt(child_peak_mib(), 256);
+    cmd_free(&r);
+    free(t.s);
+}
+
+/* Item 5: `struct S_i { S_i+1 a; S_i+1 b; }` has 2^40 paths to its last
+ * struct in 40 levels; sizes were worked out along every one. Now each
+ * struct is laid out once: too large, said at once. */
+Test(limits, doubling_structs)
+{
+    text t = { 0 };
+    add(&t, "module m;\n");
+    for (int i = 0; i < 40; i++)
+        add(&t, "struct S%d { S%d a; S%d b; }\n", i, i + 1, i + 1);
+    add(&t, "struct S40 { u8 v; }\nactor A { on m(S0 s); }\n");
+    cmd_result r;
+    compile_child(&r, "doubling.actor", &t);
+    cr_expect_eq(r.status, 1, "status %d:\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "error: struct 'S0' is too large") != NULL, "%s",
+              r.err);
+    cmd_free(&r);
+
+    /* 20 levels by value (1 MiB) fit: their codecs asked each path to
+     * the bottom whether it held variable-length data (2^20 of them, for
+     * each question). 40 levels of sequences fit as well. */
+    t.len = 0;
+    add(&t, "module m;\n");
+    for (int i = 0; i < 20; i++)
+        add(&t, "struct S%d { S%d a; S%d b; }\n", i, i + 1, i + 1);
+    add(&t, "struct S20 { u8 v; }\n");
+    for (int i = 0; i < 40; i++)
+        add(&t, "struct Q%d { Q%d[] a; Q%d[] b; u8 v; }\n", i, i + 1, i + 1);
+    add(&t, "struct Q40 { string v; }\n"
+            "actor A { on m(S0 s); on q(Q0 q); }\n");
+    compile_child(&r, "doubling_ok.actor", &t);
+    cr_expect_eq(r.status, 0, "status %d:\n%s", r.status, r.err);
+    cmd_free(&r);
+    free(t.s);
+}
+
+/* Item 6: each parameter copied the whole list before it (5,000 took
+ * 1.5 GB); 50,000 messages in one actor. */
+Test(limits, many_params_and_messages)
+{
+    text t = { 0 };
+    add(&t, "module m;\nactor A { on m(");
+    for (int i = 0; i < 5000; i++)
+        add(&t, "%su32 p%d", i ? ", " : "", i);
+    add(&t, ") -> (");
+    for (int i = 0; i < 5000; i++)
+        add(&t, "%sstring r%d", i ? ", " : "", i);
+    add(&t, "); }\n");
+    cmd_result r;
+    compile_child(&r, "params.actor", &t);
+    cr_expect_eq(r.status, 0, "status %d:\n%s", r.status, r.err);
+    cr_expect_lt(child_peak_mib(), 256);
+    cmd_free(&r);
+
+    /* About 36 MB of code: the bound is the output's, held a few times. */
+    t.len = 0;
+    add(&t, "module m;\nactor A {\n");
+    for (int i = 0; i < 10000; i++)
+        add(&t, "    on m%d(u8 a);\n", i);
+    add(&t, "}\n");
+    compile_child(&r, "messages.actor", &t);
+    cr_expect_eq(r.status, 0, "status %d:\n%s", r.status, r.err);
+    cr_expect_lt(child_peak_mib(), 256);
+    cmd_free(&r);
+    free(t.s);
+}
+
+/* More than ACC_MAX_INPUT is refused before it is parsed. */
+Test(limits, input_too_large)
+{
+    size_t len = ACC_MAX_INPUT + 1;
+    char *big = malloc(len);
+    cr_assert_not_null(big);
+    memset(big, ' ', len);
+    memcpy(big, "module m;", 9);
+    acc_result r;
+    cr_expect_eq(acc_compile_buffer("big.actor", big, len, NULL, &r), 1);
+    cr_expect(strstr(r.diagnostics, "big.actor: error: the file is too "
+                     "large: 16777217 bytes, more than the 16777216 (16 MiB) "
+                     "a compilation reads, with its imports") != NULL, "%s",
+              r.diagnostics);
+    acc_result_free(&r);
+
+    /* Together with its imports: a file that fits alone, imported by a
+     * file that takes the rest, does not. */
+    char *path = str_printf("%s/big.actor", dir);
+    memcpy(big, "module big;", 11);
+    cr_assert(write_file(path, big, len - 100));
+    free(path);
+    path = str_printf("%s/main.actor", dir);
+    text t = { 0 };
+    add(&t, "module main;\nimport \"big.actor\";\n");
+    while (t.len < 200)
+        add(&t, "// padding\n");
+    cr_assert(write_file(path, t.s, t.len));
+    cr_expect_eq(acc_compile_file(path, NULL, &r), 1);
+    cr_expect(strstr(r.diagnostics, "big.actor' is too large: 16777117 "
+                     "bytes, and with the 209 already read more than the "
+                     "16777216 (16 MiB) a compilation reads") != NULL, "%s",
+              r.diagnostics);
+    acc_result_free(&r);
+    free(t.s);
+    free(path);
+    free(big);
+}
+
+/* Code past the cap (acc_options.max_output, here small) is refused, with
+ * nothing generated. */
+Test(limits, output_too_large)
+{
+    const char *src = "module m;\nactor A { on a(u8 x); on b(string s); }\n";
+    acc_options opt;
+    acc_options_init(&opt);
+    opt.no_warnings = true;
+    acc_result r;
+    cr_assert_eq(acc_compile_buffer("m.actor", src, strlen(src), &opt, &r), 0);
+    size_t need = r.header_len + r.source_len;
+    acc_result_free(&r);
+
+    opt.max_output = need - 1;
+    cr_expect_eq(acc_compile_buffer("m.actor", src, strlen(src), &opt, &r), 1);
+    cr_expect_eq(r.errors, 1);
+    cr_expect_null(r.header);
+    cr_expect_null(r.source);
+    cr_expect(strstr(r.diagnostics, "m.actor: error: the generated code "
+                     "would be larger than") != NULL, "%s", r.diagnostics);
+    acc_result_free(&r);
+
+    opt.max_output = need;
+    cr_expect_eq(acc_compile_buffer("m.actor", src, strlen(src), &opt, &r), 0);
+    acc_result_free(&r);
+}
+
+/* Item 11: a UTF-8 byte order mark is skipped, and columns on the first
+ * line count from after it. */
+Test(limits, byte_order_mark)
+{
+    const char *ok = "\xef\xbb\xbfmodule m;\nactor A { on x(u8 a); }\n";
+    const char *plain = "module m;\nactor A { on x(u8 a); }\n";
+    acc_options opt;
+    acc_options_init(&opt);
+    opt.no_warnings = true;
+    acc_result a, b;
+    cr_expect_eq(acc_compile_buffer("m.actor", ok, strlen(ok), &opt, &a), 0,
+                 "%s", a.diagnostics);
+    cr_expect_eq(acc_compile_buffer("m.actor", plain, strlen(plain), &opt, &b),
+                 0);
+    cr_expect_str_eq(a.header, b.header);
+    cr_expect_str_eq(a.source, b.source);
+    acc_result_free(&a);
+    acc_result_free(&b);
+
+    const char *bad = "\xef\xbb\xbfmodule m; struct X { Q q; }\n";
+    cr_expect_eq(acc_compile_buffer("m.actor", bad, strlen(bad), &opt, &a), 1);
+    cr_expect_str_eq(a.diagnostics,
+                     "m.actor:1:22: error: unknown type 'Q'; did you mean "
+                     "'X'?\n"
+                     "    1 | module m; struct X { Q q; }\n"
+                     "      |                      ^\n");
+    acc_result_free(&a);
+}
+
+/* Lines are counted on from the last diagnostic (warnings are not
+ * capped): the numbers must stay right when one goes back up the file. */
+Test(limits, line_numbers_out_of_order)
+{
+    const char *src = "module m;\n"
+                      "actor A { on x(u8 a); }\n"
+                      "actor B { on y(u8 a); }\n"
+                      "actor A { on z(u8 a); }\n";
+    acc_result r;
+    cr_expect_eq(acc_compile_buffer("m.actor", src, strlen(src), NULL, &r), 1);
+    cr_expect(strstr(r.diagnostics, "m.actor:4:7: error: duplicate actor "
+                     "'A'") != NULL, "%s", r.diagnostics);
+    cr_expect(strstr(r.diagnostics, "m.actor:2:7: note: 'A' was first "
+                     "declared here") != NULL, "%s", r.diagnostics);
+    acc_result_free(&r);
+
+    const char *warns = "module m;\nactor A { on x(); }\n\nactor B { on y(); }\n"
+                        "actor C { on z(); }\n";
+    cr_expect_eq(acc_compile_buffer("m.actor", warns, strlen(warns), NULL, &r),
+                 0);
+    cr_expect(strstr(r.diagnostics, "m.actor:2:7: warning") != NULL);
+    cr_expect(strstr(r.diagnostics, "m.actor:4:7: warning") != NULL);
+    cr_expect(strstr(r.diagnostics, "m.actor:5:7: warning") != NULL, "%s",
+              r.diagnostics);
+    acc_result_free(&r);
+}
+
+/* Item 11: writing to a full device is an error, not a success. */
+Test(limits, stdout_write_error)
+{
+    cmd_result r;
+    cr_assert(cmd_run(&r, NULL, NULL, "'%s' -w --stdout '%s' >/dev/full", bin,
+                      TEST_SRC_DIR "/golden/pingpong.actor"));
+    cr_expect_eq(r.status, 1, "status %d", r.status);
+    cr_expect(strstr(r.err, "actorc: error: cannot write to standard "
+                     "output: No space left on device") != NULL, "%s", r.err);
+    cmd_free(&r);
+}
