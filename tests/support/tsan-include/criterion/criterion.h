@@ -49,6 +49,19 @@ void crt_skip(const char *fmt, ...);
 #define cr_assert_str_neq(a, b, ...) cr_assert(strcmp((a), (b)) != 0, __VA_ARGS__)
 #define cr_assert_arr_eq(a, b, n, ...) cr_assert(memcmp((a), (b), (n)) == 0, __VA_ARGS__)
 #define cr_expect cr_assert
+/* The stand-in stops at the first failed expectation too. */
+#define cr_expect_not cr_assert_not
+#define cr_expect_eq cr_assert_eq
+#define cr_expect_neq cr_assert_neq
+#define cr_expect_gt cr_assert_gt
+#define cr_expect_geq cr_assert_geq
+#define cr_expect_lt cr_assert_lt
+#define cr_expect_leq cr_assert_leq
+#define cr_expect_null cr_assert_null
+#define cr_expect_not_null cr_assert_not_null
+#define cr_expect_str_eq cr_assert_str_eq
+#define cr_expect_str_neq cr_assert_str_neq
+#define cr_expect_arr_eq cr_assert_arr_eq
 #define cr_skip_test(...) crt_skip("" __VA_ARGS__)
 #define cr_log_info(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr))
 
