@@ -61,8 +61,10 @@
 #endif
 #endif
 #ifdef NODE_TSAN
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
+/* Default visibility whatever the build's: TSan's runtime looks the hook
+ * up among the program's dynamic symbols. */
+__attribute__((visibility("default"))) const char *__tsan_default_suppressions(void);
+__attribute__((visibility("default"))) const char *__tsan_default_suppressions(void)
 {
     return "called_from_lib:libzmq.so\ncalled_from_lib:libsodium.so\n";
 }
