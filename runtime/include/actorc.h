@@ -867,13 +867,15 @@ typedef struct ac_stats {
     uint64_t node_malformed;     /* as ac_node_stats.malformed */
     uint64_t node_auth_failures; /* as ac_node_stats.auth_failures */
     uint64_t node_reconnects;    /* handshakes of our links after each one's first */
-    /* Since AC_ABI_VERSION 7. At quiescence, on a runtime that is not a
-     * node, sends + refused == messages + dead_letters + mailbox_drops
-     * (docs/RUNTIME.md, "Counters that reconcile"). */
+    /* Since AC_ABI_VERSION 7. At quiescence, sends + refused == messages +
+     * dead_letters + mailbox_drops + node_forwarded (docs/RUNTIME.md,
+     * "Counters that reconcile"). */
     uint64_t refused;            /* user sends refused at routing: no actor
                                     (AC_ENOTFOUND) or a full mailbox (AC_EFULL) */
     uint64_t system_messages;    /* down, exit, timeouts and other runtime
                                     messages that reached a live actor or inbox */
+    uint64_t node_forwarded;     /* messages that left for another node (node_sent
+                                    without the control records) */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The
