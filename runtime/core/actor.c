@@ -101,6 +101,27 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
         hook(cx, to, ac__env_pub(e), reason, cx->rt->dead_letter_arg);
 }
 
+void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
+{
+    AC__COUNT(cx, refused, 1);
+    ac__dead_letter(cx, to, e, reason);
+}
+
+/* Whether e was counted as a send, so that it must end as a message or a
+ * dead letter: user tags always, runtime tags only as a program's reply. */
+static inline bool counted_env(const ac__env *e)
+{
+    return e->tag < AC_TAG_SYSTEM || (e->flags & AC__ENV_COUNTED);
+}
+
+void ac__count_taken(ac_ctx *cx, const ac__env *e)
+{
+    if (counted_env(e))
+        AC__COUNT(cx, messages, 1);
+    else
+        AC__COUNT(cx, system_messages, 1);
+}
+
 /* The actor stops (reason normal), fails or is killed. Its remaining
  * messages are dropped as they are popped; it is freed once its grace
  * period is over. */
@@ -271,9 +292,17 @@ static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
         return 0;
     }
     atomic_fetch_sub_explicit(&b->len, 1, memory_order_relaxed);
-    ac__dead_letter(cx, &a->addr, e, AC_EFULL);
+    bool reject = b->overflow == AC_OVERFLOW_REJECT;
+    if (reject) {
+        ac__refuse(cx, &a->addr, e, AC_EFULL);
+    } else {
+        /* Drop-newest: the send returns 0, so it counts as a send that
+         * ended as a mailbox drop. */
+        AC__COUNT(cx, sends, 1);
+        ac__dead_letter(cx, &a->addr, e, AC_EFULL);
+    }
     ac__pool_free(cx, e);
-    return b->overflow == AC_OVERFLOW_REJECT ? AC_EFULL : 1;
+    return reject ? AC_EFULL : 1;
 }
 
 /* No actor of this runtime at `to`. An address of another node goes to the
@@ -285,12 +314,17 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system
     int rc;
     if (!system && ac_addr_node(to) != cx->rt->node &&
         ac__services_forward(cx, to, type, e, &rc)) {
+        /* The node counted a full queue as a mailbox drop; an encoding
+         * error never reached routing and is counted nowhere, as an
+         * AC_EINVAL is. */
         if (rc == 0)
             AC__COUNT(cx, sends, 1);
+        else if (rc == AC_EFULL)
+            AC__COUNT(cx, refused, 1);
         return rc;
     }
     if (!system)
-        ac__dead_letter(cx, to, e, AC_ENOTFOUND);
+        ac__refuse(cx, to, e, AC_ENOTFOUND);
     ac__pool_free(cx, e);
     return AC_ENOTFOUND;
 }
@@ -314,7 +348,7 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
             rc = send_elsewhere(cx, to, e, system, type);
         } else if (!system && (a->attrs & AC__ATTR_BOUNDED) &&
                    (rc = bound_admit(cx, a, e)) != 0) {
-            rc = rc > 0 ? 0 : rc;  /* dropped as the policy says */
+            rc = rc > 0 ? 0 : rc;  /* dropped as the policy says, counted */
         } else {
             if (!system)
                 AC__COUNT(cx, sends, 1);
@@ -365,11 +399,12 @@ int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)
     ac__actor *a = ac__route_lookup(&cx->rt->route, to);
     int rc;
     if (a == NULL) {
-        ac__dead_letter(cx, to, e, AC_ENOTFOUND);
+        ac__refuse(cx, to, e, AC_ENOTFOUND);
         ac__pool_free(cx, e);
         rc = AC_ENOTFOUND;
     } else {
         AC__COUNT(cx, sends, 1);
+        e->flags |= AC__ENV_COUNTED;  /* it ends as a message or a dead letter */
         rc = ac__deliver(cx, a, e);
     }
     ac__leave(cx);
@@ -499,17 +534,24 @@ static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e)
 }
 
 /* A system message reaches the actor's dispatch; without a hook for it,
- * the dispatch says AC_EBADTAG and the message is counted, not fatal. */
+ * the dispatch says AC_EBADTAG and the message is counted, not fatal.
+ * Counted here rather than in handle(), off the path of user messages: a
+ * reply a program sent as a message (it was counted as a send), the rest
+ * as system messages. */
 static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     int rc;
-    if (ac__services_deliver(cx, a, e, &rc))
-        return rc;
-    rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
-    if (rc == AC_EBADTAG) {
-        AC__COUNT(cx, unhandled, 1);
-        return 0;
+    if (ac__services_deliver(cx, a, e, &rc)) {
+        if (rc == AC__DEAD_LETTERED)
+            return 0;  /* the service counted it */
+    } else {
+        rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+        if (rc == AC_EBADTAG) {
+            AC__COUNT(cx, unhandled, 1);
+            rc = 0;
+        }
     }
+    ac__count_taken(cx, e);
     return rc;
 }
 
@@ -530,8 +572,8 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
             const kill_note *k = ac_envelope_payload(ac__env_pub(e));
             die(cx, a, k->reason, k->code);
         }
-        else if (e->tag < AC_TAG_SYSTEM || e->tag == AC_TAG_REPLY)
-            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
+        else if (counted_env(e))
+            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* a runtime message is nobody's loss */
         return true;
     }
     if (e->tag >= AC__TAG_STOP) {
@@ -539,9 +581,13 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
             die(cx, a, AC_REASON_NORMAL, 0);
         return true;
     }
-    int rc = e->tag >= AC_TAG_SYSTEM ? dispatch_system(cx, a, e)
-                                     : a->type->dispatch(a->state, cx, ac__env_pub(e));
-    AC__COUNT(cx, messages, 1);
+    int rc;
+    if (e->tag >= AC_TAG_SYSTEM) {
+        rc = dispatch_system(cx, a, e);  /* counts it itself */
+    } else {
+        rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+        AC__COUNT(cx, messages, 1);
+    }
     after_handler(cx, a, rc);
     return true;
 }

@@ -145,6 +145,24 @@ int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e);
  * hook; the caller frees it. NULL: a message that never became an envelope
  * here (one from another node for an actor that is gone), counted only. */
 void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
+/* A user send (or a reply) refused where it was routed: counted in
+ * `refused`, and as the dead letter (AC_ENOTFOUND) or full mailbox
+ * (AC_EFULL) `reason` names, so that sends + refused stays equal to what
+ * ends as messages, dead letters and mailbox drops. The caller frees e. */
+void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
+/* Counts a message taken out of a queue other than by an actor's turn (an
+ * inbox's receive, a blocking ask): in `messages` if it was counted as a
+ * send (a user tag, a reply a program sent), else in `system_messages`. */
+void ac__count_taken(ac_ctx *cx, const ac__env *e);
+/* A service's deliver hook returns this when it counted the message as a
+ * dead letter instead of handling it (a reply to an ask that is over), so
+ * the turn counts nothing more. Positive: no error code is. */
+#define AC__DEAD_LETTERED 1
+/* ac_inbox_recv without counting what it takes: for a caller that counts
+ * it itself, as a message or as a dead letter (a blocking ask's late
+ * reply). */
+int ac__inbox_take(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
+                   ac_envelope **out);
 /* Ends `a` (not running) from outside: killed (ac_kill) or by a link. */
 int ac__kill(ac_ctx *cx, ac__actor *a, int reason, int code);
 

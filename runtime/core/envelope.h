@@ -35,7 +35,11 @@ static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void
 
 /* Envelope flags (ac__env.flags). */
 enum {
-    AC__ENV_BOUNDED = 1u << 0           /* counted in its target's bound */
+    AC__ENV_BOUNDED = 1u << 0,          /* counted in its target's bound */
+    /* A runtime message a program sent (a reply, ac__send_counted): it was
+     * counted as a send, so it ends as a message or a dead letter, never
+     * as a system message. */
+    AC__ENV_COUNTED = 1u << 1
 };
 
 #endif /* AC_CORE_ENVELOPE_H */

@@ -225,8 +225,8 @@ static void sleep_on(inbox_state *s, uint32_t seen, int64_t left_ms)
     syscall(SYS_futex, (uint32_t *)&s->seq, FUTEX_WAIT_PRIVATE, seen, tp, NULL, 0);
 }
 
-int ac_inbox_recv(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
-                  ac_envelope **out)
+int ac__inbox_take(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
+                   ac_envelope **out)
 {
     if (cx == NULL || ib == NULL || out == NULL)
         return AC_EINVAL;
@@ -253,9 +253,17 @@ int ac_inbox_recv(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
             return AC_ETIMEDOUT;
         sleep_on(s, seen, left);
     }
-    AC__COUNT(cx, messages, 1);
     *out = ac__env_pub(e);
     return 0;
+}
+
+int ac_inbox_recv(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
+                  ac_envelope **out)
+{
+    int rc = ac__inbox_take(cx, ib, tag, timeout_ms, out);
+    if (rc == 0)
+        ac__count_taken(cx, ac__env_of(*out));
+    return rc;
 }
 
 void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib)
@@ -274,8 +282,8 @@ void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib)
     /* Senders that found it before the removal finish their pushes. */
     ac__qsbr_synchronize(cx);
     for (ac__env *e; (e = from_saved(s, AC_ANY_TAG)) != NULL || (e = take(a)) != NULL;) {
-        if (e->tag < AC_TAG_SYSTEM)
-            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
+        if (e->tag < AC_TAG_SYSTEM || (e->flags & AC__ENV_COUNTED))
+            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* sent, so counted */
         ac__pool_free(cx, e);
     }
     ac__actor_free(cx, a);

@@ -63,7 +63,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
     ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses); ZERO(mailbox_drops);
-    ZERO(killed); ZERO(unhandled);
+    ZERO(killed); ZERO(unhandled); ZERO(refused); ZERO(system_messages);
 #undef ZERO
 }
 
@@ -356,7 +356,7 @@ static void add_counters(const ac_ctx *cx, ac_stats *out)
 #define ADD(f) out->f += atomic_load_explicit(&cx->stats.f, memory_order_relaxed)
     ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
     ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses); ADD(mailbox_drops);
-    ADD(killed); ADD(unhandled);
+    ADD(killed); ADD(unhandled); ADD(refused); ADD(system_messages);
 #undef ADD
 }
 
@@ -372,9 +372,11 @@ static void print_counters(const char *who, const ac_stats *s)
             "actorc stats %-8s messages %" PRIu64 " sends %" PRIu64 " dead_letters %" PRIu64
             " spawned %" PRIu64 " stopped %" PRIu64 " failed %" PRIu64 " steals %" PRIu64
             " parks %" PRIu64 " pool_misses %" PRIu64 " mailbox_drops %" PRIu64
-            " killed %" PRIu64 " unhandled %" PRIu64 "\n",
+            " killed %" PRIu64 " unhandled %" PRIu64 " refused %" PRIu64
+            " system_messages %" PRIu64 "\n",
             who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
-            s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled);
+            s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled,
+            s->refused, s->system_messages);
 }
 
 /* AC_STATS=1: every worker's counters, then the total, then the

@@ -24,7 +24,8 @@
  * thread: relaxed atomics, and increments are load+store, not RMW. */
 typedef struct ac__counters {
     _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
-        steals, parks, pool_misses, mailbox_drops, killed, unhandled;
+        steals, parks, pool_misses, mailbox_drops, killed, unhandled, refused,
+        system_messages;
 } ac__counters;
 
 #define AC__COUNT(cx, field, n)                                               \

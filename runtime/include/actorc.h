@@ -842,8 +842,10 @@ void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn,
 /* ---- statistics ------------------------------------------------------------ */
 
 typedef struct ac_stats {
-    uint64_t messages;       /* messages handled */
-    uint64_t sends;          /* sends accepted */
+    uint64_t messages;       /* user messages (and replies a program sent)
+                                handled or taken from an inbox */
+    uint64_t sends;          /* user sends accepted (returned 0, also when
+                                drop-newest then dropped the message) */
     uint64_t dead_letters;   /* sends to no actor, and messages dropped by
                                 actors that stopped or failed */
     uint64_t spawned;
@@ -865,6 +867,15 @@ typedef struct ac_stats {
     uint64_t node_malformed;     /* as ac_node_stats.malformed */
     uint64_t node_auth_failures; /* as ac_node_stats.auth_failures */
     uint64_t node_reconnects;    /* handshakes of our links after each one's first */
+    /* Since AC_ABI_VERSION 7. At quiescence, sends + refused == messages +
+     * dead_letters + mailbox_drops + node_forwarded (docs/RUNTIME.md,
+     * "Counters that reconcile"). */
+    uint64_t refused;            /* user sends refused at routing: no actor
+                                    (AC_ENOTFOUND) or a full mailbox (AC_EFULL) */
+    uint64_t system_messages;    /* down, exit, timeouts and other runtime
+                                    messages that reached a live actor or inbox */
+    uint64_t node_forwarded;     /* messages that left for another node (node_sent
+                                    without the control records) */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The

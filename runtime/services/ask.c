@@ -262,8 +262,10 @@ static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
     if (k == NULL) {
         /* The ask is over (answered, timed out): a late reply is a dead
          * letter; a late timeout is nothing. */
-        if (!(h->flags & (FROM_TIMER | FROM_NODE)))
+        if (!(h->flags & (FROM_TIMER | FROM_NODE))) {
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
+            return AC__DEAD_LETTERED;  /* not a message handled as well */
+        }
         return 0;
     }
     if (k->timer != 0 && !(h->flags & FROM_TIMER))
@@ -338,7 +340,7 @@ static int reply_remote(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *
     }
     free(buf);
     if (rc == AC_ENOTFOUND)
-        ac__dead_letter(cx, &to->to, ac__env_of(reply), AC_ENOTFOUND);  /* its node is not up */
+        ac__refuse(cx, &to->to, ac__env_of(reply), AC_ENOTFOUND);  /* its node is not up */
     ac_envelope_free(cx, reply);
     return rc;
 }
@@ -394,7 +396,7 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         asked = AC__CONTAINER_OF(x, remote_wait, node)->target_node;
     pthread_mutex_unlock(&A->lock);
     if (x == NULL) {
-        ac__dead_letter(cx, &to.to, NULL, AC_ENOTFOUND);  /* over already */
+        ac__refuse(cx, &to.to, NULL, AC_ENOTFOUND);  /* over already: refused here */
         return 0;
     }
     if (asked != from)
@@ -536,7 +538,8 @@ static int await_reply(ac_ctx *cx, waiter *w, uint64_t id, int timeout_ms, ac_en
             left = spent >= timeout_ms ? 0 : timeout_ms - (int)spent;
         }
         ac_envelope *e = NULL;
-        int rc = ac_inbox_recv(cx, w->inbox, AC_TAG_REPLY, left, &e);
+        /* Taken uncounted: a late reply is a dead letter, not a message. */
+        int rc = ac__inbox_take(cx, w->inbox, AC_TAG_REPLY, left, &e);
         if (rc != 0)
             return rc;
         const ac_reply_head *h = ac_envelope_payload(e);
@@ -545,9 +548,12 @@ static int await_reply(ac_ctx *cx, waiter *w, uint64_t id, int timeout_ms, ac_en
              * runtime's answer to it, which is nothing). */
             if (!(h->flags & FROM_NODE))
                 ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e), AC_ENOTFOUND);
+            else
+                ac__count_taken(cx, ac__env_of(e));
             ac_envelope_free(cx, e);
             continue;
         }
+        ac__count_taken(cx, ac__env_of(e));
         if (h->status != 0) {
             rc = h->status;
             ac_envelope_free(cx, e);

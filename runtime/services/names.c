@@ -232,7 +232,7 @@ int ac_send_named(ac_ctx *cx, const char *name, ac_envelope *e)
          * dead-letter hook with the nil address. */
         ac_addr nil;
         memset(&nil, 0, sizeof nil);
-        ac__dead_letter(cx, &nil, ac__env_of(e), AC_ENOTFOUND);
+        ac__refuse(cx, &nil, ac__env_of(e), AC_ENOTFOUND);
     }
     ac_envelope_free(cx, e);
     return rc;

@@ -637,6 +637,7 @@ void ac__node_count_peer(const peer *p, ac_stats *out)
     out->node_drops += p->drops;
     out->node_refused += p->refused;
     out->node_reconnects += p->connects > 1 ? p->connects - 1 : 0;
+    out->node_forwarded += p->forwarded;
 }
 
 /* The node's totals into *out: every peer's, those removed since, and its
@@ -653,6 +654,7 @@ static void count_node(const ac__node *N, ac_stats *out)
     out->node_drops += N->gone.node_drops;
     out->node_refused += N->gone.node_refused;
     out->node_reconnects += N->gone.node_reconnects;
+    out->node_forwarded += N->gone.node_forwarded;
     out->node_malformed += N->stats.malformed;
     out->node_auth_failures += N->stats.auth_failures;
 }

@@ -53,6 +53,7 @@ typedef struct peer {
     size_t q_len;
     uint64_t incarnations, connects, losses;
     uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
+    uint64_t forwarded;        /* of `sent`, the messages (AC__OP_MSG) */
 } peer;
 
 /* A peer incarnation came up or went, for the services' node_up/node_lost. */

@@ -28,7 +28,7 @@ static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
     const ac_actor_type *type = a ? a->type : NULL;  /* static: outlives a */
     ac__leave(cx);
     if (type == NULL) {
-        ac__dead_letter(cx, &m->to, NULL, AC_ENOTFOUND);  /* gone, or never was */
+        ac__refuse(cx, &m->to, NULL, AC_ENOTFOUND);  /* gone, or never was: as ac_send's */
         return;
     }
     ac_envelope *e = NULL;

@@ -265,15 +265,18 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
     ac__frame_put_header(&out, &h);
     at += AC__FRAME_HEADER_SIZE;
     const out_rec *r = first;
+    uint64_t msgs = 0;  /* the messages among the records: ac_stats.node_forwarded */
     for (size_t i = 0; i < count; i++, r = r->next) {
         memcpy(at, r->bytes, r->size);
         at += r->size;
+        msgs += r->bytes[4] == AC__OP_MSG;
     }
     if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&msg);
         return false;
     }
     p->sent += count;
+    p->forwarded += msgs;
     p->bytes_sent += size;
     p->batches++;
     return true;

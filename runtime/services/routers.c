@@ -228,7 +228,7 @@ static int router_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     }
     }
     if (!sent && r->o.strategy != AC_ROUTE_BROADCAST)
-        ac__dead_letter(cx, ac_self(cx), ac__env_of(e), AC_ENOTFOUND);
+        ac__refuse(cx, ac_self(cx), ac__env_of(e), AC_ENOTFOUND);  /* a send to no worker */
     return 0;  /* a message that found no worker does not fail the router */
 }
 

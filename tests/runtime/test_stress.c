@@ -157,6 +157,13 @@ Test(stress, spawn_and_stop_churn_while_others_send_to_the_dying, .timeout = 120
                  "accepted %lu = handled %lu + dropped %lu",
                  (unsigned long)accepted, (unsigned long)atomic_load(&g_items),
                  (unsigned long)(st.dead_letters - not_found));
+    /* The same from the counters alone (docs/RUNTIME.md): each
+     * AC_ENOTFOUND is one refused send, and the identity holds. */
+    cr_assert_eq(st.refused, not_found);
+    cr_assert_eq(st.sends + st.refused, st.messages + st.dead_letters + st.mailbox_drops,
+                 "sends %lu + refused %lu != messages %lu + dead_letters %lu + drops %lu",
+                 (unsigned long)st.sends, (unsigned long)st.refused, (unsigned long)st.messages,
+                 (unsigned long)st.dead_letters, (unsigned long)st.mailbox_drops);
     cr_assert_eq(st.spawned, SLOTS + 3000);
     cr_assert_eq(st.stopped, SLOTS + 3000);
     ac_runtime_destroy(c.rt);
