@@ -51,7 +51,16 @@ typedef struct acc_buf {
     size_t len, cap;
     jmp_buf *oom;
     size_t max;
+    /* With `sink` set, what is held is handed to it (and dropped) whenever
+     * it passes ACC_BUF_FLUSH bytes, and by acc_buf_flush: a generated file
+     * then takes a few kilobytes of memory however large it is. `max`
+     * counts what went to the sink too (`flushed`). */
+    void (*sink)(void *arg, const char *data, size_t len);
+    void *sink_arg;
+    size_t flushed;
 } acc_buf;
+
+#define ACC_BUF_FLUSH ((size_t)64 << 10)
 
 /* What the recovery point is longjmp'd with. */
 enum { ACC_JMP_OOM = 1, ACC_JMP_LIMIT = 2 };
@@ -63,6 +72,11 @@ void acc_buf_printf(acc_buf *b, const char *fmt, ...) ACC_PRINTF(2, 3);
 /* Hands the string over (caller frees; NULL only when out of memory); the
  * buffer is empty afterwards. Safe outside the recovery point. */
 char *acc_buf_take(acc_buf *b, size_t *len);
+/* Hands what is held to the sink (called even when nothing is, so that
+ * the sink sees every file, an empty one too). */
+void acc_buf_flush(acc_buf *b);
+/* Everything put so far: flushed and held. */
+size_t acc_buf_total(const acc_buf *b);
 void acc_buf_free(acc_buf *b);
 
 /* A string built in an arena by appending, for text the generators

@@ -62,6 +62,18 @@ typedef struct acc_options {
     /* The cap on the generated code, header and source together; 0 means
      * ACC_MAX_OUTPUT (larger values are held to it as well). */
     size_t max_output;
+    /* Where the generated code goes as it is made. NULL: it is held in
+     * memory and handed back in acc_result's header and source. Set, the
+     * code is handed to `write` in pieces of about 64 KiB as it is
+     * generated, in order (all of the header, then the source), `name`
+     * being the file's ("bank.actor.h"), each file at least once (an empty
+     * piece, if need be): memory then does not grow with the output. The
+     * result's header and source are NULL, their lengths the totals
+     * written. A compilation can still fail after pieces were written (the
+     * output cap, memory): the result's errors say so, and what was
+     * written is to be discarded. */
+    void (*write)(void *arg, const char *name, const char *data, size_t len);
+    void *write_arg;
 } acc_options;
 
 typedef struct acc_result {
@@ -74,6 +86,7 @@ typedef struct acc_result {
     char *module;           /* the module's name */
     char *header_name;      /* "bank.actor.h" */
     char *source_name;      /* "bank.actor.c" */
+    /* NULL when acc_options.write took them. */
     char *header;           /* contents of header_name */
     size_t header_len;
     char *source;           /* contents of source_name */

@@ -118,7 +118,8 @@ void acc_str_printf(acc_str *s, const char *fmt, ...)
 
 static void buf_reserve(acc_buf *b, size_t extra)
 {
-    if (b->max != 0 && extra > b->max - (b->len < b->max ? b->len : b->max))
+    size_t used = acc_buf_total(b);
+    if (b->max != 0 && extra > b->max - (used < b->max ? used : b->max))
         longjmp(*b->oom, ACC_JMP_LIMIT);
     if (b->cap - b->len > extra)
         return;
@@ -134,6 +135,30 @@ static void buf_reserve(acc_buf *b, size_t extra)
     b->cap = cap;
 }
 
+size_t acc_buf_total(const acc_buf *b)
+{
+    return b->flushed + b->len;
+}
+
+void acc_buf_flush(acc_buf *b)
+{
+    if (b->sink == NULL)
+        return;
+    b->sink(b->sink_arg, b->data != NULL ? b->data : "", b->len);
+    b->flushed += b->len;
+    b->len = 0;
+    if (b->data != NULL)
+        b->data[0] = '\0';
+}
+
+/* Past ACC_BUF_FLUSH, a buffer with a sink empties into it: the buffer
+ * stays near that size (one put larger than it is held whole first). */
+static void maybe_flush(acc_buf *b)
+{
+    if (b->sink != NULL && b->len >= ACC_BUF_FLUSH)
+        acc_buf_flush(b);
+}
+
 void acc_buf_put(acc_buf *b, const char *s, size_t n)
 {
     buf_reserve(b, n);
@@ -141,6 +166,7 @@ void acc_buf_put(acc_buf *b, const char *s, size_t n)
         memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
+    maybe_flush(b);
 }
 
 void acc_buf_puts(acc_buf *b, const char *s)
@@ -166,6 +192,7 @@ void acc_buf_printf(acc_buf *b, const char *fmt, ...)
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+    maybe_flush(b);
 }
 
 char *acc_buf_take(acc_buf *b, size_t *len)

@@ -679,7 +679,7 @@ static void cycle_chain(checker *ck, acc_buf *chain, acc_decl *d,
  * path. */
 static void report_cycle(checker *ck, acc_decl *d, acc_decl *last)
 {
-    acc_buf chain = { NULL, 0, 0, &ck->cx->oom, 0 };
+    acc_buf chain = { .oom = &ck->cx->oom };
     cycle_chain(ck, &chain, d, last);
     error(ck, loc_of(d->name), "struct '%.*s' contains itself by "
           "value (%s); a sequence (%.*s[]) can refer to it",
