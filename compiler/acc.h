@@ -42,6 +42,20 @@ char *acc_strndup(acc_arena *a, const char *s, size_t len);
 char *acc_aprintf(acc_arena *a, const char *fmt, ...) ACC_PRINTF(2, 3);
 void acc_arena_free(acc_arena *a);
 
+/* A point in the arena to go back to: acc_arena_release frees what was
+ * allocated since acc_arena_mark (marks nest, last in first out). The
+ * generators release what they allocate for one message or actor (its
+ * declarations and parameter lists) once it is written, so that the arena
+ * does not grow with the output. */
+typedef struct acc_arena_mark {
+    acc_chunk *head;        /* the chunk in use at the mark (NULL: none) */
+    acc_chunk *next;        /* what followed it then */
+    size_t used;            /* and how much of it was used */
+} acc_arena_mark;
+
+acc_arena_mark acc_arena_mark_get(const acc_arena *a);
+void acc_arena_release(acc_arena *a, acc_arena_mark m);
+
 /* A growable byte string on the heap, always NUL-terminated once used.
  * With `max` set (not 0), growing past max bytes longjmps to `oom` with
  * ACC_JMP_LIMIT instead of ACC_JMP_OOM: the generators' outputs are capped

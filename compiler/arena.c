@@ -90,6 +90,39 @@ void acc_arena_free(acc_arena *a)
     a->head = NULL;
 }
 
+acc_arena_mark acc_arena_mark_get(const acc_arena *a)
+{
+    acc_arena_mark m = { a->head, NULL, 0 };
+    if (a->head != NULL) {
+        m.next = a->head->next;
+        m.used = a->head->used;
+    }
+    return m;
+}
+
+/* The chunks made since the mark are the ones before m.head in the list
+ * and, for objects larger than a chunk (which go behind the chunk in use),
+ * the ones between m.head and what followed it at the mark. */
+void acc_arena_release(acc_arena *a, acc_arena_mark m)
+{
+    acc_chunk *c = a->head;
+    while (c != m.head) {
+        acc_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = m.head;
+    if (m.head == NULL)
+        return;
+    for (c = m.head->next; c != m.next;) {
+        acc_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    m.head->next = m.next;
+    m.head->used = m.used;
+}
+
 void acc_str_printf(acc_str *s, const char *fmt, ...)
 {
     va_list ap;
