@@ -41,6 +41,11 @@ char *acc_strndup(acc_arena *a, const char *s, size_t len);
 /* printf into the arena. */
 char *acc_aprintf(acc_arena *a, const char *fmt, ...) ACC_PRINTF(2, 3);
 void acc_arena_free(acc_arena *a);
+/* Frees `p` at once if it was allocated alone in a chunk (an object larger
+ * than a chunk: a map's slots), else leaves it to acc_arena_free: a growing
+ * map would otherwise keep every smaller table it outgrew. Not for what
+ * was allocated before a mark that is still to be released. */
+void acc_arena_give_back(acc_arena *a, void *p);
 
 /* A point in the arena to go back to: acc_arena_release frees what was
  * allocated since acc_arena_mark (marks nest, last in first out). The
@@ -114,6 +119,8 @@ typedef struct acc_map {
 } acc_map;
 
 void acc_map_init(acc_map *m, acc_arena *a);
+/* The same, sized for n keys (it still grows past them). */
+void acc_map_init_for(acc_map *m, acc_arena *a, size_t n);
 /* The value stored under key, or NULL. */
 void *acc_map_get(const acc_map *m, const char *key, size_t len);
 /* Stores value unless the key is present; returns the value now stored. */

@@ -79,6 +79,23 @@ char *acc_aprintf(acc_arena *a, const char *fmt, ...)
     return p;
 }
 
+/* A chunk made for one large object is its own: it can go as soon as
+ * the object does. The walk is over the chunks, a few per megabyte, and
+ * only for objects of more than a chunk. */
+void acc_arena_give_back(acc_arena *a, void *p)
+{
+    for (acc_chunk **at = &a->head; *at != NULL; at = &(*at)->next) {
+        acc_chunk *c = *at;
+        if ((void *)c->data == p) {
+            if (c->size > CHUNK_MIN && c->used == c->size) {
+                *at = c->next;
+                free(c);
+            }
+            return;
+        }
+    }
+}
+
 void acc_arena_free(acc_arena *a)
 {
     acc_chunk *c = a->head;
@@ -266,8 +283,15 @@ static uint64_t hash(const char *s, size_t n)
 
 void acc_map_init(acc_map *m, acc_arena *a)
 {
+    acc_map_init_for(m, a, 0);
+}
+
+void acc_map_init_for(acc_map *m, acc_arena *a, size_t n)
+{
     m->arena = a;
     m->cap = 16;
+    while (m->cap / 4 * 3 < n && m->cap < SIZE_MAX / 64)
+        m->cap *= 2;
     m->count = 0;
     m->slots = acc_alloc(a, m->cap * sizeof(*m->slots));
 }
@@ -301,6 +325,7 @@ void *acc_map_put(acc_map *m, const char *key, size_t len, void *value)
         for (size_t i = 0; i < oldcap; i++)
             if (old[i].key != NULL)
                 *find(m, old[i].key, old[i].len) = old[i];
+        acc_arena_give_back(m->arena, old);
         s = find(m, key, len);
     }
     s->key = key;

@@ -751,7 +751,21 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 /* ---- generated names --------------------------------------------------------- */
 
 /* The names are names.c's (acc_name_module); what is checked here is that
- * C can take each one, and that no two are the same. */
+ * C can take each one, and that no two are the same.
+ *
+ * The table of names holds, for each, only what made it (a name_owner,
+ * one for all the names of a message, actor, struct, enum value or
+ * module); its row is found again, from the owner's cname array, only to
+ * describe a name in an error. A record per name was most of the check's
+ * memory (a message makes a dozen names). */
+typedef struct name_owner {
+    const acc_module *mod;
+    const acc_actor *actor;
+    const acc_message *msg;
+    const acc_decl *decl;
+    const acc_enumerator *value;
+} name_owner;
+
 typedef struct gen_name {
     const char *name;
     const char *what;       /* the row's: "the send function" */
@@ -803,6 +817,37 @@ static acc_loc origin(const gen_name *g)
     return loc_of(g->mod->name);
 }
 
+/* The row among `n` names (a cname array) that spelled s[0..len): the
+ * first, as the names are recorded in their rows' order. */
+static int row_of(const char *const *names, int n, const char *s, size_t len)
+{
+    for (int k = 0; k < n; k++)
+        if (names[k] != NULL && strlen(names[k]) == len &&
+            memcmp(names[k], s, len) == 0)
+            return k;
+    return 0;
+}
+
+/* The name s[0..len) as its owner made it. */
+static gen_name unpack(const name_owner *o, const char *s, size_t len)
+{
+    gen_name g = { NULL, acc_guard_cname.what, o->mod, o->actor, o->msg,
+                   o->decl, o->value };
+    if (o->value != NULL)
+        g.what = acc_value_cname.what;
+    else if (o->decl != NULL)
+        g.what = acc_decl_cnames[row_of(o->decl->cname, ACC_D_COUNT, s,
+                                        len)].what;
+    else if (o->msg != NULL)
+        g.what = acc_msg_cnames[row_of(o->msg->cname, ACC_M_COUNT, s,
+                                       len)].what;
+    else if (o->actor != NULL)
+        g.what = acc_actor_cnames[row_of(o->actor->cname, ACC_A_COUNT, s,
+                                         len)].what;
+    g.name = s;             /* maybe not NUL-terminated: not printed */
+    return g;
+}
+
 typedef struct namer {
     checker *ck;
     acc_map *names;
@@ -810,39 +855,41 @@ typedef struct namer {
     const acc_module *mod;
 } namer;
 
-/* Records one generated name; false (after reporting) if it clashes. */
-static bool add_name(namer *nm, gen_name *g)
-{
-    checker *ck = nm->ck;
-    if (nm->report) {
-        const char *why = acc_c_reserved(g->name, strlen(g->name));
-        if (why != NULL) {
-            error(ck, origin(g), "'%s', %s, is %s", g->name,
-                  describe(ck, g), why);
-            return false;
-        }
-    }
-    gen_name *first = acc_map_put(nm->names, g->name, strlen(g->name), g);
-    if (first == g || !nm->report)
-        return true;
-    error(ck, origin(g), "'%s', %s, collides with %s", g->name,
-          describe(ck, g), describe(ck, first));
-    acc_note(ck->cx, &first->mod->file, origin(first),
-             "'%s' is first generated here", first->name);
-    return false;
-}
-
-/* Records `name` of row `r`, made for one of actor a, message m, decl d
- * or its value v (the others NULL); a name not made (NULL) passes. */
-static bool add(namer *nm, const acc_cname_rule *r, const acc_actor *a,
-                const acc_message *m, const acc_decl *d,
-                const acc_enumerator *v, const char *name)
+/* Records generated name `name` of `o`; false (after reporting) if it
+ * clashes. A name not made (NULL) passes. */
+static bool add(namer *nm, const name_owner *o, const char *name)
 {
     if (name == NULL)
         return true;
-    gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
-    *g = (gen_name){ name, r->what, nm->mod, a, m, d, v };
-    return add_name(nm, g);
+    checker *ck = nm->ck;
+    size_t len = strlen(name);
+    if (nm->report) {
+        const char *why = acc_c_reserved(name, len);
+        if (why != NULL) {
+            gen_name g = unpack(o, name, len);
+            error(ck, origin(&g), "'%s', %s, is %s", name,
+                  describe(ck, &g), why);
+            return false;
+        }
+    }
+    const name_owner *first = acc_map_put(nm->names, name, len, (void *)o);
+    if (first == o || !nm->report)
+        return true;
+    gen_name g = unpack(o, name, len), f = unpack(first, name, len);
+    error(ck, origin(&g), "'%s', %s, collides with %s", name,
+          describe(ck, &g), describe(ck, &f));
+    acc_note(ck->cx, &f.mod->file, origin(&f),
+             "'%s' is first generated here", name);
+    return false;
+}
+
+static const name_owner *owner(namer *nm, const acc_actor *a,
+                               const acc_message *m, const acc_decl *d,
+                               const acc_enumerator *v)
+{
+    name_owner *o = acc_alloc(&nm->ck->cx->arena, sizeof(*o));
+    *o = (name_owner){ nm->mod, a, m, d, v };
+    return o;
 }
 
 /* One report per type, actor or message is enough. */
@@ -854,44 +901,63 @@ static void module_names(acc_module *mod, void *arg)
     nm->mod = mod;
     nm->report = mod == nm->ck->mod;
 
-    add(nm, &acc_guard_cname, NULL, NULL, NULL, NULL, mod->guard);
+    add(nm, owner(nm, NULL, NULL, NULL, NULL), mod->guard);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
         bool ok = true;
+        const name_owner *o = owner(nm, NULL, NULL, d, NULL);
         for (int k = 0; ok && k < ACC_D_COUNT; k++)
-            ok = add(nm, &acc_decl_cnames[k], NULL, NULL, d, NULL,
-                     d->cname[k]);
+            ok = add(nm, o, d->cname[k]);
         for (const acc_enumerator *v = d->values; ok && v != NULL;
              v = v->next)
-            ok = add(nm, &acc_value_cname, NULL, NULL, d, v, v->cname);
+            ok = add(nm, owner(nm, NULL, NULL, d, v), v->cname);
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
         bool ok = true;
+        const name_owner *o = owner(nm, a, NULL, NULL, NULL);
         for (int k = 0; ok && k < ACC_A_COUNT; k++)
-            ok = add(nm, &acc_actor_cnames[k], a, NULL, NULL, NULL,
-                     a->cname[k]);
+            ok = add(nm, o, a->cname[k]);
         for (const acc_message *m = a->messages; ok && m != NULL;
              m = m->next) {
             if (m->bad)
                 continue;
             bool mok = true;
+            const name_owner *mo = owner(nm, a, m, NULL, NULL);
             for (int k = 0; mok && k < ACC_M_COUNT; k++)
-                mok = add(nm, &acc_msg_cnames[k], a, m, NULL, NULL,
-                          m->cname[k]);
+                mok = add(nm, mo, m->cname[k]);
         }
     }
+}
+
+/* How many names module_names may record: the table is made that size at
+ * once, rather than grown through every smaller one. */
+static void count_names(acc_module *mod, void *arg)
+{
+    size_t *n = arg;
+    if (mod->bad || !mod->has_name)
+        return;
+    *n += 1;
+    for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+        *n += ACC_D_COUNT;
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
+            *n += 1;
+    }
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+        *n += ACC_A_COUNT + (size_t)a->message_count * ACC_M_COUNT;
 }
 
 static void shadows(checker *ck, const acc_map *names, acc_name n,
                     const char *what)
 {
-    const gen_name *g = acc_map_get(names, n.s, n.len);
-    if (g != NULL)
+    const name_owner *o = acc_map_get(names, n.s, n.len);
+    if (o != NULL) {
+        gen_name g = unpack(o, n.s, n.len);
         error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
-              "is %s", (int)n.len, n.s, what, describe(ck, g));
+              "is %s", (int)n.len, n.s, what, describe(ck, &g));
+    }
 }
 
 static void check_shadowing(checker *ck, const acc_map *names,
@@ -906,7 +972,9 @@ static void check_shadowing(checker *ck, const acc_map *names,
 static void check_generated_names(checker *ck)
 {
     acc_map names;
-    acc_map_init(&names, &ck->cx->arena);
+    size_t count = 0;
+    acc_each_module(ck->cx, ck->mod, count_names, &count);
+    acc_map_init_for(&names, &ck->cx->arena, count);
     namer nm = { ck, &names, false, NULL };
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);
