@@ -292,18 +292,28 @@ struct acc_actor;
 struct acc_decl;
 struct acc_module;
 
+/* One per field, and one more per array or sequence: the fields of the
+ * named types and those of arrays and sequences share their place, which
+ * nearly halves it (the AST is most of the check's memory). Only the kind's
+ * own fields may be read; a scalar's are all zero. */
 typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
-    acc_name qual;          /* REF, NAMED: "mod" of mod.Name (len 0: none) */
-    acc_name target;        /* REF: the actor; NAMED: the type */
-    struct acc_actor *actor;/* REF: resolved by check.c */
-    struct acc_decl *decl;  /* NAMED: resolved by check.c */
-    struct acc_type *elem;  /* ARRAY, SEQ */
-    acc_name size_lit;      /* ARRAY: the size as written */
-    bool size_neg;          /* ... with a '-' before it */
-    acc_loc size_at;        /* the size with its sign */
-    uint32_t size;          /* ARRAY: checked by check.c */
+    union {
+        struct {            /* REF, NAMED */
+            acc_name qual;  /* "mod" of mod.Name (len 0: none) */
+            acc_name target;            /* REF: the actor; NAMED: the type */
+            struct acc_actor *actor;    /* REF: resolved by check.c */
+            struct acc_decl *decl;      /* NAMED: resolved by check.c */
+        };
+        struct {            /* ARRAY, SEQ */
+            struct acc_type *elem;
+            acc_name size_lit;  /* ARRAY: the size as written */
+            acc_loc size_at;    /* the size with its sign */
+            uint32_t size;      /* ARRAY: checked by check.c */
+            bool size_neg;      /* the size has a '-' before it */
+        };
+    };
 } acc_type;
 
 typedef struct acc_field {
