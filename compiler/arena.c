@@ -25,13 +25,17 @@ static void out_of_memory(jmp_buf *oom)
     longjmp(*oom, ACC_JMP_OOM);
 }
 
-void *acc_alloc(acc_arena *a, size_t size)
+/* `align` is ALIGN or 1 (strings): a string takes its length, not the
+ * next multiple of 16 (the generated names are most of what a module's
+ * check allocates after its AST). */
+static void *alloc_aligned(acc_arena *a, size_t size, size_t align)
 {
     acc_chunk *c = a->head;
-    size = (size + ALIGN - 1) / ALIGN * ALIGN;
     if (size == 0)
-        size = ALIGN;
-    if (c == NULL || c->size - c->used < size) {
+        size = 1;
+    size_t pad = c != NULL ? (align - c->used % align) % align : 0;
+    if (c == NULL || c->size - c->used < size ||
+        c->size - c->used - size < pad) {
         size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
         if (want > SIZE_MAX / 2)
             out_of_memory(a->oom);
@@ -40,6 +44,7 @@ void *acc_alloc(acc_arena *a, size_t size)
             out_of_memory(a->oom);
         c->size = want;
         c->used = 0;
+        pad = 0;
         /* A chunk made for one large object goes behind the current one,
          * so that the current one keeps serving small requests. */
         if (a->head != NULL && want > CHUNK_MIN) {
@@ -50,15 +55,20 @@ void *acc_alloc(acc_arena *a, size_t size)
             a->head = c;
         }
     }
-    void *p = (char *)c->data + c->used;
-    c->used += size;
+    void *p = (char *)c->data + c->used + pad;
+    c->used += pad + size;
     memset(p, 0, size);
     return p;
 }
 
+void *acc_alloc(acc_arena *a, size_t size)
+{
+    return alloc_aligned(a, size, ALIGN);
+}
+
 char *acc_strndup(acc_arena *a, const char *s, size_t len)
 {
-    char *p = acc_alloc(a, len + 1);
+    char *p = alloc_aligned(a, len + 1, 1);
     memcpy(p, s, len);
     p[len] = '\0';
     return p;
@@ -72,7 +82,7 @@ char *acc_aprintf(acc_arena *a, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         out_of_memory(a->oom);
-    char *p = acc_alloc(a, (size_t)n + 1);
+    char *p = alloc_aligned(a, (size_t)n + 1, 1);
     va_start(ap, fmt);
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -932,8 +932,16 @@ static void module_names(acc_module *mod, void *arg)
     }
 }
 
-/* How many names module_names may record: the table is made that size at
- * once, rather than grown through every smaller one. */
+static size_t made(const char *const *names, int n)
+{
+    size_t count = 0;
+    for (int k = 0; k < n; k++)
+        count += names[k] != NULL;
+    return count;
+}
+
+/* How many names module_names may record (those made): the table is made
+ * that size at once, rather than grown through every smaller one. */
 static void count_names(acc_module *mod, void *arg)
 {
     size_t *n = arg;
@@ -941,12 +949,15 @@ static void count_names(acc_module *mod, void *arg)
         return;
     *n += 1;
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
-        *n += ACC_D_COUNT;
+        *n += made(d->cname, ACC_D_COUNT);
         for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
             *n += 1;
     }
-    for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
-        *n += ACC_A_COUNT + (size_t)a->message_count * ACC_M_COUNT;
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        *n += made(a->cname, ACC_A_COUNT);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            *n += made(m->cname, ACC_M_COUNT);
+    }
 }
 
 static void shadows(checker *ck, const acc_map *names, acc_name n,
