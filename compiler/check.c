@@ -848,9 +848,88 @@ static gen_name unpack(const name_owner *o, const char *s, size_t len)
     return g;
 }
 
+/* The table of generated names: open addressing, made once for as many
+ * names as count_names finds, a slot being a name (names.c's, so
+ * NUL-terminated) and its owner. 16 bytes a slot where a general map's
+ * are 24: the table is the largest thing the check makes. */
+typedef struct name_slot {
+    const char *name;
+    const name_owner *owner;
+} name_slot;
+
+typedef struct name_table {
+    name_slot *slots;
+    size_t cap, count;
+    acc_arena *arena;
+} name_table;
+
+static size_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;       /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return (size_t)h;
+}
+
+static void table_init(name_table *t, acc_arena *a, size_t n)
+{
+    t->arena = a;
+    t->cap = 16;
+    while (t->cap / 4 * 3 < n && t->cap < SIZE_MAX / 64)
+        t->cap *= 2;
+    t->count = 0;
+    t->slots = acc_alloc(a, t->cap * sizeof(*t->slots));
+}
+
+/* The slot of s[0..len) (a source name need not be NUL-terminated), or
+ * the empty one where it would go. */
+static name_slot *table_find(const name_table *t, const char *s, size_t len)
+{
+    size_t mask = t->cap - 1;
+    for (size_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
+        name_slot *sl = &t->slots[i];
+        if (sl->name == NULL ||
+            (strncmp(sl->name, s, len) == 0 && sl->name[len] == '\0'))
+            return sl;
+    }
+}
+
+static const name_owner *table_get(const name_table *t, const char *s,
+                                   size_t len)
+{
+    return table_find(t, s, len)->owner;
+}
+
+/* Records `name` unless it is there; returns the owner now recorded. */
+static const name_owner *table_put(name_table *t, const char *name,
+                                   size_t len, const name_owner *o)
+{
+    name_slot *sl = table_find(t, name, len);
+    if (sl->name != NULL)
+        return sl->owner;
+    /* Sized for every name, it never grows: this is only in case. */
+    if ((t->count + 1) * 4 > t->cap * 3) {
+        name_table old = *t;
+        table_init(t, old.arena, old.cap);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.slots[i].name != NULL)
+                *table_find(t, old.slots[i].name,
+                            strlen(old.slots[i].name)) = old.slots[i];
+        t->count = old.count;
+        acc_arena_give_back(t->arena, old.slots);
+        sl = table_find(t, name, len);
+    }
+    sl->name = name;
+    sl->owner = o;
+    t->count++;
+    return o;
+}
+
 typedef struct namer {
     checker *ck;
-    acc_map *names;
+    name_table *names;
     bool report;            /* false: an import's names, already checked */
     const acc_module *mod;
 } namer;
@@ -872,7 +951,7 @@ static bool add(namer *nm, const name_owner *o, const char *name)
             return false;
         }
     }
-    const name_owner *first = acc_map_put(nm->names, name, len, (void *)o);
+    const name_owner *first = table_put(nm->names, name, len, o);
     if (first == o || !nm->report)
         return true;
     gen_name g = unpack(o, name, len), f = unpack(first, name, len);
@@ -960,10 +1039,10 @@ static void count_names(acc_module *mod, void *arg)
     }
 }
 
-static void shadows(checker *ck, const acc_map *names, acc_name n,
+static void shadows(checker *ck, const name_table *names, acc_name n,
                     const char *what)
 {
-    const name_owner *o = acc_map_get(names, n.s, n.len);
+    const name_owner *o = table_get(names, n.s, n.len);
     if (o != NULL) {
         gen_name g = unpack(o, n.s, n.len);
         error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
@@ -971,7 +1050,7 @@ static void shadows(checker *ck, const acc_map *names, acc_name n,
     }
 }
 
-static void check_shadowing(checker *ck, const acc_map *names,
+static void check_shadowing(checker *ck, const name_table *names,
                             const acc_field *fields, const acc_message *m)
 {
     if (m != NULL)
@@ -982,10 +1061,10 @@ static void check_shadowing(checker *ck, const acc_map *names,
 
 static void check_generated_names(checker *ck)
 {
-    acc_map names;
+    name_table names;
     size_t count = 0;
     acc_each_module(ck->cx, ck->mod, count_names, &count);
-    acc_map_init_for(&names, &ck->cx->arena, count);
+    table_init(&names, &ck->cx->arena, count);
     namer nm = { ck, &names, false, NULL };
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);
