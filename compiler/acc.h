@@ -34,7 +34,8 @@ typedef struct acc_arena {
     jmp_buf *oom;           /* where to go when malloc fails */
 } acc_arena;
 
-/* Zeroed, aligned for any object; never NULL. */
+/* Zeroed, aligned for pointers, sizes, doubles and 64-bit integers (not
+ * long double); never NULL. */
 void *acc_alloc(acc_arena *a, size_t size);
 /* A NUL-terminated copy of s[0..len). */
 char *acc_strndup(acc_arena *a, const char *s, size_t len);
@@ -303,8 +304,10 @@ typedef struct acc_type {
         struct {            /* REF, NAMED */
             acc_name qual;  /* "mod" of mod.Name (len 0: none) */
             acc_name target;            /* REF: the actor; NAMED: the type */
-            struct acc_actor *actor;    /* REF: resolved by check.c */
-            struct acc_decl *decl;      /* NAMED: resolved by check.c */
+            union {
+                struct acc_actor *actor;    /* REF: resolved by check.c */
+                struct acc_decl *decl;      /* NAMED: resolved by check.c */
+            };
         };
         struct {            /* ARRAY, SEQ */
             struct acc_type *elem;

@@ -18,7 +18,16 @@ struct acc_chunk {
 };
 
 #define CHUNK_MIN ((size_t)16 * 1024)
-#define ALIGN (sizeof(max_align_t))
+/* What the compiler allocates holds pointers, sizes and 64-bit integers,
+ * never a long double, so that is the alignment it gets: max_align_t's
+ * (16 on x86-64) would round a 56- or 88-byte node up by 8. */
+union acc_arena_align {
+    void *p;
+    uint64_t u;
+    double d;
+    size_t z;
+};
+#define ALIGN (_Alignof(union acc_arena_align))
 
 static void out_of_memory(jmp_buf *oom)
 {
