@@ -39,9 +39,9 @@ extern "C" {
 
 /* The cap on the generated code, header and source together (256 MiB:
  * 50,000 messages in one actor make 180 MB): a small input can ask for a
- * great deal of code (each message makes a dozen functions), and the
- * outputs, with what making them takes, are held in memory. An input that
- * would need more is refused with an error. */
+ * great deal of code (each message makes a dozen functions), which is
+ * held in memory unless acc_options.write takes it as it is made. An
+ * input that would need more is refused with an error. */
 #define ACC_MAX_OUTPUT ((size_t)256 << 20)
 
 typedef struct acc_options {

@@ -239,6 +239,32 @@ Test(limits, memory_follows_input_not_output)
     free(t.s);
 }
 
+/* Code refused at the cap partway through its writing leaves no file
+ * behind, not even a temporary one: the command line writes what it is
+ * handed to temporary files and renames them only on success. */
+Test(limits, output_cap_leaves_nothing)
+{
+    text t = { 0 };
+    add(&t, "module m;\nactor A {\n");
+    for (int i = 0; i < 40000; i++)
+        add(&t, "    on m%d(u64 x, string s, u32[] v);\n", i);
+    add(&t, "}\n");
+    char *path = str_printf("%s/cap.actor", dir);
+    cr_assert(write_file(path, t.s, t.len));
+    cmd_result r;
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -w -o gen cap.actor && ls -A gen",
+                      bin));
+    cr_expect_eq(r.status, 1, "status %d:\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "cap.actor: error: the generated code would be "
+                     "larger than") != NULL, "%s", r.err);
+    cmd_free(&r);
+    cr_assert(cmd_run(&r, dir, NULL, "ls -A gen 2>/dev/null | wc -l"));
+    cr_expect_str_eq(r.out, "0\n");
+    cmd_free(&r);
+    free(path);
+    free(t.s);
+}
+
 /* The check's memory is a small multiple of its input: a type is 64
  * bytes, a generated name is recorded with its owner's (not a record of
  * its own) in a table sized once. 50,000 structs (3.7 MB) took 127 MB,
