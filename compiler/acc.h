@@ -34,13 +34,33 @@ typedef struct acc_arena {
     jmp_buf *oom;           /* where to go when malloc fails */
 } acc_arena;
 
-/* Zeroed, aligned for any object; never NULL. */
+/* Zeroed, aligned for pointers, sizes, doubles and 64-bit integers (not
+ * long double); never NULL. */
 void *acc_alloc(acc_arena *a, size_t size);
 /* A NUL-terminated copy of s[0..len). */
 char *acc_strndup(acc_arena *a, const char *s, size_t len);
 /* printf into the arena. */
 char *acc_aprintf(acc_arena *a, const char *fmt, ...) ACC_PRINTF(2, 3);
 void acc_arena_free(acc_arena *a);
+/* Frees `p` at once if it was allocated alone in a chunk (an object larger
+ * than a chunk: a map's slots), else leaves it to acc_arena_free: a growing
+ * map would otherwise keep every smaller table it outgrew. Not for what
+ * was allocated before a mark that is still to be released. */
+void acc_arena_give_back(acc_arena *a, void *p);
+
+/* A point in the arena to go back to: acc_arena_release frees what was
+ * allocated since acc_arena_mark (marks nest, last in first out). The
+ * generators release what they allocate for one message or actor (its
+ * declarations and parameter lists) once it is written, so that the arena
+ * does not grow with the output. */
+typedef struct acc_arena_mark {
+    acc_chunk *head;        /* the chunk in use at the mark (NULL: none) */
+    acc_chunk *next;        /* what followed it then */
+    size_t used;            /* and how much of it was used */
+} acc_arena_mark;
+
+acc_arena_mark acc_arena_mark_get(const acc_arena *a);
+void acc_arena_release(acc_arena *a, acc_arena_mark m);
 
 /* A growable byte string on the heap, always NUL-terminated once used.
  * With `max` set (not 0), growing past max bytes longjmps to `oom` with
@@ -51,7 +71,16 @@ typedef struct acc_buf {
     size_t len, cap;
     jmp_buf *oom;
     size_t max;
+    /* With `sink` set, what is held is handed to it (and dropped) whenever
+     * it passes ACC_BUF_FLUSH bytes, and by acc_buf_flush: a generated file
+     * then takes a few kilobytes of memory however large it is. `max`
+     * counts what went to the sink too (`flushed`). */
+    void (*sink)(void *arg, const char *data, size_t len);
+    void *sink_arg;
+    size_t flushed;
 } acc_buf;
+
+#define ACC_BUF_FLUSH ((size_t)64 << 10)
 
 /* What the recovery point is longjmp'd with. */
 enum { ACC_JMP_OOM = 1, ACC_JMP_LIMIT = 2 };
@@ -63,6 +92,11 @@ void acc_buf_printf(acc_buf *b, const char *fmt, ...) ACC_PRINTF(2, 3);
 /* Hands the string over (caller frees; NULL only when out of memory); the
  * buffer is empty afterwards. Safe outside the recovery point. */
 char *acc_buf_take(acc_buf *b, size_t *len);
+/* Hands what is held to the sink (called even when nothing is, so that
+ * the sink sees every file, an empty one too). */
+void acc_buf_flush(acc_buf *b);
+/* Everything put so far: flushed and held. */
+size_t acc_buf_total(const acc_buf *b);
 void acc_buf_free(acc_buf *b);
 
 /* A string built in an arena by appending, for text the generators
@@ -86,6 +120,8 @@ typedef struct acc_map {
 } acc_map;
 
 void acc_map_init(acc_map *m, acc_arena *a);
+/* The same, sized for n keys (it still grows past them). */
+void acc_map_init_for(acc_map *m, acc_arena *a, size_t n);
 /* The value stored under key, or NULL. */
 void *acc_map_get(const acc_map *m, const char *key, size_t len);
 /* Stores value unless the key is present; returns the value now stored. */
@@ -257,18 +293,30 @@ struct acc_actor;
 struct acc_decl;
 struct acc_module;
 
+/* One per field, and one more per array or sequence: the fields of the
+ * named types and those of arrays and sequences share their place, which
+ * nearly halves it (the AST is most of the check's memory). Only the kind's
+ * own fields may be read; a scalar's are all zero. */
 typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
-    acc_name qual;          /* REF, NAMED: "mod" of mod.Name (len 0: none) */
-    acc_name target;        /* REF: the actor; NAMED: the type */
-    struct acc_actor *actor;/* REF: resolved by check.c */
-    struct acc_decl *decl;  /* NAMED: resolved by check.c */
-    struct acc_type *elem;  /* ARRAY, SEQ */
-    acc_name size_lit;      /* ARRAY: the size as written */
-    bool size_neg;          /* ... with a '-' before it */
-    acc_loc size_at;        /* the size with its sign */
-    uint32_t size;          /* ARRAY: checked by check.c */
+    union {
+        struct {            /* REF, NAMED */
+            acc_name qual;  /* "mod" of mod.Name (len 0: none) */
+            acc_name target;            /* REF: the actor; NAMED: the type */
+            union {
+                struct acc_actor *actor;    /* REF: resolved by check.c */
+                struct acc_decl *decl;      /* NAMED: resolved by check.c */
+            };
+        };
+        struct {            /* ARRAY, SEQ */
+            struct acc_type *elem;
+            acc_name size_lit;  /* ARRAY: the size as written */
+            acc_loc size_at;    /* the size with its sign */
+            uint32_t size;      /* ARRAY: checked by check.c */
+            bool size_neg;      /* the size has a '-' before it */
+        };
+    };
 } acc_type;
 
 typedef struct acc_field {

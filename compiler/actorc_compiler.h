@@ -39,9 +39,9 @@ extern "C" {
 
 /* The cap on the generated code, header and source together (256 MiB:
  * 50,000 messages in one actor make 180 MB): a small input can ask for a
- * great deal of code (each message makes a dozen functions), and the
- * outputs, with what making them takes, are held in memory. An input that
- * would need more is refused with an error. */
+ * great deal of code (each message makes a dozen functions), which is
+ * held in memory unless acc_options.write takes it as it is made. An
+ * input that would need more is refused with an error. */
 #define ACC_MAX_OUTPUT ((size_t)256 << 20)
 
 typedef struct acc_options {
@@ -62,6 +62,18 @@ typedef struct acc_options {
     /* The cap on the generated code, header and source together; 0 means
      * ACC_MAX_OUTPUT (larger values are held to it as well). */
     size_t max_output;
+    /* Where the generated code goes as it is made. NULL: it is held in
+     * memory and handed back in acc_result's header and source. Set, the
+     * code is handed to `write` in pieces of about 64 KiB as it is
+     * generated, in order (all of the header, then the source), `name`
+     * being the file's ("bank.actor.h"), each file at least once (an empty
+     * piece, if need be): memory then does not grow with the output. The
+     * result's header and source are NULL, their lengths the totals
+     * written. A compilation can still fail after pieces were written (the
+     * output cap, memory): the result's errors say so, and what was
+     * written is to be discarded. */
+    void (*write)(void *arg, const char *name, const char *data, size_t len);
+    void *write_arg;
 } acc_options;
 
 typedef struct acc_result {
@@ -74,6 +86,7 @@ typedef struct acc_result {
     char *module;           /* the module's name */
     char *header_name;      /* "bank.actor.h" */
     char *source_name;      /* "bank.actor.c" */
+    /* NULL when acc_options.write took them. */
     char *header;           /* contents of header_name */
     size_t header_len;
     char *source;           /* contents of source_name */

@@ -18,20 +18,33 @@ struct acc_chunk {
 };
 
 #define CHUNK_MIN ((size_t)16 * 1024)
-#define ALIGN (sizeof(max_align_t))
+/* What the compiler allocates holds pointers, sizes and 64-bit integers,
+ * never a long double, so that is the alignment it gets: max_align_t's
+ * (16 on x86-64) would round a 56- or 88-byte node up by 8. */
+union acc_arena_align {
+    void *p;
+    uint64_t u;
+    double d;
+    size_t z;
+};
+#define ALIGN (_Alignof(union acc_arena_align))
 
 static void out_of_memory(jmp_buf *oom)
 {
     longjmp(*oom, ACC_JMP_OOM);
 }
 
-void *acc_alloc(acc_arena *a, size_t size)
+/* `align` is ALIGN or 1 (strings): a string takes its length, not the
+ * next multiple of 16 (the generated names are most of what a module's
+ * check allocates after its AST). */
+static void *alloc_aligned(acc_arena *a, size_t size, size_t align)
 {
     acc_chunk *c = a->head;
-    size = (size + ALIGN - 1) / ALIGN * ALIGN;
     if (size == 0)
-        size = ALIGN;
-    if (c == NULL || c->size - c->used < size) {
+        size = 1;
+    size_t pad = c != NULL ? (align - c->used % align) % align : 0;
+    if (c == NULL || c->size - c->used < size ||
+        c->size - c->used - size < pad) {
         size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
         if (want > SIZE_MAX / 2)
             out_of_memory(a->oom);
@@ -40,6 +53,7 @@ void *acc_alloc(acc_arena *a, size_t size)
             out_of_memory(a->oom);
         c->size = want;
         c->used = 0;
+        pad = 0;
         /* A chunk made for one large object goes behind the current one,
          * so that the current one keeps serving small requests. */
         if (a->head != NULL && want > CHUNK_MIN) {
@@ -50,15 +64,20 @@ void *acc_alloc(acc_arena *a, size_t size)
             a->head = c;
         }
     }
-    void *p = (char *)c->data + c->used;
-    c->used += size;
+    void *p = (char *)c->data + c->used + pad;
+    c->used += pad + size;
     memset(p, 0, size);
     return p;
 }
 
+void *acc_alloc(acc_arena *a, size_t size)
+{
+    return alloc_aligned(a, size, ALIGN);
+}
+
 char *acc_strndup(acc_arena *a, const char *s, size_t len)
 {
-    char *p = acc_alloc(a, len + 1);
+    char *p = alloc_aligned(a, len + 1, 1);
     memcpy(p, s, len);
     p[len] = '\0';
     return p;
@@ -72,11 +91,28 @@ char *acc_aprintf(acc_arena *a, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         out_of_memory(a->oom);
-    char *p = acc_alloc(a, (size_t)n + 1);
+    char *p = alloc_aligned(a, (size_t)n + 1, 1);
     va_start(ap, fmt);
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return p;
+}
+
+/* A chunk made for one large object is its own: it can go as soon as
+ * the object does. The walk is over the chunks, a few per megabyte, and
+ * only for objects of more than a chunk. */
+void acc_arena_give_back(acc_arena *a, void *p)
+{
+    for (acc_chunk **at = &a->head; *at != NULL; at = &(*at)->next) {
+        acc_chunk *c = *at;
+        if ((void *)c->data == p) {
+            if (c->size > CHUNK_MIN && c->used == c->size) {
+                *at = c->next;
+                free(c);
+            }
+            return;
+        }
+    }
 }
 
 void acc_arena_free(acc_arena *a)
@@ -88,6 +124,39 @@ void acc_arena_free(acc_arena *a)
         c = next;
     }
     a->head = NULL;
+}
+
+acc_arena_mark acc_arena_mark_get(const acc_arena *a)
+{
+    acc_arena_mark m = { a->head, NULL, 0 };
+    if (a->head != NULL) {
+        m.next = a->head->next;
+        m.used = a->head->used;
+    }
+    return m;
+}
+
+/* The chunks made since the mark are the ones before m.head in the list
+ * and, for objects larger than a chunk (which go behind the chunk in use),
+ * the ones between m.head and what followed it at the mark. */
+void acc_arena_release(acc_arena *a, acc_arena_mark m)
+{
+    acc_chunk *c = a->head;
+    while (c != m.head) {
+        acc_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = m.head;
+    if (m.head == NULL)
+        return;
+    for (c = m.head->next; c != m.next;) {
+        acc_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    m.head->next = m.next;
+    m.head->used = m.used;
 }
 
 void acc_str_printf(acc_str *s, const char *fmt, ...)
@@ -118,7 +187,8 @@ void acc_str_printf(acc_str *s, const char *fmt, ...)
 
 static void buf_reserve(acc_buf *b, size_t extra)
 {
-    if (b->max != 0 && extra > b->max - (b->len < b->max ? b->len : b->max))
+    size_t used = acc_buf_total(b);
+    if (b->max != 0 && extra > b->max - (used < b->max ? used : b->max))
         longjmp(*b->oom, ACC_JMP_LIMIT);
     if (b->cap - b->len > extra)
         return;
@@ -134,6 +204,30 @@ static void buf_reserve(acc_buf *b, size_t extra)
     b->cap = cap;
 }
 
+size_t acc_buf_total(const acc_buf *b)
+{
+    return b->flushed + b->len;
+}
+
+void acc_buf_flush(acc_buf *b)
+{
+    if (b->sink == NULL)
+        return;
+    b->sink(b->sink_arg, b->data != NULL ? b->data : "", b->len);
+    b->flushed += b->len;
+    b->len = 0;
+    if (b->data != NULL)
+        b->data[0] = '\0';
+}
+
+/* Past ACC_BUF_FLUSH, a buffer with a sink empties into it: the buffer
+ * stays near that size (one put larger than it is held whole first). */
+static void maybe_flush(acc_buf *b)
+{
+    if (b->sink != NULL && b->len >= ACC_BUF_FLUSH)
+        acc_buf_flush(b);
+}
+
 void acc_buf_put(acc_buf *b, const char *s, size_t n)
 {
     buf_reserve(b, n);
@@ -141,6 +235,7 @@ void acc_buf_put(acc_buf *b, const char *s, size_t n)
         memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
+    maybe_flush(b);
 }
 
 void acc_buf_puts(acc_buf *b, const char *s)
@@ -166,6 +261,7 @@ void acc_buf_printf(acc_buf *b, const char *fmt, ...)
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+    maybe_flush(b);
 }
 
 char *acc_buf_take(acc_buf *b, size_t *len)
@@ -206,8 +302,15 @@ static uint64_t hash(const char *s, size_t n)
 
 void acc_map_init(acc_map *m, acc_arena *a)
 {
+    acc_map_init_for(m, a, 0);
+}
+
+void acc_map_init_for(acc_map *m, acc_arena *a, size_t n)
+{
     m->arena = a;
     m->cap = 16;
+    while (m->cap / 4 * 3 < n && m->cap < SIZE_MAX / 64)
+        m->cap *= 2;
     m->count = 0;
     m->slots = acc_alloc(a, m->cap * sizeof(*m->slots));
 }
@@ -241,6 +344,7 @@ void *acc_map_put(acc_map *m, const char *key, size_t len, void *value)
         for (size_t i = 0; i < oldcap; i++)
             if (old[i].key != NULL)
                 *find(m, old[i].key, old[i].len) = old[i];
+        acc_arena_give_back(m->arena, old);
         s = find(m, key, len);
     }
     s->key = key;

@@ -679,7 +679,7 @@ static void cycle_chain(checker *ck, acc_buf *chain, acc_decl *d,
  * path. */
 static void report_cycle(checker *ck, acc_decl *d, acc_decl *last)
 {
-    acc_buf chain = { NULL, 0, 0, &ck->cx->oom, 0 };
+    acc_buf chain = { .oom = &ck->cx->oom };
     cycle_chain(ck, &chain, d, last);
     error(ck, loc_of(d->name), "struct '%.*s' contains itself by "
           "value (%s); a sequence (%.*s[]) can refer to it",
@@ -751,7 +751,21 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 /* ---- generated names --------------------------------------------------------- */
 
 /* The names are names.c's (acc_name_module); what is checked here is that
- * C can take each one, and that no two are the same. */
+ * C can take each one, and that no two are the same.
+ *
+ * The table of names holds, for each, only what made it (a name_owner,
+ * one for all the names of a message, actor, struct, enum value or
+ * module); its row is found again, from the owner's cname array, only to
+ * describe a name in an error. A record per name was most of the check's
+ * memory (a message makes a dozen names). */
+typedef struct name_owner {
+    const acc_module *mod;
+    const acc_actor *actor;
+    const acc_message *msg;
+    const acc_decl *decl;
+    const acc_enumerator *value;
+} name_owner;
+
 typedef struct gen_name {
     const char *name;
     const char *what;       /* the row's: "the send function" */
@@ -803,46 +817,158 @@ static acc_loc origin(const gen_name *g)
     return loc_of(g->mod->name);
 }
 
+/* The row among `n` names (a cname array) that spelled s[0..len): the
+ * first, as the names are recorded in their rows' order. */
+static int row_of(const char *const *names, int n, const char *s, size_t len)
+{
+    for (int k = 0; k < n; k++)
+        if (names[k] != NULL && strlen(names[k]) == len &&
+            memcmp(names[k], s, len) == 0)
+            return k;
+    return 0;
+}
+
+/* The name s[0..len) as its owner made it. */
+static gen_name unpack(const name_owner *o, const char *s, size_t len)
+{
+    gen_name g = { NULL, acc_guard_cname.what, o->mod, o->actor, o->msg,
+                   o->decl, o->value };
+    if (o->value != NULL)
+        g.what = acc_value_cname.what;
+    else if (o->decl != NULL)
+        g.what = acc_decl_cnames[row_of(o->decl->cname, ACC_D_COUNT, s,
+                                        len)].what;
+    else if (o->msg != NULL)
+        g.what = acc_msg_cnames[row_of(o->msg->cname, ACC_M_COUNT, s,
+                                       len)].what;
+    else if (o->actor != NULL)
+        g.what = acc_actor_cnames[row_of(o->actor->cname, ACC_A_COUNT, s,
+                                         len)].what;
+    g.name = s;             /* maybe not NUL-terminated: not printed */
+    return g;
+}
+
+/* The table of generated names: open addressing, made once for as many
+ * names as count_names finds, a slot being a name (names.c's, so
+ * NUL-terminated) and its owner. 16 bytes a slot where a general map's
+ * are 24: the table is the largest thing the check makes. */
+typedef struct name_slot {
+    const char *name;
+    const name_owner *owner;
+} name_slot;
+
+typedef struct name_table {
+    name_slot *slots;
+    size_t cap, count;
+    acc_arena *arena;
+} name_table;
+
+static size_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;       /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return (size_t)h;
+}
+
+static void table_init(name_table *t, acc_arena *a, size_t n)
+{
+    t->arena = a;
+    t->cap = 16;
+    while (t->cap / 4 * 3 < n && t->cap < SIZE_MAX / 64)
+        t->cap *= 2;
+    t->count = 0;
+    t->slots = acc_alloc(a, t->cap * sizeof(*t->slots));
+}
+
+/* The slot of s[0..len) (a source name need not be NUL-terminated), or
+ * the empty one where it would go. */
+static name_slot *table_find(const name_table *t, const char *s, size_t len)
+{
+    size_t mask = t->cap - 1;
+    for (size_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
+        name_slot *sl = &t->slots[i];
+        if (sl->name == NULL ||
+            (strncmp(sl->name, s, len) == 0 && sl->name[len] == '\0'))
+            return sl;
+    }
+}
+
+static const name_owner *table_get(const name_table *t, const char *s,
+                                   size_t len)
+{
+    return table_find(t, s, len)->owner;
+}
+
+/* Records `name` unless it is there; returns the owner now recorded. */
+static const name_owner *table_put(name_table *t, const char *name,
+                                   size_t len, const name_owner *o)
+{
+    name_slot *sl = table_find(t, name, len);
+    if (sl->name != NULL)
+        return sl->owner;
+    /* Sized for every name, it never grows: this is only in case. */
+    if ((t->count + 1) * 4 > t->cap * 3) {
+        name_table old = *t;
+        table_init(t, old.arena, old.cap);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.slots[i].name != NULL)
+                *table_find(t, old.slots[i].name,
+                            strlen(old.slots[i].name)) = old.slots[i];
+        t->count = old.count;
+        acc_arena_give_back(t->arena, old.slots);
+        sl = table_find(t, name, len);
+    }
+    sl->name = name;
+    sl->owner = o;
+    t->count++;
+    return o;
+}
+
 typedef struct namer {
     checker *ck;
-    acc_map *names;
+    name_table *names;
     bool report;            /* false: an import's names, already checked */
     const acc_module *mod;
 } namer;
 
-/* Records one generated name; false (after reporting) if it clashes. */
-static bool add_name(namer *nm, gen_name *g)
-{
-    checker *ck = nm->ck;
-    if (nm->report) {
-        const char *why = acc_c_reserved(g->name, strlen(g->name));
-        if (why != NULL) {
-            error(ck, origin(g), "'%s', %s, is %s", g->name,
-                  describe(ck, g), why);
-            return false;
-        }
-    }
-    gen_name *first = acc_map_put(nm->names, g->name, strlen(g->name), g);
-    if (first == g || !nm->report)
-        return true;
-    error(ck, origin(g), "'%s', %s, collides with %s", g->name,
-          describe(ck, g), describe(ck, first));
-    acc_note(ck->cx, &first->mod->file, origin(first),
-             "'%s' is first generated here", first->name);
-    return false;
-}
-
-/* Records `name` of row `r`, made for one of actor a, message m, decl d
- * or its value v (the others NULL); a name not made (NULL) passes. */
-static bool add(namer *nm, const acc_cname_rule *r, const acc_actor *a,
-                const acc_message *m, const acc_decl *d,
-                const acc_enumerator *v, const char *name)
+/* Records generated name `name` of `o`; false (after reporting) if it
+ * clashes. A name not made (NULL) passes. */
+static bool add(namer *nm, const name_owner *o, const char *name)
 {
     if (name == NULL)
         return true;
-    gen_name *g = acc_alloc(&nm->ck->cx->arena, sizeof(*g));
-    *g = (gen_name){ name, r->what, nm->mod, a, m, d, v };
-    return add_name(nm, g);
+    checker *ck = nm->ck;
+    size_t len = strlen(name);
+    if (nm->report) {
+        const char *why = acc_c_reserved(name, len);
+        if (why != NULL) {
+            gen_name g = unpack(o, name, len);
+            error(ck, origin(&g), "'%s', %s, is %s", name,
+                  describe(ck, &g), why);
+            return false;
+        }
+    }
+    const name_owner *first = table_put(nm->names, name, len, o);
+    if (first == o || !nm->report)
+        return true;
+    gen_name g = unpack(o, name, len), f = unpack(first, name, len);
+    error(ck, origin(&g), "'%s', %s, collides with %s", name,
+          describe(ck, &g), describe(ck, &f));
+    acc_note(ck->cx, &f.mod->file, origin(&f),
+             "'%s' is first generated here", name);
+    return false;
+}
+
+static const name_owner *owner(namer *nm, const acc_actor *a,
+                               const acc_message *m, const acc_decl *d,
+                               const acc_enumerator *v)
+{
+    name_owner *o = acc_alloc(&nm->ck->cx->arena, sizeof(*o));
+    *o = (name_owner){ nm->mod, a, m, d, v };
+    return o;
 }
 
 /* One report per type, actor or message is enough. */
@@ -854,47 +980,77 @@ static void module_names(acc_module *mod, void *arg)
     nm->mod = mod;
     nm->report = mod == nm->ck->mod;
 
-    add(nm, &acc_guard_cname, NULL, NULL, NULL, NULL, mod->guard);
+    add(nm, owner(nm, NULL, NULL, NULL, NULL), mod->guard);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
         bool ok = true;
+        const name_owner *o = owner(nm, NULL, NULL, d, NULL);
         for (int k = 0; ok && k < ACC_D_COUNT; k++)
-            ok = add(nm, &acc_decl_cnames[k], NULL, NULL, d, NULL,
-                     d->cname[k]);
+            ok = add(nm, o, d->cname[k]);
         for (const acc_enumerator *v = d->values; ok && v != NULL;
              v = v->next)
-            ok = add(nm, &acc_value_cname, NULL, NULL, d, v, v->cname);
+            ok = add(nm, owner(nm, NULL, NULL, d, v), v->cname);
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
         bool ok = true;
+        const name_owner *o = owner(nm, a, NULL, NULL, NULL);
         for (int k = 0; ok && k < ACC_A_COUNT; k++)
-            ok = add(nm, &acc_actor_cnames[k], a, NULL, NULL, NULL,
-                     a->cname[k]);
+            ok = add(nm, o, a->cname[k]);
         for (const acc_message *m = a->messages; ok && m != NULL;
              m = m->next) {
             if (m->bad)
                 continue;
             bool mok = true;
+            const name_owner *mo = owner(nm, a, m, NULL, NULL);
             for (int k = 0; mok && k < ACC_M_COUNT; k++)
-                mok = add(nm, &acc_msg_cnames[k], a, m, NULL, NULL,
-                          m->cname[k]);
+                mok = add(nm, mo, m->cname[k]);
         }
     }
 }
 
-static void shadows(checker *ck, const acc_map *names, acc_name n,
-                    const char *what)
+static size_t made(const char *const *names, int n)
 {
-    const gen_name *g = acc_map_get(names, n.s, n.len);
-    if (g != NULL)
-        error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
-              "is %s", (int)n.len, n.s, what, describe(ck, g));
+    size_t count = 0;
+    for (int k = 0; k < n; k++)
+        count += names[k] != NULL;
+    return count;
 }
 
-static void check_shadowing(checker *ck, const acc_map *names,
+/* How many names module_names may record (those made): the table is made
+ * that size at once, rather than grown through every smaller one. */
+static void count_names(acc_module *mod, void *arg)
+{
+    size_t *n = arg;
+    if (mod->bad || !mod->has_name)
+        return;
+    *n += 1;
+    for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+        *n += made(d->cname, ACC_D_COUNT);
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
+            *n += 1;
+    }
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        *n += made(a->cname, ACC_A_COUNT);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            *n += made(m->cname, ACC_M_COUNT);
+    }
+}
+
+static void shadows(checker *ck, const name_table *names, acc_name n,
+                    const char *what)
+{
+    const name_owner *o = table_get(names, n.s, n.len);
+    if (o != NULL) {
+        gen_name g = unpack(o, n.s, n.len);
+        error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
+              "is %s", (int)n.len, n.s, what, describe(ck, &g));
+    }
+}
+
+static void check_shadowing(checker *ck, const name_table *names,
                             const acc_field *fields, const acc_message *m)
 {
     if (m != NULL)
@@ -905,8 +1061,10 @@ static void check_shadowing(checker *ck, const acc_map *names,
 
 static void check_generated_names(checker *ck)
 {
-    acc_map names;
-    acc_map_init(&names, &ck->cx->arena);
+    name_table names;
+    size_t count = 0;
+    acc_each_module(ck->cx, ck->mod, count_names, &count);
+    table_init(&names, &ck->cx->arena, count);
     namer nm = { ck, &names, false, NULL };
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);

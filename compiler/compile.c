@@ -50,10 +50,24 @@ static bool usable_output_name(const char *s)
     return true;
 }
 
+/* An output buffer's sink when the caller takes the code as it is made
+ * (acc_options.write): the buffer's pieces, with the file's name. */
+typedef struct out_sink {
+    const acc_options *opt;
+    const char *name;
+} out_sink;
+
+static void to_writer(void *arg, const char *data, size_t len)
+{
+    const out_sink *o = arg;
+    o->opt->write(o->opt->write_arg, o->name, data, len);
+}
+
 /* Everything the compilation allocated on the heap, released together. */
 typedef struct job {
     acc_ctx cx;
     acc_buf header, source;
+    out_sink header_sink, source_sink;
 } job;
 
 static size_t output_cap(const acc_options *opt)
@@ -84,12 +98,23 @@ static void generate(job *j, const acc_graph *graph, const acc_options *opt,
     size_t cap = output_cap(opt);
     acc_gen g = { cx, mod, acc_basename(cx->filename), NULL, NULL };
     g.header_name = acc_aprintf(&cx->arena, "%s.h", base);
+    const char *source_name = acc_aprintf(&cx->arena, "%s.c", base);
+    if (opt->write != NULL) {
+        j->header_sink = (out_sink){ opt, g.header_name };
+        j->source_sink = (out_sink){ opt, source_name };
+        j->header.sink = j->source.sink = to_writer;
+        j->header.sink_arg = &j->header_sink;
+        j->source.sink_arg = &j->source_sink;
+    }
     g.out = &j->header;
     j->header.max = cap;
     acc_gen_header(&g);
+    acc_buf_flush(&j->header);
+    size_t header_len = acc_buf_total(&j->header);
     g.out = &j->source;
-    j->source.max = cap > j->header.len ? cap - j->header.len : 1;
+    j->source.max = cap > header_len ? cap - header_len : 1;
     acc_gen_source(&g);
+    acc_buf_flush(&j->source);
 
     res->module = acc_strndup(&cx->arena, mod->name.s, mod->name.len);
     size_t n = 0;
@@ -107,7 +132,7 @@ static void generate(job *j, const acc_graph *graph, const acc_options *opt,
                 longjmp(cx->oom, 1);
     }
     res->header_name = (char *)g.header_name;
-    res->source_name = acc_aprintf(&cx->arena, "%s.c", base);
+    res->source_name = (char *)source_name;
 }
 
 /* The passes, under the out-of-memory recovery point. */
@@ -218,8 +243,12 @@ int acc_compile_buffer(const char *filename, const char *text, size_t len,
         res->module = dup_or_null(res->module);
         res->header_name = dup_or_null(res->header_name);
         res->source_name = dup_or_null(res->source_name);
-        res->header = acc_buf_take(&j->header, &res->header_len);
-        res->source = acc_buf_take(&j->source, &res->source_len);
+        res->header_len = acc_buf_total(&j->header);
+        res->source_len = acc_buf_total(&j->source);
+        if (opt->write == NULL) {
+            res->header = acc_buf_take(&j->header, &res->header_len);
+            res->source = acc_buf_take(&j->source, &res->source_len);
+        }
     } else {
         res->module = res->header_name = res->source_name = NULL;
         for (size_t i = 0; i < res->dep_count; i++)
@@ -240,8 +269,9 @@ int acc_compile_buffer(const char *filename, const char *text, size_t len,
     bool oom = res->diagnostics == NULL ||
                (res->errors == 0 &&
                 (res->module == NULL || res->header_name == NULL ||
-                 res->source_name == NULL || res->header == NULL ||
-                 res->source == NULL));
+                 res->source_name == NULL ||
+                 (opt->write == NULL &&
+                  (res->header == NULL || res->source == NULL))));
     if (oom) {
         acc_result_free(res);
         res->errors = 1;

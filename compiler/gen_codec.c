@@ -777,9 +777,12 @@ void acc_gen_type_codecs(acc_gen *g)
                           nd.list[i]->fields, struct_shape(nd.list[i]));
 
     for (size_t i = 0; i < nd.count; i++)
-        if (nd.list[i]->kind == ACC_STRUCT)
+        if (nd.list[i]->kind == ACC_STRUCT) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             helpers(g, nd.list[i]->cname[ACC_D_TYPE], nd.list[i]->fields,
                     struct_shape(nd.list[i]), false);
+            acc_arena_release(&g->cx->arena, mk);
+        }
 }
 
 /* ---- per actor ---------------------------------------------------- */
@@ -887,19 +890,24 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
 
 static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
 {
+    acc_arena *ar = &g->cx->arena;
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(ar);
         helper_protos(g, m->cname[ACC_M_STRUCT], m->fields,
                       msg_shape(m->fields));
         if (m->has_reply)
             helper_protos(g, m->cname[ACC_M_REPLY_STRUCT], m->reply,
                           msg_shape(m->reply));
+        acc_arena_release(ar, mk);
     }
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(ar);
         helpers(g, m->cname[ACC_M_STRUCT], m->fields, msg_shape(m->fields),
                 m->has_reply);
         if (m->has_reply)
             helpers(g, m->cname[ACC_M_REPLY_STRUCT], m->reply,
                     msg_shape(m->reply), false);
+        acc_arena_release(ar, mk);
     }
 
     put_codec_fns(g, a, p, false);
@@ -935,7 +943,9 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "        %s *d_;\n", n);
         acc_gen_line(g, "        size_ = sizeof(%s);", n);
         if (var) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_tail(g, m->fields, "s_->", "size_", 1);
+            acc_arena_release(&g->cx->arena, mk);
             acc_gen_line(g, "        if (size_ > AC_MAX_PAYLOAD)\n"
                             "            return NULL;");
         }

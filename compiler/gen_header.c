@@ -45,6 +45,7 @@ static void put_messages(acc_gen *g, const acc_actor *a)
     acc_gen_line(g, "};");
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         const char *sn = m->cname[ACC_M_STRUCT];
         const char *rn = m->cname[ACC_M_REPLY_STRUCT];
         acc_buf_putc(g->out, '\n');
@@ -66,6 +67,7 @@ static void put_messages(acc_gen *g, const acc_actor *a)
             put_fields(g, m->reply);
             acc_gen_line(g, "} %s;", rn);
         }
+        acc_arena_release(&g->cx->arena, mk);
     }
 }
 
@@ -123,8 +125,11 @@ static void put_functions(acc_gen *g, const acc_actor *a)
         acc_gen_line(g, "\n/* Senders: copy the fields into one envelope and "
                         "queue it for `to`.\n * Return 0 or an AC_E* code "
                         "(AC_ENOTFOUND: no such actor). */");
-        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
+            acc_arena_release(&g->cx->arena, mk);
+        }
         acc_gen_line(g, "\n/* The same message through the runtime's services "
                         "(docs/IDL.md): publish\n * to every member of `group` "
                         "(returns how many it reached), send_x_after\n * once, "
@@ -134,9 +139,11 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                         "are trusted to be of type %.*s. */",
                      (int)a->name.len, a->name.s);
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_publish_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_timer_decl(g, a, m, true));
+            acc_arena_release(&g->cx->arena, mk);
         }
     }
     bool replies = false;
@@ -158,9 +165,11 @@ static void put_functions(acc_gen *g, const acc_actor *a)
             acc_gen_line(g, "typedef int (*%s)(void *self, ac_ctx *cx, "
                             "int status, const %s *reply, void *arg);",
                          m->cname[ACC_M_FN], m->cname[ACC_M_REPLY_STRUCT]);
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_reply_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, true));
+            acc_arena_release(&g->cx->arena, mk);
         }
         acc_gen_line(g, "\n/* The wire form of a reply's body (docs/WIRE.md), by "
                         "its request's tag. */");
@@ -298,8 +307,11 @@ static void put_types(acc_gen *g)
             put_seq(g, a->cname[ACC_A_REF_SEQ], a->cname[ACC_A_REF]);
     }
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
-        if (d->kind == ACC_STRUCT)
+        if (d->kind == ACC_STRUCT) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             put_struct(g, d);
+            acc_arena_release(&g->cx->arena, mk);
+        }
 }
 
 void acc_gen_header(acc_gen *g)
@@ -325,6 +337,8 @@ void acc_gen_header(acc_gen *g)
     put_types(g);
 
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        /* What an actor's code needs goes once it is written. */
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         const char *p = a->cname[ACC_A_STATE];
         acc_gen_section(g, "actor", &a->name);
         put_state(g, a, p);
@@ -332,6 +346,7 @@ void acc_gen_header(acc_gen *g)
             put_messages(g, a);
         put_hooks(g, a, p);
         put_functions(g, a);
+        acc_arena_release(&g->cx->arena, mk);
     }
 
     acc_gen_line(g, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */", guard);

@@ -312,10 +312,12 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                  a->cname[ACC_A_SPAWN_OPTS], args_of(g, start));
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         const char *mn = m->cname[ACC_M_STRUCT], *args = args_of(g, m->fields);
         put_senders(g, a, m, mn, args);
         if (m->has_reply)
             put_request(g, a, m, mn, args);
+        acc_arena_release(&g->cx->arena, mk);
     }
 
     open_fn(g, acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const char "
@@ -346,6 +348,8 @@ void acc_gen_source(acc_gen *g)
     acc_gen_line(g, "#include <string.h>");
     acc_gen_type_codecs(g);
     for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next) {
+        /* What an actor's code needs goes once it is written. */
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         const char *p = a->cname[ACC_A_STATE];
         acc_gen_section(g, "actor", &a->name);
         put_dispatch(g, a, p);
@@ -353,5 +357,6 @@ void acc_gen_source(acc_gen *g)
         acc_gen_actor_codecs(g, a);
         put_type(g, a, p);
         put_functions(g, a);
+        acc_arena_release(&g->cx->arena, mk);
     }
 }

@@ -97,7 +97,7 @@ static bool bad_reimport(loader *ld, acc_module *mod, acc_import *im,
 {
     acc_ctx *cx = ld->cx;
     if (other->loading) {
-        acc_buf chain = { NULL, 0, 0, &cx->oom, 0 };
+        acc_buf chain = { .oom = &cx->oom };
         int at = 0;
         while (at < ld->depth && ld->stack[at] != other)
             at++;

@@ -295,25 +295,157 @@ static bool write_depfile(const cli *c, const char *input,
     return ok;
 }
 
-static bool emit(const cli *c, const char *input, const acc_result *r)
+/* ---- the outputs, written as they are made ------------------------------------ */
+
+/* The library hands the code over in pieces as it generates it
+ * (acc_options.write), so that its memory does not grow with the output.
+ * Each file goes to a temporary file beside it (with --stdout, an unnamed
+ * one) and is renamed into place, or copied to standard output, only once
+ * the compilation has succeeded: a failure partway leaves nothing
+ * half-written, and a reader never sees half a file. */
+typedef struct out_file {
+    char *name;             /* "bank.actor.h", as the library names it */
+    char *path;             /* where it goes (NULL with --stdout) */
+    char *tmp;              /* the temporary file's path (NULL: unnamed) */
+    FILE *f;
+} out_file;
+
+typedef struct writer {
+    const cli *c;
+    out_file file[2];       /* the header, then the source: their order */
+    int err;                /* the first failure's errno (0: none) */
+    char *err_what;         /* its message, less the reason */
+} writer;
+
+static void writer_fail(writer *w, int err, const char *fmt, const char *arg)
 {
-    if (c->to_stdout) {
+    if (w->err != 0)
+        return;
+    w->err = err != 0 ? err : EIO;
+    size_t n = strlen(fmt) + (arg ? strlen(arg) : 0) + 1;
+    w->err_what = malloc(n);
+    if (w->err_what != NULL)
+        snprintf(w->err_what, n, fmt, arg ? arg : "");
+}
+
+static out_file *writer_open(writer *w, const char *name)
+{
+    for (size_t i = 0; i < 2; i++)
+        if (w->file[i].name != NULL && strcmp(w->file[i].name, name) == 0)
+            return &w->file[i];
+    out_file *o = w->file[0].name == NULL ? &w->file[0] : &w->file[1];
+    if (o->name != NULL || (o->name = strdup(name)) == NULL) {
+        writer_fail(w, ENOMEM, "out of memory%s", NULL);
+        return NULL;
+    }
+    if (w->c->to_stdout) {
+        if ((o->f = tmpfile()) == NULL)
+            writer_fail(w, errno, "cannot write to standard output%s", NULL);
+        return o;
+    }
+    const char *dir = w->c->out_dir;
+    int err = dir != NULL && o == &w->file[0] ? make_dirs(dir) : 0;
+    if (err != 0) {
+        writer_fail(w, err, "cannot create '%s'", dir);
+        return o;
+    }
+    o->path = path_join(dir, name);
+    size_t n = o->path != NULL ? strlen(o->path) + 32 : 0;
+    o->tmp = o->path != NULL ? malloc(n) : NULL;
+    if (o->tmp == NULL) {
+        writer_fail(w, ENOMEM, "out of memory%s", NULL);
+        return o;
+    }
+    snprintf(o->tmp, n, "%s.tmp%ld", o->path, (long)getpid());
+    if ((o->f = fopen(o->tmp, "wb")) == NULL)
+        writer_fail(w, errno, "cannot write '%s'", o->path);
+    return o;
+}
+
+/* acc_options.write: after a failure, the rest is dropped. */
+static void writer_put(void *arg, const char *name, const char *data,
+                       size_t len)
+{
+    writer *w = arg;
+    if (w->err != 0)
+        return;
+    out_file *o = writer_open(w, name);
+    if (w->err != 0 || o == NULL)
+        return;
+    errno = 0;
+    if (fwrite(data, 1, len, o->f) != len)
+        writer_fail(w, errno, w->c->to_stdout
+                                  ? "cannot write to standard output%s"
+                                  : "cannot write '%s'", o->path);
+}
+
+/* Copies a finished temporary file to standard output. */
+static bool copy_out(FILE *f)
+{
+    char buf[64 * 1024];
+    if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0)
+        return false;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n)
+            return false;
+    return !ferror(f);
+}
+
+/* Puts the files in place (or on standard output), or with `keep` false
+ * only removes them. Reports its own errors; false on failure. */
+static bool writer_finish(writer *w, bool keep)
+{
+    bool ok = keep && w->err == 0;
+    if (ok && w->c->to_stdout) {
         /* A write that fails inside fwrite leaves nothing for fflush to
          * fail on: each call's result, and the stream's error flag, say
          * whether all of it was written. */
         errno = 0;
-        bool wrote = fwrite(r->header, 1, r->header_len, stdout) ==
-                         r->header_len &&
-                     fwrite(r->source, 1, r->source_len, stdout) ==
-                         r->source_len;
-        if (fflush(stdout) != 0 || !wrote || ferror(stdout)) {
-            if (errno == 0)
-                errno = EIO;
-            fprintf(stderr, "%s: error: cannot write to standard output: %s\n",
-                    ACC_NAME, strerror(errno));
-            return false;
-        }
+        bool wrote = true;
+        for (size_t i = 0; i < 2 && wrote; i++)
+            wrote = w->file[i].f == NULL || copy_out(w->file[i].f);
+        if (fflush(stdout) != 0 || !wrote || ferror(stdout))
+            writer_fail(w, errno, "cannot write to standard output%s", NULL);
     }
+    for (size_t i = 0; i < 2; i++) {
+        out_file *o = &w->file[i];
+        if (o->f != NULL && fclose(o->f) != 0)
+            writer_fail(w, errno, "cannot write '%s'", o->path);
+        o->f = NULL;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        out_file *o = &w->file[i];
+        if (o->tmp != NULL && keep && w->err == 0 &&
+            rename(o->tmp, o->path) != 0)
+            writer_fail(w, errno, "cannot write '%s'", o->path);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        out_file *o = &w->file[i];
+        /* After a rename this finds nothing; else it drops the half. */
+        if (o->tmp != NULL)
+            unlink(o->tmp);
+        free(o->name);
+        free(o->path);
+        free(o->tmp);
+    }
+    ok = w->err == 0;
+    if (keep && !ok) {
+        if (w->err == ENOMEM && w->err_what != NULL &&
+            strcmp(w->err_what, "out of memory") == 0)
+            fprintf(stderr, "%s: error: out of memory\n", ACC_NAME);
+        else
+            fprintf(stderr, "%s: error: %s: %s\n", ACC_NAME,
+                    w->err_what ? w->err_what : "cannot write",
+                    strerror(w->err));
+    }
+    free(w->err_what);
+    memset(w, 0, sizeof(*w));
+    return ok;
+}
+
+static bool emit_depfile(const cli *c, const char *input, const acc_result *r)
+{
     char *h = path_join(c->out_dir, r->header_name);
     char *s = path_join(c->out_dir, r->source_name);
     char *base = h ? strdup(h) : NULL;
@@ -321,19 +453,8 @@ static bool emit(const cli *c, const char *input, const acc_result *r)
     if (!ok) {
         fprintf(stderr, "%s: error: out of memory\n", ACC_NAME);
     } else {
-        int err = c->out_dir && !c->to_stdout ? make_dirs(c->out_dir) : 0;
-        if (err != 0) {
-            fprintf(stderr, "%s: error: cannot create '%s': %s\n", ACC_NAME,
-                    c->out_dir, strerror(err));
-            ok = false;
-        }
-        if (ok && !c->to_stdout)
-            ok = write_file(h, r->header, r->header_len) &&
-                 write_file(s, r->source, r->source_len);
-        if (ok && c->depfile) {
-            base[strlen(base) - 1] = 'd';       /* NAME.actor.h -> .d */
-            ok = write_depfile(c, input, r, h, s, base);
-        }
+        base[strlen(base) - 1] = 'd';       /* NAME.actor.h -> .d */
+        ok = write_depfile(c, input, r, h, s, base);
     }
     free(h);
     free(s);
@@ -373,11 +494,17 @@ int main(int argc, char **argv)
         opt.max_errors = ACC_MAX_ERRORS - errors;
 
         acc_result r;
+        writer w = { .c = &c };
+        opt.write = writer_put;
+        opt.write_arg = &w;
         acc_compile_buffer(is_stdin ? "<stdin>" : input, text, len, &opt, &r);
         free(text);
         fwrite(r.diagnostics, 1, r.diagnostics_len, stderr);
         errors += r.errors;
-        if (r.errors > 0 || !emit(&c, input, &r))
+        bool ok = writer_finish(&w, r.errors == 0) && r.errors == 0;
+        if (ok && c.depfile)
+            ok = emit_depfile(&c, input, &r);
+        if (!ok)
             rc = rc ? rc : 1;
         acc_result_free(&r);
     }
