@@ -559,6 +559,10 @@ bool acc_parse_int(const char *s, size_t len, uint64_t *value, bool *overflow);
  * whether any of the fields does. */
 bool acc_type_has_var(const acc_type *t);
 bool acc_fields_have_var(const acc_field *f);
+/* The struct of the field's own module that it holds by value (directly
+ * or in fixed arrays), or NULL: the edges of the walks over structs held
+ * by value (check.c's layout, gen_header.c's definition order). */
+acc_decl *acc_field_value_struct(const acc_field *f, const acc_module *mod);
 
 /* gen_util.c: shared by both generators. */
 typedef struct acc_gen {

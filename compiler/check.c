@@ -579,13 +579,6 @@ static void check_actor(checker *ck, acc_actor *a)
 
 /* ---- structs by value: no cycles, bounded size ----------------------------- */
 
-static const acc_type *base_of(const acc_type *t)
-{
-    while (t->kind == ACC_ARRAY)
-        t = t->elem;
-    return t;
-}
-
 typedef struct layout {
     uint64_t size, align;
 } layout;
@@ -717,11 +710,9 @@ static void walk_structs(checker *ck, acc_decl *root)
             continue;
         }
         cur->at = f->next;
-        const acc_type *t = base_of(&f->type);
-        if (t->kind != ACC_NAMED || t->decl == NULL ||
-            t->decl->mod != cur->mod || t->decl->kind != ACC_STRUCT)
+        acc_decl *next = acc_field_value_struct(f, cur->mod);
+        if (next == NULL)
             continue;
-        acc_decl *next = t->decl;
         if (next->visit == 1) {
             report_cycle(ck, next, cur);
             for (acc_decl *p = cur; p != NULL; p = p->up)

@@ -255,12 +255,8 @@ static void put_struct(acc_gen *g, acc_decl *root)
             continue;
         }
         cur->at = f->next;
-        const acc_type *t = &f->type;
-        while (t->kind == ACC_ARRAY)
-            t = t->elem;
-        if (t->kind == ACC_NAMED && t->decl->mod == cur->mod &&
-            t->decl->kind == ACC_STRUCT && t->decl->visit != 3) {
-            acc_decl *next = t->decl;
+        acc_decl *next = acc_field_value_struct(f, cur->mod);
+        if (next != NULL && next->visit != 3) {
             next->visit = 3;
             next->up = cur;
             next->at = next->fields;

@@ -97,6 +97,17 @@ bool acc_type_has_var(const acc_type *t)
     }
 }
 
+acc_decl *acc_field_value_struct(const acc_field *f, const acc_module *mod)
+{
+    const acc_type *t = &f->type;
+    while (t->kind == ACC_ARRAY)
+        t = t->elem;
+    if (t->kind != ACC_NAMED || t->decl == NULL || t->decl->mod != mod ||
+        t->decl->kind != ACC_STRUCT)
+        return NULL;
+    return t->decl;
+}
+
 bool acc_fields_have_var(const acc_field *f)
 {
     for (; f != NULL; f = f->next)

@@ -57,13 +57,13 @@ $(UNINSTALLED_PC): runtime/actorc.pc.in runtime/include/actorc.h tools/install.m
 	@mkdir -p $(@D)
 	$(call make_pc,$(CURDIR),$(CURDIR)/$(BUILD),$(CURDIR)/$(BUILD),$(CURDIR)/runtime/include,$(CURDIR)/actorc.mk,-Wl$(comma)-rpath$(comma)$${libdir}) > $@
 
-.PHONY: install uninstall install-gen
-install-gen:
-	@mkdir -p $(INSTALL_GEN)
-	$(call make_pc,$(PREFIX),$(BINDIR),$(LIBDIR),$(INCLUDEDIR),$(DATADIR)/actorc/actorc.mk,$(INSTALL_RPATH)) \
-	    > $(INSTALL_GEN)/actorc.pc
+# Phony: it names this install's folders (as cmake/build.mk's package does).
+.PHONY: install uninstall $(INSTALL_GEN)/actorc.pc
+$(INSTALL_GEN)/actorc.pc:
+	@mkdir -p $(@D)
+	$(call make_pc,$(PREFIX),$(BINDIR),$(LIBDIR),$(INCLUDEDIR),$(DATADIR)/actorc/actorc.mk,$(INSTALL_RPATH)) > $@
 
-install: all install-gen $(CMAKE_PACKAGE_FILES)
+install: all $(INSTALL_GEN)/actorc.pc $(CMAKE_PACKAGE_FILES)
 	@set -e; $(foreach r,$(INSTALL_ROWS),\
 	    install -D -m $(call row_mode,$(r)) $(call row_src,$(r)) $(DESTDIR)$(call row_dst,$(r));)
 	@set -e; $(foreach l,$(INSTALL_LINKS),\

@@ -123,6 +123,8 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         return AC_EINVAL;
     if (c.batch == 0)
         c.batch = DEFAULT_BATCH;
+    if (c.shutdown_ms == 0)
+        c.shutdown_ms = AC_SHUTDOWN_MS;
     if (sodium_init() < 0)
         return AC_ENOMEM;
 
@@ -297,15 +299,19 @@ static void kill_one(ac__actor *a, void *arg)
     (void)ac__kill(cx, a, AC_REASON_KILLED, AC_ETIMEDOUT);  /* ENOMEM: it runs on */
 }
 
-/* The graceful part ran out of time: every actor still there is killed;
- * what it holds is dropped as a dead letter as its mailbox drains. */
-static void force(ac_runtime *rt, ac_ctx *cx)
+/* Waits for quiescence until the graceful part's deadline; past it, every
+ * actor still there is killed and what it holds is dropped as a dead
+ * letter as its mailbox drains. True when it had to kill. */
+static bool quiet_or_force(ac_runtime *rt, ac_ctx *cx, uint64_t deadline)
 {
+    if (wait_quiet(rt, deadline))
+        return false;
     atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
     ac__enter(cx);
     ac__route_each(&rt->route, kill_one, cx);
     ac__leave(cx);
     (void)wait_quiet(rt, 0);
+    return true;
 }
 
 int ac_runtime_shutdown(ac_runtime *rt)
@@ -319,9 +325,8 @@ int ac_runtime_shutdown(ac_runtime *rt)
     ac_ctx *cx = ac_runtime_ctx(rt);
     if (cx == NULL)
         return AC_ENOMEM;
-    uint32_t ms = rt->cfg.shutdown_ms ? rt->cfg.shutdown_ms : AC_SHUTDOWN_MS;
+    uint32_t ms = rt->cfg.shutdown_ms;
     uint64_t deadline = ms == AC_SHUTDOWN_NEVER_FORCED ? 0 : ac__monotonic_ms() + ms;
-    bool forced = false;
 
     /* 0. The services first: timers stop firing, and none starts. */
     ac__services_shutdown(cx);
@@ -329,19 +334,13 @@ int ac_runtime_shutdown(ac_runtime *rt)
     atomic_store_explicit(&rt->closing, true, memory_order_seq_cst);
     wait_externals_offline(rt);
     /* 2. Every accepted message is handled. */
-    if (!wait_quiet(rt, deadline)) {
-        forced = true;
-        force(rt, cx);
-    }
+    bool forced = quiet_or_force(rt, cx, deadline);
     /* 3. Every actor stops, behind anything its stop hook sends. */
     atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
     ac__enter(cx);
     ac__route_each(&rt->route, stop_one, cx);
     ac__leave(cx);
-    if (!wait_quiet(rt, deadline)) {
-        forced = true;
-        force(rt, cx);
-    }
+    forced |= quiet_or_force(rt, cx, deadline);
     /* 4. Workers leave; whatever they left (finalize turns) runs here. */
     if (rt->nworkers > 0)
         ac__workers_stop(rt);
