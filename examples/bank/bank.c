@@ -175,9 +175,11 @@ int main(void)
     bank_Account_start_args opening[3] = {{10000}, {5000}, {0}};
     ac_child_spec kids[3];
     for (int i = 0; i < 3; i++)
-        kids[i] = (ac_child_spec){&bank_Account_type, &opening[i], sizeof opening[i],
-                                  AC_RESTART_PERMANENT, NULL};
-    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 3, 5000, kids, 3};
+        kids[i] = (ac_child_spec){.type = &bank_Account_type, .args = &opening[i],
+                                  .args_size = sizeof opening[i],
+                                  .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 3, .within_ms = 5000,
+                               .children = kids, .nchildren = 3};
     ac_addr sup, addrs[3];
     if ((rc = ac_supervisor_start(cx, &spec, &sup, addrs)) != 0) {
         fprintf(stderr, "bank: supervisor: %s\n", ac_strerror(rc));
