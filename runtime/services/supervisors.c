@@ -51,14 +51,19 @@
 
 enum { SUP_SHUTDOWN = 0, SUP_RETRY = 1 };
 
+typedef struct sup sup;
+
 /* The service's state. Once the runtime shuts down no supervisor restarts
  * anything (OTP's neither): a child whose restarts fail slowly would keep
  * the runtime from ever being quiescent, and shutdown waits for that. The
  * lock orders a supervisor's publishing and freeing of its state against
- * ac_supervisor_which_children on other threads. */
+ * ac_supervisor_which_children on other threads, and guards the list of
+ * live supervisors: one that waits for a down that was never sent (out of
+ * memory) outlives the shutdown, and fini frees what it holds. */
 typedef struct sup_service {
     _Atomic bool shutting_down;
     pthread_mutex_t lock;
+    sup *live;
 } sup_service;
 
 enum { RUNNING, RESTARTING, STOPPING };
@@ -89,7 +94,8 @@ typedef struct child {
     bool restart;              /* RESTARTING: to start again with the group */
 } child;
 
-typedef struct sup {
+struct sup {
+    sup *prev, *next;          /* the service's live list */
     tmpl *t;
     child *c;
     unsigned mode;
@@ -97,7 +103,7 @@ typedef struct sup {
     size_t from;               /* RESTARTING: the group is [from, n) */
     uint64_t *stamps;          /* times of the last max_restarts + 1 restarts */
     size_t nstamps, stamp_at;
-} sup;
+};
 
 typedef struct sup_state {
     sup *s;
@@ -505,6 +511,10 @@ static int sup_start(void *state, ac_ctx *cx, const void *args)
     sup_service *svc = service_of(cx);
     pthread_mutex_lock(&svc->lock);
     st->s = s;
+    s->next = svc->live;
+    if (svc->live)
+        svc->live->prev = s;
+    svc->live = s;
     pthread_mutex_unlock(&svc->lock);
     return 0;
 }
@@ -575,6 +585,14 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     pthread_mutex_lock(&svc->lock);
     sup *s = st->s;
     st->s = NULL;
+    if (s != NULL) {
+        if (s->prev)
+            s->prev->next = s->next;
+        else
+            svc->live = s->next;
+        if (s->next)
+            s->next->prev = s->prev;
+    }
     pthread_mutex_unlock(&svc->lock);
     if (s == NULL)
         return;  /* its start hook failed and cleaned up */
@@ -654,6 +672,7 @@ static int svc_init(ac_runtime *rt, void **state)
         return AC_ENOMEM;
     }
     atomic_init(&svc->shutting_down, false);
+    svc->live = NULL;
     *state = svc;
     return 0;
 }
@@ -671,6 +690,13 @@ static void svc_fini(void *state)
     sup_service *svc = state;
     if (svc == NULL)
         return;
+    /* Every worker is gone: what is still listed belongs to supervisors
+     * that never died (a down lost to out of memory). */
+    while (svc->live) {
+        sup *s = svc->live;
+        svc->live = s->next;
+        free_sup(s);
+    }
     pthread_mutex_destroy(&svc->lock);
     free(svc);
 }
