@@ -431,7 +431,8 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e);
 int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e);
 
 /* Asks the actor at `to` to stop once it has handled the messages already
- * in its mailbox. Returns AC_ENOTFOUND if there is no such actor. */
+ * in its mailbox (a supervisor stops its children first, as
+ * ac_supervisor_stop). Returns AC_ENOTFOUND if there is no such actor. */
 int ac_stop(ac_ctx *cx, const ac_addr *to);
 
 /* Stops the running actor when its current handler returns; the messages
