@@ -170,17 +170,27 @@ int main(void)
     }
     ac_ctx *cx = ac_runtime_ctx(rt);
 
-    /* Three accounts under a one-for-one supervisor: at most 3 restarts in
-     * 5 s, each account restarted whatever ended it. */
+    /* A supervision tree: three accounts under a one-for-one supervisor
+     * (at most 3 restarts in 5 s, each account restarted whatever ended
+     * it), which is itself the child of the bank's top supervisor: if the
+     * accounts' supervisor gives up, the top one restarts it and all its
+     * accounts, at the same addresses. */
     bank_Account_start_args opening[3] = {{10000}, {5000}, {0}};
     ac_child_spec kids[3];
     for (int i = 0; i < 3; i++)
-        kids[i] = (ac_child_spec){&bank_Account_type, &opening[i], sizeof opening[i],
-                                  AC_RESTART_PERMANENT, NULL};
-    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 3, 5000, kids, 3};
-    ac_addr sup, addrs[3];
-    if ((rc = ac_supervisor_start(cx, &spec, &sup, addrs)) != 0) {
-        fprintf(stderr, "bank: supervisor: %s\n", ac_strerror(rc));
+        kids[i] = (ac_child_spec){.type = &bank_Account_type, .args = &opening[i],
+                                  .args_size = sizeof opening[i],
+                                  .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec accounts = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 3,
+                                   .within_ms = 5000, .children = kids, .nchildren = 3};
+    ac_child_spec top_kids[1] = {{.restart = AC_RESTART_PERMANENT, .name = "accounts",
+                                  .supervisor = &accounts}};
+    ac_supervisor_spec top = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 1, .within_ms = 60000,
+                              .children = top_kids, .nchildren = 1, .name = "bank"};
+    ac_addr root, sup, addrs[3];
+    if ((rc = ac_supervisor_start(cx, &top, &root, &sup)) != 0 ||
+        (rc = ac_supervisor_which_children(cx, &sup, addrs, 3)) != 3) {
+        fprintf(stderr, "bank: supervisor: %s\n", ac_strerror(rc < 0 ? rc : AC_ESTATE));
         return 1;
     }
     bank_Account_ref alice = {addrs[0]}, bob = {addrs[1]}, carol = {addrs[2]};
@@ -190,7 +200,7 @@ int main(void)
         return 1;
     }
 
-    printf("bank: three accounts under a supervisor, one teller\n");
+    printf("bank: three accounts under a supervisor under the bank's, one teller\n");
     bool ok = false;
     rc = transfer_money(cx, teller, alice, bob, 2500, &ok);
     check(rc == 0 && ok, "alice pays bob 25.00");
@@ -226,12 +236,34 @@ int main(void)
     check(ac_inbox_recv(cx, ib, AC_TAG_DOWN, 0, &e) == AC_ETIMEDOUT,
           "the supervisor itself is still up");
 
+    printf("bank: the accounts' supervisor gives up\n");
+    /* With bob's, three more failures in 5 s are one more than it may
+     * restart: it ends the other accounts and fails, and the bank's
+     * supervisor restarts it, and with it every account, at the addresses
+     * they had. */
+    for (int i = 0; i < 3; i++) {
+        bank_Account_send_crash(cx, carol, 7);
+        int64_t b = -1;
+        for (int k = 0; k < 100 && b < 0; k++)
+            b = balance_of(cx, carol);
+    }
+    check(ac_inbox_recv(cx, ib, AC_TAG_DOWN, 10000, &e) == 0, "it failed");
+    ac_envelope_free(cx, e);
+    int64_t again = -1;
+    for (int i = 0; i < 100 && again < 0; i++)
+        again = balance_of(cx, bob);
+    check(again == 5000 && balance_of(cx, alice) == 10000,
+          "restarted whole: bob 50.00, alice 100.00 again");
+    ac_addr found;
+    check(ac_whereis(cx, "accounts", &found) == 0 && ac_addr_eq(&found, &sup),
+          "under its name and its address");
+
     ac_stats st;
     ac_runtime_run(rt);
     ac_runtime_stats(rt, &st);
     printf("bank: %" PRIu64 " messages, %" PRIu64 " failed, %" PRIu64 " dead letters\n",
            st.messages, st.failed, st.dead_letters);
-    check(st.failed == 1, "one failure, the crash");
+    check(st.failed == 5, "five failures: four crashes and the supervisor that gave up");
     ac_inbox_destroy(cx, ib);
     ac_runtime_destroy(rt);
     if (failures) {

@@ -186,17 +186,18 @@ static void bound_of(const ac_actor_type *type, const ac_spawn_options *o,
 
 int ac_spawn(ac_ctx *cx, const ac_actor_type *type, const void *args, ac_addr *out)
 {
-    return ac__spawn_actor(cx, type, args, NULL, NULL, out);
+    return ac__spawn_actor(cx, type, args, NULL, NULL, 0, out);
 }
 
 int ac_spawn_opts(ac_ctx *cx, const ac_actor_type *type, const void *args,
                   const ac_spawn_options *opts, ac_addr *out)
 {
-    return ac__spawn_actor(cx, type, args, opts, NULL, out);
+    return ac__spawn_actor(cx, type, args, opts, NULL, 0, out);
 }
 
 int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
-                    const ac_spawn_options *opts, const ac_addr *addr, ac_addr *out)
+                    const ac_spawn_options *opts, const ac_addr *addr, unsigned attrs,
+                    ac_addr *out)
 {
     if (cx == NULL || type == NULL || out == NULL || type->dispatch == NULL)
         return AC_EINVAL;
@@ -211,7 +212,8 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
         return AC_ESHUTDOWN;
-    ac__actor *a = ac__actor_new(cx, type, limit ? AC__ATTR_BOUNDED : 0);
+    unsigned at = (limit ? AC__ATTR_BOUNDED : 0) | (attrs & AC__ATTR_SUPERVISED);
+    ac__actor *a = ac__actor_new(cx, type, at);
     if (a == NULL)
         return AC_ENOMEM;
     if (limit) {
@@ -411,6 +413,11 @@ int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)
     return rc;
 }
 
+void ac__addr_fresh(ac_ctx *cx, ac_addr *out)
+{
+    ac__addr_next(&cx->addrs, out);
+}
+
 ac__actor *ac__lookup(ac_ctx *cx, const ac_addr *addr)
 {
     return ac__route_lookup(&cx->rt->route, addr);
@@ -577,7 +584,12 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
         return true;
     }
     if (e->tag >= AC__TAG_STOP) {
-        if (e->tag == AC__TAG_STOP)
+        /* A service may take a stop over (a supervisor stops its children
+         * first, one at a time, and then itself): the actor lives on. */
+        int rc = 0;
+        if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
+            after_handler(cx, a, rc);
+        else if (e->tag == AC__TAG_STOP)
             die(cx, a, AC_REASON_NORMAL, 0);
         return true;
     }

@@ -34,7 +34,9 @@ enum {
 /* Attributes are fixed before the actor is published and never change. */
 enum {
     AC__ATTR_BOUNDED = 1u << 0,         /* an ac__bound precedes the block */
-    AC__ATTR_INBOX = 1u << 1            /* a thread's inbox (inbox.c) */
+    AC__ATTR_INBOX = 1u << 1,           /* a thread's inbox (inbox.c) */
+    AC__ATTR_SUPERVISED = 1u << 2       /* a supervisor's child: shutdown's stop
+                                           walk leaves it to its supervisor */
 };
 
 /* An actor's control block, followed by its state in the same block. Every
@@ -116,10 +118,16 @@ bool ac__turn_release(ac__actor *a);
 ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
 
-/* Spawns an actor; at `addr` when given (a supervisor restarting a child
- * under the address it had), else at a fresh random one. */
+/* Spawns an actor; at `addr` when given (a supervisor starting a child at
+ * the address drawn for it when its tree started), else at a fresh random
+ * one; `attrs` may add AC__ATTR_SUPERVISED. */
 int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
-                    const ac_spawn_options *opts, const ac_addr *addr, ac_addr *out);
+                    const ac_spawn_options *opts, const ac_addr *addr, unsigned attrs,
+                    ac_addr *out);
+/* A fresh random address of this node for an actor spawned later at it
+ * (ac__spawn_actor's `addr`): a supervision tree draws all of its
+ * addresses when its top starts, so that every restart keeps them. */
+void ac__addr_fresh(ac_ctx *cx, ac_addr *out);
 
 /* The live actor at `addr`, or NULL; the caller is between ac__enter and
  * ac__leave. */

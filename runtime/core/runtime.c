@@ -283,6 +283,8 @@ static void wait_externals_offline(ac_runtime *rt)
 static void stop_one(ac__actor *a, void *arg)
 {
     ac_ctx *cx = arg;
+    if (a->attrs & AC__ATTR_SUPERVISED)
+        return;  /* its supervisor stops it, last started first (supervisors.c) */
     ac__env *e = ac__stop_envelope(cx);
     if (e == NULL)
         return;  /* out of memory: this actor outlives the shutdown */

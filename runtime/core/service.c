@@ -161,6 +161,16 @@ bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
     return false;
 }
 
+bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->stop && s->stop(cx, cx->rt->services[i], a, rc))
+            return true;
+    }
+    return false;
+}
+
 /* ---- across nodes ---------------------------------------------------------------- */
 
 bool ac__addr_remote(ac_ctx *cx, const ac_addr *addr)

@@ -67,6 +67,11 @@ typedef struct ac__service {
      * dispatch, as one of the actor's turns; 0: none. */
     uint32_t consumes;
     int (*deliver)(ac_ctx *cx, void *state, ac__actor *a, ac__env *e);
+    /* A stop (ac_stop, shutdown's walk) reached `a`, the actor running on
+     * cx: true when the service takes it over and ends the actor itself
+     * later (a supervisor, after its children), *rc then being what a
+     * handler would have returned; false to let the actor stop now. */
+    bool (*stop)(ac_ctx *cx, void *state, ac__actor *a, int *rc);
 
     /* Across nodes. A service that keeps state about actors of other nodes
      * (a monitor of a remote actor, a pending ask) talks to its peer on
@@ -166,6 +171,8 @@ bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *ty
  * handled it (*rc: what its handler returned); false when none does, and
  * it goes to the actor's dispatch. */
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc);
+/* A stop for `a`: true when a service took it over (*rc: its result). */
+bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc);
 /* For the transport: a control record of `op` from node `from`, handed to
  * the service whose op it is (AC_EINVAL when none is); a node up or lost. */
 int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len);

@@ -40,8 +40,9 @@ extern "C" {
  * made for and refuses to compile against another, and the shared
  * library's soname is libactorc.so.AC_ABI_VERSION. Bump on any change to
  * ac_envelope, ac_actor_type, the signatures generated code calls, or the
- * layout of a struct a program passes in (7: ac_config.shutdown_ms). */
-#define AC_ABI_VERSION 7
+ * layout of a struct a program passes in (7: ac_config.shutdown_ms; 8:
+ * ac_child_spec.supervisor and ac_supervisor_spec.name). */
+#define AC_ABI_VERSION 8
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -430,7 +431,8 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e);
 int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e);
 
 /* Asks the actor at `to` to stop once it has handled the messages already
- * in its mailbox. Returns AC_ENOTFOUND if there is no such actor. */
+ * in its mailbox (a supervisor stops its children first, as
+ * ac_supervisor_stop). Returns AC_ENOTFOUND if there is no such actor. */
 int ac_stop(ac_ctx *cx, const ac_addr *to);
 
 /* Stops the running actor when its current handler returns; the messages
@@ -593,12 +595,16 @@ int ac_router_workers(ac_ctx *cx, const ac_addr *router, ac_addr *out, size_t ma
  * A supervisor is an actor that starts children from specifications,
  * watches them, and restarts them as its strategy says (Erlang/OTP's
  * supervisor). A restarted child keeps its address, so whoever sends to it
- * need not know; it gets fresh state and its start hook runs again. */
+ * need not know; it gets fresh state and its start hook runs again. A child
+ * may itself be a supervisor (a supervision tree): every address of the
+ * tree is drawn when its top starts and kept across every restart, at any
+ * level. docs/RUNTIME.md ("Supervisors") says each guarantee in OTP's
+ * terms and where actorc differs. */
 
 typedef enum ac_strategy {
     AC_ONE_FOR_ONE = 0,  /* restart the child that died */
-    AC_ONE_FOR_ALL = 1,  /* stop all the others, then restart them all */
-    AC_REST_FOR_ONE = 2  /* stop the ones started after it, restart those */
+    AC_ONE_FOR_ALL = 1,  /* end all the others, then restart them all */
+    AC_REST_FOR_ONE = 2  /* end the ones started after it, restart those */
 } ac_strategy;
 
 typedef enum ac_restart {
@@ -607,39 +613,66 @@ typedef enum ac_restart {
     AC_RESTART_TEMPORARY = 2   /* never restarted */
 } ac_restart;
 
+struct ac_supervisor_spec;
+
 typedef struct ac_child_spec {
-    const ac_actor_type *type;
+    const ac_actor_type *type; /* NULL for a child supervisor */
     const void *args;     /* start hook arguments, copied (args_size bytes) */
     size_t args_size;
     uint32_t restart;     /* ac_restart */
     const char *name;     /* registered under this name at every start, or NULL */
+    /* Since AC_ABI_VERSION 8: not NULL, the child is a supervisor started
+     * from this specification (copied whole, so it may go once the call
+     * that took it returns); `type` and `args` are then NULL and 0. */
+    const struct ac_supervisor_spec *supervisor;
 } ac_child_spec;
 
 typedef struct ac_supervisor_spec {
     uint32_t strategy;        /* ac_strategy */
     uint32_t max_restarts;    /* restart intensity: more than this many ...
-                                 (at most AC_MAX_RESTARTS) */
-    uint32_t within_ms;       /* ... within this many ms fails the supervisor */
+                                 (at most AC_MAX_RESTARTS; 0: never restart) */
+    uint32_t within_ms;       /* ... within this many ms (not 0) fails it */
     const ac_child_spec *children;
     size_t nchildren;         /* at most AC_MAX_CHILDREN */
+    /* Since AC_ABI_VERSION 8: the supervisor's registered name, or NULL.
+     * Only the top of a tree has one here (a child supervisor is named by
+     * its ac_child_spec's name). */
+    const char *name;
 } ac_supervisor_spec;
 
 #define AC_MAX_CHILDREN 1024
 /* The supervisor keeps the time of each of the last max_restarts + 1
  * restarts: 512 KiB at this bound. */
 #define AC_MAX_RESTARTS 65535
+/* A tree is at most AC_MAX_DEPTH supervisors deep and holds at most this
+ * many children at all its levels together (a specification may name the
+ * same nested one many times; each use is a subtree of its own). */
+#define AC_MAX_TREE_CHILDREN 65536
 
-/* Spawns a supervisor that starts `spec`'s children in order. Writes the
+/* Spawns a supervisor that starts `spec`'s children in order (a child
+ * supervisor starts its own before the next sibling starts). Writes the
  * supervisor's address to *out and, if `children` is not NULL, each
  * child's (lifelong) address to children[i]. If a child fails to start,
- * the ones started are stopped and its error is returned. */
+ * those already started are stopped (ac_stop: their stop hooks run), last
+ * started first, and its error is returned; the call does not wait for
+ * them to be gone. AC_EINVAL for a bad specification (a within_ms of 0
+ * among them, as OTP refuses a period of 0), AC_EEXIST for a name taken. */
 int ac_supervisor_start(ac_ctx *cx, const ac_supervisor_spec *spec, ac_addr *out,
                         ac_addr *children);
 
 /* Stops the supervisor's children one at a time in reverse start order,
- * each after the previous one is gone, then the supervisor. (ac_stop on a
- * supervisor asks them all at once, in the same order.) */
+ * each after the previous one is gone (a child supervisor after its own
+ * children), then the supervisor: its `down` comes after all of them are
+ * gone and their names are free. ac_stop on a supervisor, and the
+ * runtime's shutdown, do the same. */
 int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup);
+
+/* Copies up to `max` of the supervisor's children's addresses into `out`,
+ * in start order (OTP's which_children); they are lifelong, running or
+ * not. Returns how many children it has, or AC_ENOTFOUND if `sup` is not
+ * a live supervisor. A grandchild is found through the child supervisor's
+ * address, or by name. */
+int ac_supervisor_which_children(ac_ctx *cx, const ac_addr *sup, ac_addr *out, size_t max);
 
 /* ---- inboxes ------------------------------------------------------------------
  *

@@ -1,82 +1,138 @@
 /*
  * supervisors.c — supervisors (Erlang/OTP's supervisor behaviour): an actor
  * that starts children from specifications, monitors them, and restarts
- * them by strategy, within a restart intensity.
+ * them by strategy, within a restart intensity. A child may be a
+ * supervisor itself, so supervisors form trees.
  *
- * A child keeps its address for the supervisor's whole life: a restart
- * spawns the new instance at the old address, which the death removed from
- * the routing table before the supervisor heard of it (die() unlinks, then
- * the services run: names first, so a named child's name is free again).
+ * A tree's specification is copied whole (a `tmpl`) when its top starts,
+ * and every address in it is drawn then: each start of a child, the first
+ * and every restart, at any level, spawns it at its address. A restart
+ * finds the address free because an instance's `down` reaches its
+ * supervisor only after the death removed it from the routing table (and,
+ * names first, freed its names), and a supervisor dies only after all of
+ * its children have: so a subtree that restarts gets back all of its
+ * addresses and names. Each supervisor copies its own part of the tree
+ * from its parent's copy in its start hook, which runs on its parent's
+ * thread inside the parent's spawn.
  *
  * The supervisor's dispatch is a small state machine:
  *   RUNNING     a down decides, by the child's restart policy and the
- *               strategy, what to restart; one-for-all and rest-for-one kill
- *               the affected siblings and move to RESTARTING;
- *   RESTARTING  waits until every killed sibling is down, then restarts
- *               the affected children in start order;
- *   STOPPING    (ac_supervisor_stop) stops the last running child, waits
- *               for its down, then the one before, then itself.
+ *               strategy, what to restart: one-for-one restarts the child,
+ *               one-for-all and rest-for-one move to RESTARTING;
+ *   RESTARTING  ends the group's children one at a time, last started
+ *               first, each once the one after it is down; then starts the
+ *               group in start order. A start that fails counts as one
+ *               more restart and ends and starts the whole group again
+ *               (OTP's try_again_restart);
+ *   STOPPING    (ac_supervisor_stop, ac_stop, shutdown, or giving up) ends
+ *               every child the same way, then itself: normally, or as a
+ *               failure when it gave up, which is how a failure escalates
+ *               to its own supervisor.
  * Downs whose reference is not a child's current monitor are stale (an
- * instance already replaced) and ignored. A child whose start fails in a
- * restart is tried again by a message to itself (SUP_RETRY), each try one
- * more restart against the intensity; once the runtime is shutting down,
- * nothing is restarted.
+ * instance already replaced) and ignored. A retry goes through the
+ * mailbox (SUP_RETRY), so that between tries the supervisor handles its
+ * other messages (a stop) and a start that fails slowly enough never to
+ * exceed the intensity cannot hold it in one handler; once the runtime is
+ * shutting down, nothing is restarted.
+ *
+ * Workers are ended by ac_kill in a restart and when giving up (the
+ * documented difference from OTP's shutdown timeout), by ac_stop when the
+ * supervisor stops; a child supervisor is always ended by ac_stop, which
+ * it takes over (the service's stop hook) to end its own children first:
+ * OTP's shutdown = infinity for supervisors.
  */
 #include "services.h"
 #include "timers.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { SUP_SHUTDOWN = 0, SUP_RETRY = 1 };
 
-/* The service's state: once the runtime shuts down, no supervisor restarts
- * anything (OTP's too): a child whose restarts fail slowly would keep the
- * runtime from ever being quiescent, and shutdown waits for that. */
+typedef struct sup sup;
+
+/* The service's state. Once the runtime shuts down no supervisor restarts
+ * anything (OTP's neither): a child whose restarts fail slowly would keep
+ * the runtime from ever being quiescent, and shutdown waits for that. The
+ * lock orders a supervisor's publishing and freeing of its state against
+ * ac_supervisor_which_children on other threads, and guards the list of
+ * live supervisors: one that waits for a down that was never sent (out of
+ * memory) outlives the shutdown, and fini frees what it holds. */
 typedef struct sup_service {
     _Atomic bool shutting_down;
+    pthread_mutex_t lock;
+    sup *live;
 } sup_service;
+
 enum { RUNNING, RESTARTING, STOPPING };
 
+/* One child of a tree's copied specification. */
+typedef struct tmpl tmpl;
+typedef struct tchild {
+    const ac_actor_type *type; /* NULL for a supervisor */
+    void *args;                /* our own copy */
+    size_t args_size;
+    uint32_t restart;
+    char *name;                /* our own copy, or NULL */
+    tmpl *sub;                 /* a child supervisor's specification */
+    ac_addr addr;              /* lifelong: drawn when the tree's top started */
+} tchild;
+
+struct tmpl {
+    uint32_t strategy, max_restarts, within_ms;
+    size_t n;
+    tchild *c;
+};
+
+/* A child's instance, as its supervisor sees it. */
 typedef struct child {
-    ac_child_spec spec;        /* args and name point at our own copies */
-    ac_addr addr;
     uint64_t ref;              /* the monitor of the current instance */
-    bool running;
-    bool killed;               /* killed by us; its down is expected */
-    bool restart;              /* to restart when RESTARTING ends */
+    bool live;                 /* started, and its down not yet here */
+    bool ending;               /* ended by us: its down is awaited */
+    bool restart;              /* RESTARTING: to start again with the group */
 } child;
 
-typedef struct sup {
-    uint32_t strategy, max_restarts, within_ms;
-    unsigned mode;
-    size_t n, pending;         /* RESTARTING: killed children not yet down */
+struct sup {
+    sup *prev, *next;          /* the service's live list */
+    tmpl *t;
     child *c;
+    unsigned mode;
+    bool failing;              /* STOPPING because it gave up */
+    size_t from;               /* RESTARTING: the group is [from, n) */
     uint64_t *stamps;          /* times of the last max_restarts + 1 restarts */
     size_t nstamps, stamp_at;
-} sup;
+};
 
 typedef struct sup_state {
     sup *s;
 } sup_state;
 
 typedef struct start_args {
-    const ac_supervisor_spec *spec;
-    ac_addr *children;
+    const tmpl *t;
 } start_args;
 
-static void free_sup(sup *s)
+static const ac_actor_type supervisor_type;
+
+static sup_service *service_of(ac_ctx *cx)
 {
-    if (s == NULL)
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_supervisors);
+}
+
+/* ---- the tree's copy ---------------------------------------------------------- */
+
+static void free_tmpl(tmpl *t)
+{
+    if (t == NULL)
         return;
-    for (size_t i = 0; i < s->n; i++) {
-        free((void *)s->c[i].spec.args);
-        free((void *)s->c[i].spec.name);
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->c[i].args);
+        free(t->c[i].name);
+        free_tmpl(t->c[i].sub);
     }
-    free(s->c);
-    free(s->stamps);
-    free(s);
+    free(t->c);
+    free(t);
 }
 
 static char *copy_str(const char *p)
@@ -88,116 +144,172 @@ static char *copy_str(const char *p)
     return q;
 }
 
-static int copy_spec(sup *s, const ac_supervisor_spec *spec)
+static void *copy_bytes(const void *p, size_t n)
 {
-    s->strategy = spec->strategy;
-    s->max_restarts = spec->max_restarts;
-    s->within_ms = spec->within_ms;
-    /* s->n only once the array exists: free_sup walks s->n children. */
-    s->c = calloc(spec->nchildren, sizeof *s->c);
-    s->nstamps = (size_t)spec->max_restarts + 1;
-    s->stamps = calloc(s->nstamps, sizeof *s->stamps);
-    if ((s->c == NULL && spec->nchildren) || s->stamps == NULL)
-        return AC_ENOMEM;
-    s->n = spec->nchildren;
-    for (size_t i = 0; i < s->n; i++) {
-        const ac_child_spec *in = &spec->children[i];
-        child *c = &s->c[i];
-        c->spec = *in;
-        c->spec.args = NULL;
-        c->spec.name = NULL;
-        if (in->args_size) {
-            void *a = malloc(in->args_size);
-            if (a == NULL)
-                return AC_ENOMEM;
-            memcpy(a, in->args, in->args_size);
-            c->spec.args = a;
-        }
-        if (in->name && (c->spec.name = copy_str(in->name)) == NULL)
-            return AC_ENOMEM;
-    }
-    return 0;
+    void *q = malloc(n);
+    if (q)
+        memcpy(q, p, n);
+    return q;
 }
 
-static int check_spec(const ac_supervisor_spec *spec)
+/* Checks a user's specification, `depth` levels down; *total counts the
+ * children of the whole tree. Recursion is bounded by AC_MAX_DEPTH. */
+static int check_spec(const ac_supervisor_spec *spec, unsigned depth, size_t *total)
 {
-    if (spec->strategy > AC_REST_FOR_ONE || spec->nchildren > AC_MAX_CHILDREN ||
-        spec->max_restarts > AC_MAX_RESTARTS || (spec->nchildren && spec->children == NULL))
+    if (depth >= AC_MAX_DEPTH || spec->strategy > AC_REST_FOR_ONE ||
+        spec->nchildren > AC_MAX_CHILDREN || spec->max_restarts > AC_MAX_RESTARTS ||
+        spec->within_ms == 0 || (spec->nchildren && spec->children == NULL) ||
+        (depth > 0 && spec->name != NULL))
+        return AC_EINVAL;
+    *total += spec->nchildren;
+    if (*total > AC_MAX_TREE_CHILDREN)
         return AC_EINVAL;
     for (size_t i = 0; i < spec->nchildren; i++) {
         const ac_child_spec *c = &spec->children[i];
-        if (c->type == NULL || c->restart > AC_RESTART_TEMPORARY ||
-            (c->args_size && c->args == NULL))
+        if (c->restart > AC_RESTART_TEMPORARY)
             return AC_EINVAL;
+        if (c->supervisor) {
+            if (c->type != NULL || c->args != NULL || c->args_size != 0)
+                return AC_EINVAL;
+            int rc = check_spec(c->supervisor, depth + 1, total);
+            if (rc != 0)
+                return rc;
+        } else if (c->type == NULL || (c->args_size && c->args == NULL)) {
+            return AC_EINVAL;
+        }
     }
     return 0;
 }
 
-/* Starts child i: at a fresh address the first time, at its own after. */
-static int start_child(ac_ctx *cx, sup *s, size_t i, bool fresh)
+/* A copy of a checked user specification, every address drawn now. */
+static tmpl *tmpl_from_spec(ac_ctx *cx, const ac_supervisor_spec *spec)
 {
+    tmpl *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->strategy = spec->strategy;
+    t->max_restarts = spec->max_restarts;
+    t->within_ms = spec->within_ms;
+    if (spec->nchildren && (t->c = calloc(spec->nchildren, sizeof *t->c)) == NULL) {
+        free(t);
+        return NULL;
+    }
+    /* t->n grows with the children copied: free_tmpl walks t->n of them. */
+    for (size_t i = 0; i < spec->nchildren; i++, t->n++) {
+        const ac_child_spec *in = &spec->children[i];
+        tchild *c = &t->c[i];
+        c->type = in->type;
+        c->restart = in->restart;
+        c->args_size = in->args_size;
+        ac__addr_fresh(cx, &c->addr);
+        if ((in->args_size && (c->args = copy_bytes(in->args, in->args_size)) == NULL) ||
+            (in->name && (c->name = copy_str(in->name)) == NULL) ||
+            (in->supervisor && (c->sub = tmpl_from_spec(cx, in->supervisor)) == NULL)) {
+            t->n++;
+            free_tmpl(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+/* A copy of a copy: the part of the tree a child supervisor owns. */
+static tmpl *tmpl_copy(const tmpl *from)
+{
+    tmpl *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    *t = *from;
+    t->n = 0;
+    t->c = NULL;
+    if (from->n && (t->c = calloc(from->n, sizeof *t->c)) == NULL) {
+        free(t);
+        return NULL;
+    }
+    for (size_t i = 0; i < from->n; i++, t->n++) {
+        const tchild *in = &from->c[i];
+        tchild *c = &t->c[i];
+        *c = *in;
+        c->args = NULL;
+        c->name = NULL;
+        c->sub = NULL;
+        if ((in->args_size && (c->args = copy_bytes(in->args, in->args_size)) == NULL) ||
+            (in->name && (c->name = copy_str(in->name)) == NULL) ||
+            (in->sub && (c->sub = tmpl_copy(in->sub)) == NULL)) {
+            t->n++;
+            free_tmpl(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+static void free_sup(sup *s)
+{
+    if (s == NULL)
+        return;
+    free_tmpl(s->t);
+    free(s->c);
+    free(s->stamps);
+    free(s);
+}
+
+static sup *new_sup(const tmpl *from)
+{
+    sup *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->t = tmpl_copy(from);
+    s->c = calloc(from->n ? from->n : 1, sizeof *s->c);
+    s->nstamps = (size_t)from->max_restarts + 1;
+    s->stamps = calloc(s->nstamps, sizeof *s->stamps);
+    if (s->t == NULL || s->c == NULL || s->stamps == NULL) {
+        free_sup(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- children ---------------------------------------------------------------- */
+
+/* Starts child i at its address, and monitors it. */
+static int start_child(ac_ctx *cx, sup *s, size_t i)
+{
+    const tchild *t = &s->t->c[i];
     child *c = &s->c[i];
     ac_spawn_options o;
     memset(&o, 0, sizeof o);
-    o.name = c->spec.name;
-    ac_addr at = c->addr;
-    int rc = ac__spawn_actor(cx, c->spec.type, c->spec.args, &o, fresh ? NULL : &at,
-                             &c->addr);
+    o.name = t->name;
+    ac_addr out;
+    start_args sa = {t->sub};
+    int rc = t->sub ? ac__spawn_actor(cx, &supervisor_type, &sa, &o, &t->addr,
+                                      AC__ATTR_SUPERVISED, &out)
+                    : ac__spawn_actor(cx, t->type, t->args, &o, &t->addr,
+                                      AC__ATTR_SUPERVISED, &out);
     if (rc != 0)
         return rc;
-    c->running = true;
-    c->killed = false;
     /* A child that dies before this gives a `noproc` down: a down all the
      * same, with this reference. */
-    return ac_monitor(cx, ac_self(cx), &c->addr, &c->ref);
-}
-
-/* Ends every running child, last started first: gracefully when the
- * supervisor stops normally, killed otherwise. */
-static void end_children(ac_ctx *cx, sup *s, bool graceful)
-{
-    for (size_t i = s->n; i-- > 0;) {
-        child *c = &s->c[i];
-        if (!c->running)
-            continue;
-        c->running = false;
-        if (graceful)
-            (void)ac_stop(cx, &c->addr);
-        else
-            (void)ac_kill(cx, &c->addr);
-    }
-}
-
-static int sup_start(void *state, ac_ctx *cx, const void *args)
-{
-    const start_args *a = args;
-    sup_state *st = state;
-    int rc = check_spec(a->spec);
-    if (rc != 0)
-        return rc;
-    sup *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return AC_ENOMEM;
-    if ((rc = copy_spec(s, a->spec)) != 0) {
-        free_sup(s);
+    if ((rc = ac_monitor(cx, ac_self(cx), &t->addr, &c->ref)) != 0) {
+        /* Out of memory: unwatched, it must not run on; a retry that finds
+         * its address still taken fails and counts as one more restart. */
+        (void)ac_kill(cx, &t->addr);
         return rc;
     }
-    for (size_t i = 0; i < s->n; i++) {
-        if ((rc = start_child(cx, s, i, true)) != 0) {
-            end_children(cx, s, false);
-            free_sup(s);
-            return rc;
-        }
-        if (a->children)
-            a->children[i] = s->c[i].addr;
-    }
-    /* Marks services as used even without children (whose monitors would
-     * do it), so that the supervisor's death runs the died hook, which
-     * frees s (core/service.c). Not yet published: it cannot be dying. */
-    (void)ac__service_alive(cx, ac__current(cx));
-    st->s = s;
-    s->mode = RUNNING;
+    c->live = true;
+    c->ending = false;
     return 0;
+}
+
+/* Ends live child i: its down is then awaited. A child supervisor always
+ * by a stop, which it takes over to end its own children first. */
+static int end_child(ac_ctx *cx, sup *s, size_t i, bool graceful)
+{
+    const tchild *t = &s->t->c[i];
+    s->c[i].ending = true;
+    int rc = graceful || t->sub ? ac_stop(cx, &t->addr) : ac_kill(cx, &t->addr);
+    /* Gone already: its down is on the way. */
+    return rc == AC_ENOTFOUND ? 0 : rc;
 }
 
 /* Records a restart now; false when that makes more than max_restarts
@@ -208,48 +320,21 @@ static bool note_restart(ac_ctx *cx, sup *s)
     s->stamps[s->stamp_at] = now + 1;  /* 0 marks an unused slot */
     s->stamp_at = (s->stamp_at + 1) % s->nstamps;
     /* The ring holds the last max_restarts + 1 restarts: too many if the
-     * oldest of them is recent. */
+     * oldest of them is recent (with max_restarts 0, the one just made). */
     uint64_t oldest = s->stamps[s->stamp_at];
-    return oldest == 0 || now + 1 - oldest >= s->within_ms;
-}
-
-static int give_up(ac_ctx *cx)
-{
-    return ac_fail(cx, AC_EFAILED);
+    return oldest == 0 || now + 1 - oldest >= s->t->within_ms;
 }
 
 static bool shutting_down(ac_ctx *cx)
 {
-    const sup_service *svc = ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_supervisors);
     /* Relaxed: seeing the flag a turn late costs one more restart, and
      * shutdown's own barriers make it visible before it waits. */
-    return atomic_load_explicit(&svc->shutting_down, memory_order_relaxed);
+    return atomic_load_explicit(&service_of(cx)->shutting_down, memory_order_relaxed);
 }
 
-/* Restarts child i. A start that fails counts as one more restart and is
- * tried again from the mailbox (OTP's try_again_restart), not in a loop
- * here: the supervisor still handles its other messages (a stop, other
- * downs) between the tries, and a start that fails slowly enough never to
- * exceed the intensity cannot hold it in one handler for ever. */
-static int restart(ac_ctx *cx, sup *s, size_t i)
+static bool wants_restart(const tchild *t, int reason)
 {
-    if (shutting_down(cx))
-        return 0;
-    if (start_child(cx, s, i, false) == 0)
-        return 0;
-    if (!note_restart(cx, s))
-        return give_up(cx);
-    ac_envelope *e = ac_envelope_new(cx, SUP_RETRY, sizeof(uint32_t));
-    if (e == NULL)
-        return give_up(cx);
-    *(uint32_t *)ac_envelope_payload(e) = (uint32_t)i;
-    int rc = ac_send(cx, ac_self(cx), e);
-    return rc != 0 ? give_up(cx) : 0;
-}
-
-static bool wants_restart(const child *c, int reason)
-{
-    switch (c->spec.restart) {
+    switch (t->restart) {
     case AC_RESTART_PERMANENT:
         return true;
     case AC_RESTART_TRANSIENT:
@@ -259,97 +344,179 @@ static bool wants_restart(const child *c, int reason)
     }
 }
 
-static int finish_restarting(ac_ctx *cx, sup *s)
+static int end_next(ac_ctx *cx, sup *s);
+
+/* STOPPING: every child is ended in turn, then the supervisor. */
+static int begin_stop(ac_ctx *cx, sup *s, bool failing)
+{
+    if (s->mode == STOPPING)
+        return 0;
+    s->mode = STOPPING;
+    s->failing = failing;
+    return end_next(cx, s);
+}
+
+/* Too many restarts: OTP's supervisor ends its children and then itself;
+ * here as a failure, so that its own supervisor restarts it (escalation). */
+static int give_up(ac_ctx *cx, sup *s)
+{
+    s->mode = RUNNING;  /* whatever it was doing, it stops now */
+    return begin_stop(cx, s, true);
+}
+
+/* A try again, from the mailbox: child i (one-for-one) or the group. */
+static int send_retry(ac_ctx *cx, sup *s, size_t i)
+{
+    ac_envelope *e = ac_envelope_new(cx, SUP_RETRY, sizeof(uint32_t));
+    if (e == NULL)
+        return give_up(cx, s);
+    *(uint32_t *)ac_envelope_payload(e) = (uint32_t)i;
+    return ac_send(cx, ac_self(cx), e) != 0 ? give_up(cx, s) : 0;
+}
+
+/* RESTARTING the group [from, n): all of it but the temporary children
+ * will start again once every one of them is down. */
+static void begin_group(sup *s, size_t from)
+{
+    s->mode = RESTARTING;
+    s->from = from;
+    for (size_t j = from; j < s->t->n; j++)
+        s->c[j].restart = s->t->c[j].restart != AC_RESTART_TEMPORARY;
+}
+
+/* One-for-one: restarts child i; a start that fails is one more restart,
+ * tried again from the mailbox. */
+static int restart_one(ac_ctx *cx, sup *s, size_t i)
+{
+    if (shutting_down(cx))
+        return 0;
+    if (start_child(cx, s, i) == 0)
+        return 0;
+    if (!note_restart(cx, s))
+        return give_up(cx, s);
+    return send_retry(cx, s, i);
+}
+
+/* The group is down: start it in start order. A start that fails counts
+ * as one more restart, and the group is ended and started again, whole
+ * (one-for-all), or from the child that failed (rest-for-one): OTP's
+ * try_again_restart. */
+static int start_group(ac_ctx *cx, sup *s)
 {
     s->mode = RUNNING;
-    for (size_t i = 0; i < s->n; i++) {
+    bool stop_here = shutting_down(cx);
+    for (size_t i = s->from; i < s->t->n; i++) {
         child *c = &s->c[i];
         if (!c->restart)
             continue;
         c->restart = false;
-        if (c->spec.restart == AC_RESTART_TEMPORARY)
-            continue;  /* a temporary child is never restarted */
-        int rc = restart(cx, s, i);
-        if (rc != 0 || s->mode != RUNNING)
-            return rc;
+        if (stop_here || start_child(cx, s, i) == 0)
+            continue;
+        if (!note_restart(cx, s))
+            return give_up(cx, s);
+        begin_group(s, s->t->strategy == AC_ONE_FOR_ALL ? 0 : i);
+        return send_retry(cx, s, i);
     }
     return 0;
+}
+
+/* RESTARTING or STOPPING: ends the live child started last, once the one
+ * after it is down (one at a time, OTP's order); with none left, starts
+ * the group or ends the supervisor. */
+static int end_next(ac_ctx *cx, sup *s)
+{
+    size_t from = s->mode == STOPPING ? 0 : s->from;
+    for (size_t i = s->t->n; i-- > from;) {
+        child *c = &s->c[i];
+        if (!c->live)
+            continue;
+        if (c->ending)
+            return 0;  /* its down moves us on */
+        return end_child(cx, s, i, s->mode == STOPPING && !s->failing);
+    }
+    if (s->mode == RESTARTING)
+        return start_group(cx, s);
+    return s->failing ? ac_fail(cx, AC_EFAILED) : ac_stop_self(cx);
 }
 
 /* Child i went down on its own while the supervisor was running. */
 static int child_failed(ac_ctx *cx, sup *s, size_t i, int reason)
 {
-    child *c = &s->c[i];
-    if (!wants_restart(c, reason))
+    if (!wants_restart(&s->t->c[i], reason))
         return 0;
     if (!note_restart(cx, s))
-        return give_up(cx);
-    if (s->strategy == AC_ONE_FOR_ONE)
-        return restart(cx, s, i);
-    /* One-for-all: every child; rest-for-one: it and those after it. The
-     * others are killed and restarted once all of them are down. */
-    size_t from = s->strategy == AC_ONE_FOR_ALL ? 0 : i;
-    s->mode = RESTARTING;
-    s->pending = 0;
-    for (size_t j = s->n; j-- > from;) {
-        child *o = &s->c[j];
-        o->restart = true;
-        if (j == i || !o->running)
-            continue;
-        o->killed = true;
-        o->running = false;
-        s->pending++;
-        (void)ac_kill(cx, &o->addr);
-    }
-    return s->pending == 0 ? finish_restarting(cx, s) : 0;
-}
-
-static int stop_next(ac_ctx *cx, sup *s)
-{
-    for (size_t i = s->n; i-- > 0;) {
-        child *c = &s->c[i];
-        if (c->running) {
-            c->running = false;
-            c->killed = true;  /* its down is the one we wait for */
-            s->pending = 1;
-            if (ac_stop(cx, &c->addr) == 0)
-                return 0;
-            c->killed = false;  /* already gone: its down comes anyway */
-        }
-    }
-    s->pending = 0;
-    return ac_stop_self(cx);
+        return give_up(cx, s);
+    if (s->t->strategy == AC_ONE_FOR_ONE)
+        return restart_one(cx, s, i);
+    /* One-for-all: every child; rest-for-one: it and those after it. */
+    begin_group(s, s->t->strategy == AC_ONE_FOR_ALL ? 0 : i);
+    return end_next(cx, s);
 }
 
 static int on_down(ac_ctx *cx, sup *s, const ac_down *d)
 {
     size_t i = 0;
-    while (i < s->n && !(s->c[i].ref == d->ref && ac_addr_eq(&s->c[i].addr, &d->who)))
+    while (i < s->t->n && !(s->c[i].live && s->c[i].ref == d->ref &&
+                            ac_addr_eq(&s->t->c[i].addr, &d->who)))
         i++;
-    if (i == s->n)
+    if (i == s->t->n)
         return 0;  /* a replaced instance's down, or not ours */
     child *c = &s->c[i];
-    bool expected = c->killed;
-    c->running = false;
-    c->killed = false;
+    bool expected = c->ending;
+    c->live = false;
+    c->ending = false;
     c->ref = 0;
     switch (s->mode) {
     case STOPPING:
-        return stop_next(cx, s);
+        return end_next(cx, s);
     case RESTARTING:
-        if (expected) {
-            if (--s->pending == 0)
-                return finish_restarting(cx, s);
-            return 0;
+        /* Died on its own meanwhile: in the group it starts with the
+         * others; before it (rest-for-one), the group grows to it. */
+        if (!expected && i < s->from && wants_restart(&s->t->c[i], d->reason)) {
+            if (!note_restart(cx, s))
+                return give_up(cx, s);
+            begin_group(s, i);
         }
-        /* Died on its own meanwhile: restart it with the others if its
-         * policy says so (it is in the affected range, or joins it). */
-        if (wants_restart(c, d->reason))
-            c->restart = true;
-        return 0;
+        return end_next(cx, s);
     default:
         return child_failed(cx, s, i, d->reason);
     }
+}
+
+/* ---- the supervisor actor ------------------------------------------------------ */
+
+static int sup_start(void *state, ac_ctx *cx, const void *args)
+{
+    const start_args *a = args;
+    sup_state *st = state;
+    sup *s = new_sup(a->t);
+    if (s == NULL)
+        return AC_ENOMEM;
+    for (size_t i = 0; i < s->t->n; i++) {
+        int rc = start_child(cx, s, i);
+        if (rc == 0)
+            continue;
+        /* Those started are stopped, last started first (OTP terminates
+         * them in that order); this start hook cannot wait for them. */
+        for (size_t j = i; j-- > 0;)
+            (void)ac_stop(cx, &s->t->c[j].addr);
+        free_sup(s);
+        return rc;
+    }
+    /* Marks services as used even without children (whose monitors would
+     * do it), so that the supervisor's death runs the died hook, which
+     * frees s. Not yet published: it cannot be dying. */
+    (void)ac__service_alive(cx, ac__current(cx));
+    s->mode = RUNNING;
+    sup_service *svc = service_of(cx);
+    pthread_mutex_lock(&svc->lock);
+    st->s = s;
+    s->next = svc->live;
+    if (svc->live)
+        svc->live->prev = s;
+    svc->live = s;
+    pthread_mutex_unlock(&svc->lock);
+    return 0;
 }
 
 static int sup_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
@@ -360,18 +527,18 @@ static int sup_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         return on_down(cx, s, ac_envelope_payload(e));
     case SUP_RETRY: {
         uint32_t i = *(const uint32_t *)ac_envelope_payload(e);
-        /* Stopping, or restarting a group that includes it: not ours now. */
-        if (s->mode != RUNNING || i >= s->n || s->c[i].running)
+        /* A group's retry moves it on (idempotent: the downs may have
+         * done it already); a one-for-one retry restarts a child still
+         * down. Stopping: not ours now. */
+        if (s->mode == RESTARTING)
+            return end_next(cx, s);
+        if (s->mode != RUNNING || s->t->strategy != AC_ONE_FOR_ONE || i >= s->t->n ||
+            s->c[i].live)
             return 0;
-        return restart(cx, s, i);
+        return restart_one(cx, s, i);
     }
     case SUP_SHUTDOWN:
-        if (s->mode == STOPPING)
-            return 0;
-        /* Children killed by a restart in progress are already not
-         * running: their downs only move the stopping along. */
-        s->mode = STOPPING;
-        return stop_next(cx, s);
+        return begin_stop(cx, s, false);
     }
     return AC_EBADTAG;
 }
@@ -390,19 +557,49 @@ static const ac_actor_type supervisor_type = {
     .mailbox_overflow = AC_OVERFLOW_REJECT,
 };
 
-/* A supervisor died (any reason): its children end with it. */
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+/* A stop reached an actor: a supervisor takes it over, to stop its
+ * children first (ac_stop is then ac_supervisor_stop). */
+static bool on_stop(ac_ctx *cx, void *state, ac__actor *a, int *rc)
 {
     (void)state;
+    if (a->type != &supervisor_type)
+        return false;
+    sup *s = ((sup_state *)(void *)a->state)->s;
+    if (s == NULL)
+        return false;
+    *rc = begin_stop(cx, s, false);
+    return true;
+}
+
+/* A supervisor died. After a stop or giving up its children are gone
+ * already; killed, or failed otherwise (out of memory), it kills those
+ * left, last started first, and does not wait (nor does OTP's, killed). */
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+{
+    (void)reason;
     (void)code;
     if (a->type != &supervisor_type)
         return;
+    sup_service *svc = state;
     sup_state *st = (sup_state *)(void *)a->state;
-    if (st->s == NULL)
-        return;  /* its start hook failed and cleaned up */
-    end_children(cx, st->s, reason == AC_REASON_NORMAL);
-    free_sup(st->s);
+    pthread_mutex_lock(&svc->lock);
+    sup *s = st->s;
     st->s = NULL;
+    if (s != NULL) {
+        if (s->prev)
+            s->prev->next = s->next;
+        else
+            svc->live = s->next;
+        if (s->next)
+            s->next->prev = s->prev;
+    }
+    pthread_mutex_unlock(&svc->lock);
+    if (s == NULL)
+        return;  /* its start hook failed and cleaned up */
+    for (size_t i = s->t->n; i-- > 0;)
+        if (s->c[i].live)
+            (void)ac_kill(cx, &s->t->c[i].addr);
+    free_sup(s);
 }
 
 int ac_supervisor_start(ac_ctx *cx, const ac_supervisor_spec *spec, ac_addr *out,
@@ -410,8 +607,23 @@ int ac_supervisor_start(ac_ctx *cx, const ac_supervisor_spec *spec, ac_addr *out
 {
     if (cx == NULL || spec == NULL || out == NULL)
         return AC_EINVAL;
-    start_args a = {spec, children};
-    return ac_spawn(cx, &supervisor_type, &a, out);
+    size_t total = 0;
+    int rc = check_spec(spec, 0, &total);
+    if (rc != 0)
+        return rc;
+    tmpl *t = tmpl_from_spec(cx, spec);
+    if (t == NULL)
+        return AC_ENOMEM;
+    ac_spawn_options o;
+    memset(&o, 0, sizeof o);
+    o.name = spec->name;
+    start_args a = {t};
+    rc = ac_spawn_opts(cx, &supervisor_type, &a, &o, out);
+    if (rc == 0 && children)
+        for (size_t i = 0; i < t->n; i++)
+            children[i] = t->c[i].addr;
+    free_tmpl(t);
+    return rc;
 }
 
 int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup_addr)
@@ -424,13 +636,43 @@ int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup_addr)
     return ac_send(cx, sup_addr, e);
 }
 
+int ac_supervisor_which_children(ac_ctx *cx, const ac_addr *sup_addr, ac_addr *out,
+                                 size_t max)
+{
+    if (cx == NULL || sup_addr == NULL || (max && out == NULL))
+        return AC_EINVAL;
+    sup_service *svc = service_of(cx);
+    int rc = AC_ENOTFOUND;
+    /* Online: the block stays readable (not freed) until we leave. */
+    ac__enter(cx);
+    ac__actor *a = ac__lookup(cx, sup_addr);
+    if (a != NULL && a->type == &supervisor_type) {
+        sup_state *st = (sup_state *)(void *)a->state;
+        pthread_mutex_lock(&svc->lock);
+        const sup *s = st->s;
+        if (s != NULL) {
+            for (size_t i = 0; i < s->t->n && i < max; i++)
+                out[i] = s->t->c[i].addr;
+            rc = (int)s->t->n;
+        }
+        pthread_mutex_unlock(&svc->lock);
+    }
+    ac__leave(cx);
+    return rc;
+}
+
 static int svc_init(ac_runtime *rt, void **state)
 {
     (void)rt;
     sup_service *svc = malloc(sizeof *svc);
     if (svc == NULL)
         return AC_ENOMEM;
+    if (pthread_mutex_init(&svc->lock, NULL) != 0) {
+        free(svc);
+        return AC_ENOMEM;
+    }
     atomic_init(&svc->shutting_down, false);
+    svc->live = NULL;
     *state = svc;
     return 0;
 }
@@ -445,7 +687,18 @@ static void svc_shutdown(ac_ctx *cx, void *state)
 
 static void svc_fini(void *state)
 {
-    free(state);
+    sup_service *svc = state;
+    if (svc == NULL)
+        return;
+    /* Every worker is gone: what is still listed belongs to supervisors
+     * that never died (a down lost to out of memory). */
+    while (svc->live) {
+        sup *s = svc->live;
+        svc->live = s->next;
+        free_sup(s);
+    }
+    pthread_mutex_destroy(&svc->lock);
+    free(svc);
 }
 
 const ac__service ac__supervisors_service = {
@@ -454,4 +707,5 @@ const ac__service ac__supervisors_service = {
     .shutdown = svc_shutdown,
     .fini = svc_fini,
     .died = died,
+    .stop = on_stop,
 };

@@ -234,8 +234,10 @@ Test(cleanup, destroying_a_runtime_frees_every_services_state, .timeout = 60)
     ac_envelope *e = ac_envelope_new(cx, P_COUNT, 0);
     cr_assert_eq(ac_timer_after(cx, &a, 60000, e, NULL), 0);
     probe_args args = {*me, 0, false};
-    ac_child_spec kid = {&probe_type, &args, sizeof args, AC_RESTART_PERMANENT, NULL};
-    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 3, 1000, &kid, 1};
+    ac_child_spec kid = {.type = &probe_type, .args = &args, .args_size = sizeof args,
+                         .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 3, .within_ms = 1000,
+                               .children = &kid, .nchildren = 1};
     ac_addr sup;
     cr_assert_eq(ac_supervisor_start(cx, &spec, &sup, NULL), 0);
     ac_runtime_run(rt);

@@ -167,6 +167,10 @@ Test(null, routers_supervisors_inboxes_timers)
     EINVAL_(ac_supervisor_start(cx, &spec, NULL, NULL));
     EINVAL_(ac_supervisor_stop(NULL, &a));
     EINVAL_(ac_supervisor_stop(cx, NULL));
+    cr_assert_eq(ac_supervisor_which_children(NULL, &a, out, 2), AC_EINVAL);
+    cr_assert_eq(ac_supervisor_which_children(cx, NULL, out, 2), AC_EINVAL);
+    cr_assert_eq(ac_supervisor_which_children(cx, &a, NULL, 2), AC_EINVAL);
+    cr_assert_eq(ac_supervisor_which_children(cx, &a, NULL, 0), AC_ENOTFOUND);
     ac_inbox *ib;
     EINVAL_(ac_inbox_create(NULL, &ib));
     EINVAL_(ac_inbox_create(cx, NULL));

@@ -707,8 +707,10 @@ Test(timers, a_restarted_child_keeps_only_its_new_timers, .timeout = 30)
     ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr target = spawn_ticker(cx);
-    ac_child_spec child = {&beeper_type, &target, sizeof target, AC_RESTART_PERMANENT, NULL};
-    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 5, 1000, &child, 1};
+    ac_child_spec child = {.type = &beeper_type, .args = &target, .args_size = sizeof target,
+                           .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 5, .within_ms = 1000,
+                               .children = &child, .nchildren = 1};
     ac_addr sup, kid;
     cr_assert_eq(ac_supervisor_start(cx, &spec, &sup, &kid), 0);
     ac_runtime_run(rt);

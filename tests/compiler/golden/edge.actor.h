@@ -4,8 +4,8 @@
 
 #include <actorc.h>
 
-#if AC_ABI_VERSION != 7
-#error "edge.actor.h was generated for actorc ABI 7: regenerate it"
+#if AC_ABI_VERSION != 8
+#error "edge.actor.h was generated for actorc ABI 8: regenerate it"
 #endif
 
 #ifdef __cplusplus

@@ -5,8 +5,8 @@
 #include <actorc.h>
 #include "units.actor.h"
 
-#if AC_ABI_VERSION != 7
-#error "full.actor.h was generated for actorc ABI 7: regenerate it"
+#if AC_ABI_VERSION != 8
+#error "full.actor.h was generated for actorc ABI 8: regenerate it"
 #endif
 
 #ifdef __cplusplus
