@@ -60,6 +60,9 @@ static int probe_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         report(cx, self, R_COUNT, &s, sizeof s);
         return 0;
     }
+    case P_DEMONITOR:
+        report_rc(cx, self, ac_demonitor(cx, *(const uint64_t *)p), *(const uint64_t *)p);
+        return 0;
     case AC_TAG_DOWN:
         if (self->no_signals)
             return AC_EBADTAG;
@@ -92,7 +95,8 @@ static void probe_stop(void *state, ac_ctx *cx)
 }
 
 static const char *const probe_names[] = {"count", "monitor", "link", "unlink", "trap",
-                                          "fail", "stop_self", "fail_via_api", "get_count"};
+                                          "fail", "stop_self", "fail_via_api", "get_count",
+                                          "demonitor"};
 
 const ac_actor_type probe_type = {
     .abi = AC_ABI_VERSION,

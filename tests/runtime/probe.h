@@ -21,6 +21,7 @@ enum {
     P_STOP_SELF,
     P_FAIL_VIA_API, /* payload int: ac_fail(cx, code), then return 0 */
     P_GET_COUNT,    /* reports R_COUNT with how many P_COUNT it handled */
+    P_DEMONITOR,    /* payload uint64_t: ac_demonitor it; reports R_RC */
     P_NCOMMANDS
 };
 
