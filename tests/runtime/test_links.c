@@ -310,23 +310,6 @@ LINK_TEST(unlink_withdraws_a_kill_already_on_its_way, 0)
     unlink_behind(false);
 }
 
-/* The next report that is not a start or a stop. */
-static uint32_t next_report(void *out, size_t size)
-{
-    for (;;) {
-        ac_envelope *e = NULL;
-        cr_assert_eq(ac_inbox_recv(cx, ib, AC_ANY_TAG, 10000, &e), 0, "no report");
-        uint32_t tag = e->tag;
-        if (tag != R_STARTED && tag != R_STOPPED) {
-            if (out)
-                memcpy(out, ac_envelope_payload(e), size);
-            ac_envelope_free(cx, e);
-            return tag;
-        }
-        ac_envelope_free(cx, e);
-    }
-}
-
 static void spin(int round)
 {
     for (volatile int i = 0; i < (round % 61) * 1000; i++)
@@ -361,11 +344,11 @@ static void unlink_races_death(bool trap)
          * ever. Not trapping: killed before the unlink (the down, no
          * answer), or 0 and it lives on. */
         union { probe_rc rc; ac_exit x; ac_down d; } r;
-        uint32_t tag = next_report(&r, sizeof r);
+        uint32_t tag = next_report(cx, ib, &r, sizeof r);
         if (tag == R_EXIT) {
             cr_assert(trap);
             exits_first++;
-            cr_assert_eq(next_report(&r, sizeof r), R_RC, "round %d", round);
+            cr_assert_eq(next_report(cx, ib, &r, sizeof r), R_RC, "round %d", round);
             cr_assert_eq(r.rc.rc, AC_ENOTFOUND, "round %d", round);
         } else if (tag == AC_TAG_DOWN) {
             cr_assert(!trap, "round %d: a trapping actor killed", round);

@@ -270,23 +270,6 @@ Test(monitors, monitoring_races_with_deaths_without_losing_a_down, .timeout = 60
 
 /* ---- references are capabilities of their watcher -------------------------- */
 
-/* The next report of a probe that is not a start or a stop. */
-static uint32_t next_report(probe_world *w, void *out, size_t size)
-{
-    for (;;) {
-        ac_envelope *e = NULL;
-        cr_assert_eq(ac_inbox_recv(w->cx, w->ib, AC_ANY_TAG, 10000, &e), 0, "no report");
-        uint32_t tag = e->tag;
-        if (tag != R_STARTED && tag != R_STOPPED) {
-            if (out)
-                memcpy(out, ac_envelope_payload(e), size);
-            ac_envelope_free(w->cx, e);
-            return tag;
-        }
-        ac_envelope_free(w->cx, e);
-    }
-}
-
 /* The probe `who` monitors `target`: the reference. */
 static uint64_t probe_watch(probe_world *w, const ac_addr *who, const ac_addr *target)
 {
@@ -486,11 +469,11 @@ Test(monitors, a_down_never_follows_demonitor_in_a_handler, .timeout = 120)
          * took before the demonitor, then the demonitor's answer, which is
          * AC_ENOTFOUND exactly then; nothing after it. */
         union { probe_rc rc; ac_down d; } r;
-        uint32_t tag = next_report(&w, &r, sizeof r);
+        uint32_t tag = next_report(w.cx, w.ib, &r, sizeof r);
         if (tag == R_DOWN) {
             cr_assert_eq(r.d.ref, ref);
             before_it++;
-            cr_assert_eq(next_report(&w, &r, sizeof r), R_RC, "round %d", round);
+            cr_assert_eq(next_report(w.cx, w.ib, &r, sizeof r), R_RC, "round %d", round);
             cr_assert_eq(r.rc.rc, AC_ENOTFOUND, "round %d", round);
         } else {
             cr_assert_eq(tag, R_RC, "round %d", round);
