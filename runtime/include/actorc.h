@@ -467,7 +467,8 @@ int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
  * [flush]). 0 when this call took it back; AC_ENOTFOUND when the watcher
  * has taken its `down` already, it was taken back before, or `ref` is 0,
  * unknown or another watcher's (the same answer, so trying references
- * tells nothing). References are unique and unguessable, never 0. */
+ * tells nothing). References cannot be guessed, are never 0, and no two
+ * monitors held at once share one. */
 int ac_demonitor(ac_ctx *cx, uint64_t ref);
 
 /* In a handler: links the running actor and `other`, both ways (linking

@@ -9,11 +9,11 @@
  * keeps the three maps consistent without ordering rules between shards.
  * The race with the target's death is closed by ac__service_target.
  *
- * A reference is a capability too: a counter through a keyed permutation
- * (lib/permute.c, a key per runtime), so it is unique and cannot be
- * guessed from others, and only its watcher may take it back (the actor
- * whose handler runs, or the thread that made the inbox): anyone else
- * hears AC_ENOTFOUND, as for a reference that never was.
+ * A reference is a capability too: SipHash-2-4 of a counter under a key
+ * the runtime draws (so it cannot be guessed from others), never 0 and
+ * never that of a monitor still held, and only its watcher may take it
+ * back (the actor whose handler runs, or the thread that made the inbox):
+ * anyone else hears AC_ENOTFOUND, as for a reference that never was.
  *
  * After ac_demonitor returns no `down` of that monitor arrives (OTP's
  * demonitor(Ref, [flush])). A monitor that fires does not leave the maps:
@@ -38,7 +38,6 @@
 
 #include "../lib/amap.h"
 #include "../lib/frame.h"
-#include "../lib/permute.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -59,8 +58,8 @@ enum { MON_ADD = 1, MON_DEL = 2, MON_DOWN = 3 };
 typedef struct ac__monitors {
     pthread_mutex_t lock;
     ac__amap by_target, by_watcher, by_ref;
-    uint64_t made;             /* references made: the permutation's input */
-    ac__hash_key key;          /* which permutation */
+    uint64_t made;             /* references made: what is hashed */
+    ac__hash_key key;          /* the hash's */
 } ac__monitors;
 
 static const ac_addr nil_addr;
@@ -107,14 +106,21 @@ static void fini(void *state)
     free(M);
 }
 
-/* A fresh reference; locked. Never 0, which callers may use for none. */
+/* A fresh reference; locked. Never 0, which callers may use for none, and
+ * never one held now, so that each names one monitor (a repeat of an
+ * older one is as likely as guessing it: 2^-64 a pair). A keyed hash
+ * costs one SipHash; a keyed permutation of the counter would have made
+ * repeats impossible, but four rounds of it cost 130 ns a monitor. */
 static uint64_t new_ref(ac__monitors *M)
 {
-    uint64_t r;
-    do
-        r = ac__permute64(&M->key, ++M->made);
-    while (r == 0);
-    return r;
+    for (;;) {
+        uint64_t n = ++M->made;
+        char in[sizeof n];
+        memcpy(in, &n, sizeof n);
+        uint64_t r = ac__hash_keyed(&M->key, in, sizeof in);
+        if (r != 0 && ac__amap_find(&M->by_ref, &nil_addr, r) == NULL)
+            return r;
+    }
 }
 
 /* Sends a down to a local watcher, marked to be screened when taken. */
