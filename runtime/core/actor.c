@@ -548,7 +548,15 @@ static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e)
 static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     int rc;
-    if (ac__services_deliver(cx, a, e, &rc)) {
+    int verdict = (e->flags & AC__ENV_SCREEN) ? ac__services_screen(cx, a, e) : AC__SCREEN_PASS;
+    if (verdict != AC__SCREEN_PASS) {
+        /* Withdrawn (its monitor or link was taken back after it was
+         * queued): it reaches no hook, as one the actor has no hook for.
+         * Taken: the service acted on it (a link's exit killed us). */
+        if (verdict == AC__SCREEN_VOID)
+            AC__COUNT(cx, unhandled, 1);
+        rc = 0;
+    } else if (ac__services_deliver(cx, a, e, &rc)) {
         if (rc == AC__DEAD_LETTERED)
             return 0;  /* the service counted it */
     } else {

@@ -39,7 +39,11 @@ enum {
     /* A runtime message a program sent (a reply, ac__send_counted): it was
      * counted as a send, so it ends as a message or a dead letter, never
      * as a system message. */
-    AC__ENV_COUNTED = 1u << 1
+    AC__ENV_COUNTED = 1u << 1,
+    /* A down or an exit the service that sent it (its `screens` tag) must
+     * confirm before it reaches the actor or the inbox: the monitor or
+     * link it tells of may have been taken back since it was queued. */
+    AC__ENV_SCREEN = 1u << 2
 };
 
 #endif /* AC_CORE_ENVELOPE_H */

@@ -38,6 +38,7 @@ typedef struct inbox_state {
     _Atomic uint32_t seq;    /* futex word: bumped by each waking push */
     bool armed;              /* the receiver has marked the mailbox empty */
     ac__env *saved, *saved_tail;  /* set aside by selective receives */
+    const ac_ctx *owner;     /* the context (thread) that made it */
 } inbox_state;
 
 static int inbox_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
@@ -77,6 +78,7 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
     /* Marked empty from the start: the first push wakes the receiver. */
     ac__mailbox_init(a, false);
     state_of(a)->armed = true;
+    state_of(a)->owner = cx;
     ac__addr_next(&cx->addrs, &a->addr);
     ac__enter(cx);
     int rc = ac__route_insert(&cx->rt->route, a);
@@ -92,6 +94,11 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
 const ac_addr *ac_inbox_addr(const ac_inbox *ib)
 {
     return ib ? &((const ac__actor *)(const void *)ib)->addr : NULL;
+}
+
+const ac_ctx *ac__inbox_owner(ac__actor *a)
+{
+    return state_of(a)->owner;
 }
 
 void ac__inbox_wake(ac_ctx *cx, ac__actor *a)
@@ -235,9 +242,11 @@ int ac__inbox_take(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
         return AC_ESTATE;
     ac__actor *a = actor_of(ib);
     inbox_state *s = state_of(a);
-    ac__env *e = from_saved(s, tag);
     bool deterministic = cx->rt->nworkers == 0;
     int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    ac__env *e;
+again:
+    e = from_saved(s, tag);
     while (e == NULL && (e = take_match(cx, a, tag)) == NULL) {
         if (deterministic) {
             if (ac__run_here(cx->rt, false) == 0 && (e = take_match(cx, a, tag)) == NULL)
@@ -252,6 +261,14 @@ int ac__inbox_take(ac_ctx *cx, ac_inbox *ib, uint32_t tag, int timeout_ms,
         if (deadline >= 0 && left <= 0)
             return AC_ETIMEDOUT;
         sleep_on(s, seen, left);
+    }
+    /* Screened as it reaches the caller, not as it was queued or set
+     * aside: the thread may have taken its monitor back in between. */
+    if ((e->flags & AC__ENV_SCREEN) && ac__services_screen(cx, a, e) != AC__SCREEN_PASS) {
+        AC__COUNT(cx, system_messages, 1);
+        AC__COUNT(cx, unhandled, 1);  /* withdrawn: it reaches no one */
+        ac__pool_free(cx, e);
+        goto again;
     }
     *out = ac__env_pub(e);
     return 0;

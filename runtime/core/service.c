@@ -17,6 +17,7 @@
  */
 #include "service.h"
 
+#include "inbox.h"
 #include "runtime.h"
 #include "sched.h"
 
@@ -46,6 +47,14 @@ ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr)
     if (a == NULL || !ac__service_alive(cx, a))
         return NULL;
     return a;
+}
+
+bool ac__acts_for(ac_ctx *cx, const ac_addr *addr)
+{
+    if (cx->current != NULL)
+        return ac_addr_eq(&cx->current->addr, addr);
+    ac__actor *a = ac__route_lookup(&cx->rt->route, addr);
+    return a != NULL && (a->attrs & AC__ATTR_INBOX) && ac__inbox_owner(a) == cx;
 }
 
 /* ---- the walks ----------------------------------------------------------------- */
@@ -169,6 +178,16 @@ bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc)
             return true;
     }
     return false;
+}
+
+int ac__services_screen(ac_ctx *cx, ac__actor *a, const ac__env *e)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->screens == e->tag && s->screen)
+            return s->screen(cx, cx->rt->services[i], a, e);
+    }
+    return AC__SCREEN_PASS;
 }
 
 /* ---- across nodes ---------------------------------------------------------------- */

@@ -72,6 +72,16 @@ typedef struct ac__service {
      * later (a supervisor, after its children), *rc then being what a
      * handler would have returned; false to let the actor stop now. */
     bool (*stop)(ac_ctx *cx, void *state, ac__actor *a, int *rc);
+    /* A system message of tag `screens` that the service marked
+     * AC__ENV_SCREEN is about to reach `a`, in one of its turns or an
+     * inbox's receive: AC__SCREEN_PASS lets it through, AC__SCREEN_VOID
+     * drops it (what it tells of was taken back: ac_demonitor, ac_unlink),
+     * AC__SCREEN_TAKEN says the service acted on it instead (a link's exit
+     * that kills an actor not trapping exits). Taking a message off the
+     * queue is the one moment when its receiver cannot be taking the
+     * monitor or link back, so that is where the choice is made. */
+    uint32_t screens;
+    int (*screen)(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e);
 
     /* Across nodes. A service that keeps state about actors of other nodes
      * (a monitor of a remote actor, a pending ask) talks to its peer on
@@ -115,6 +125,9 @@ typedef struct ac__service {
 extern const ac__service *const ac__service_table[];
 extern const unsigned ac__service_count;
 
+/* What a screen hook decides (see ac__service.screen). */
+enum { AC__SCREEN_PASS = 0, AC__SCREEN_VOID = 1, AC__SCREEN_TAKEN = 2 };
+
 /* ---- for services ---------------------------------------------------------- */
 
 /* The state the service in row `id` made for rt. */
@@ -131,6 +144,12 @@ void **ac__ctx_slot(ac_ctx *cx, unsigned id);
 ac__actor *ac__service_target(ac_ctx *cx, const ac_addr *addr);
 /* The same for an actor the caller already holds (its own self). */
 bool ac__service_alive(ac_ctx *cx, ac__actor *a);
+
+/* Whether this context speaks for the actor or inbox at `addr`: it is
+ * running that actor's handler (or hook), or it is the thread that made
+ * that inbox. What a watcher holds (a monitor) only it may take back.
+ * Online. */
+bool ac__acts_for(ac_ctx *cx, const ac_addr *addr);
 
 /* For a transport's thread (the node's): while held, an actor that a send
  * of this context makes runnable stays with it instead of going to the
@@ -173,6 +192,10 @@ bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *ty
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc);
 /* A stop for `a`: true when a service took it over (*rc: its result). */
 bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc);
+/* A marked (AC__ENV_SCREEN) system message about to reach `a`: the
+ * verdict of the service that screens its tag (AC__SCREEN_*; PASS when
+ * none does). */
+int ac__services_screen(ac_ctx *cx, ac__actor *a, const ac__env *e);
 /* For the transport: a control record of `op` from node `from`, handed to
  * the service whose op it is (AC_EINVAL when none is); a node up or lost. */
 int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len);

@@ -462,16 +462,29 @@ int ac_trap_exits(ac_ctx *cx, bool on);
 int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
                uint64_t *ref);
 
-/* Removes a monitor: no `down` is sent for it afterwards (one already sent
- * stays in the watcher's mailbox). AC_ENOTFOUND if it has fired or gone. */
+/* Removes a monitor; only its watcher may (the running actor, or the
+ * thread that made the watching inbox). Once it returns no `down` of the
+ * monitor arrives, not even one already queued, which is dropped (and
+ * counted in `unhandled`) as it would be taken: OTP's demonitor(Ref,
+ * [flush]). 0 when this call took it back; AC_ENOTFOUND when the watcher
+ * has taken its `down` already, it was taken back before, or `ref` is 0,
+ * unknown or another watcher's (the same answer, so trying references
+ * tells nothing). References cannot be guessed, are never 0, and no two
+ * monitors held at once share one. */
 int ac_demonitor(ac_ctx *cx, uint64_t ref);
 
 /* In a handler: links the running actor and `other`, both ways (linking
- * twice is one link). When either dies abnormally, the other is killed
- * (AC_REASON_KILLED, with the failure's code), unless it traps exits
- * (ac_trap_exits): then it gets an `exit` message (AC_TAG_EXIT, payload
- * ac_exit), for normal deaths too. AC_ENOTFOUND if `other` is gone. */
+ * twice is one link; linking oneself does nothing and returns 0, as
+ * Erlang's link(self())). When either dies abnormally, the other is killed
+ * (AC_REASON_KILLED, with the failure's code) when it takes the exit from
+ * its mailbox, unless it traps exits (ac_trap_exits): then it gets an
+ * `exit` message (AC_TAG_EXIT, payload ac_exit), for normal deaths too.
+ * AC_ENOTFOUND if `other` is gone. */
 int ac_link(ac_ctx *cx, const ac_addr *other);
+/* In a handler: undoes the link with `other`. Once it returns no exit of
+ * that link reaches the running actor, not even one already on its way or
+ * queued (Erlang's unlink/1). 0 when it undid the link or withdrew such an
+ * exit; AC_ENOTFOUND when there was neither. */
 int ac_unlink(ac_ctx *cx, const ac_addr *other);
 
 /* ---- names ------------------------------------------------------------------
@@ -889,7 +902,8 @@ typedef struct ac_stats {
     uint64_t pool_misses;    /* envelope allocations that reached malloc */
     uint64_t mailbox_drops;  /* messages dropped or refused by a full mailbox */
     uint64_t killed;         /* actors killed (ac_kill, links, supervisors) */
-    uint64_t unhandled;      /* system messages an actor had no hook for */
+    uint64_t unhandled;      /* system messages an actor had no hook for,
+                                and downs/exits withdrawn once queued */
     /* A node's traffic, all peers together (ac_node_peers has it per peer;
      * peers removed since are still in it); 0 unless rt is a node. */
     uint64_t node_sent, node_received;            /* messages */

@@ -9,6 +9,18 @@
  * was linked to it; the other ends are unlinked in the same critical
  * section, so each link fires once even if both ends die together.
  *
+ * After ac_unlink returns, no exit of that link reaches the caller, even
+ * one already on its way (Erlang's unlink/1). So a death does not forget
+ * the link at once: the exit for the other end is queued *under the lock*,
+ * marked for screening, and the record stays on the maps by that end
+ * (fired toward it) until the end takes the exit off its queue (screen,
+ * below). ac_unlink either comes first (no exit is sent) or removes the
+ * fired record, and the exit, when taken, finds none and is dropped,
+ * counted in `unhandled`. Whether the exit kills its receiver or reaches
+ * it as a message is decided then too, when it is taken, as Erlang decides
+ * on trap_exit when the signal is received: an actor not trapping exits
+ * is killed there, after what was queued in front of the exit.
+ *
  * Across nodes (docs/NODES.md) each node keeps the link with its own end:
  * LINK control records make it there (ADD), undo it (DEL) and carry a
  * death (EXIT), in order behind what the dead actor sent before; a lost
@@ -26,7 +38,11 @@
 typedef struct link_rec {
     ac__amap_node end[2];
     ac__amap_node pair;     /* keyed by both ends (pair_key) */
+    int toward;             /* LIVE, or the end (0, 1) whose exit is queued:
+                               only that end's node is still on the map */
 } link_rec;
+
+enum { LIVE = -1 };
 
 /* LINK control records: a sub-op byte, the sender's end, the receiver's,
  * and for EXIT the reason and code. */
@@ -69,29 +85,25 @@ static int init(ac_runtime *rt, void **state)
     return 0;
 }
 
-/* Chains the records through their end 0, each once. */
+/* Chains the records through their pair node: every record has one. */
 static void gather(ac__amap_node *x, void *arg)
 {
     ac__amap_node **all = arg;
-    if (x->extra == 0) {
-        x->next = *all;
-        *all = x;
-    }
+    x->next = *all;
+    *all = x;
 }
 
 static void fini(void *state)
 {
     ac__links *L = state;
-    ac__amap *m = &L->map;
-    /* Each record has two nodes on the map: gather the records, then free
-     * them once the walk is over. */
+    /* Gather the records, then free them once the walk is over. */
     ac__amap_node *all = NULL;
-    ac__amap_each(m, gather, &all);
+    ac__amap_each(&L->pairs, gather, &all);
     for (ac__amap_node *x = all, *next; x != NULL; x = next) {
         next = x->next;
-        free(AC__CONTAINER_OF(x, link_rec, end[0]));
+        free(AC__CONTAINER_OF(x, link_rec, pair));
     }
-    ac__amap_destroy(m);
+    ac__amap_destroy(&L->map);
     ac__amap_destroy(&L->pairs);
     pthread_mutex_destroy(&L->lock);
     free(L);
@@ -107,8 +119,9 @@ static void pair_key(const ac_addr *a, const ac_addr *b, ac_addr *key, uint64_t 
     *extra = ac__hash_addr(a_low ? b : a);
 }
 
-/* The link between a and b, or NULL. Under the lock. */
-static link_rec *find(ac__links *L, const ac_addr *a, const ac_addr *b)
+/* A record of a and b, or NULL: the live link (fired = false), or one
+ * fired toward a whose exit from b is queued (fired = true). Locked. */
+static link_rec *find(ac__links *L, const ac_addr *a, const ac_addr *b, bool fired)
 {
     ac_addr key;
     uint64_t extra;
@@ -117,7 +130,8 @@ static link_rec *find(ac__links *L, const ac_addr *a, const ac_addr *b)
          x = ac__amap_find_next(x)) {
         link_rec *r = AC__CONTAINER_OF(x, link_rec, pair);
         for (int e = 0; e < 2; e++)
-            if (ac_addr_eq(&r->end[e].key, a) && ac_addr_eq(&r->end[1 - e].key, b))
+            if (ac_addr_eq(&r->end[e].key, a) && ac_addr_eq(&r->end[1 - e].key, b) &&
+                (fired ? r->toward == e : r->toward == LIVE))
                 return r;
     }
     return NULL;
@@ -132,25 +146,28 @@ static void add(ac__links *L, link_rec *r, const ac_addr *a, const ac_addr *b)
     r->end[0].extra = 0;
     r->end[1].key = *b;
     r->end[1].extra = 1;
+    r->toward = LIVE;
     ac__amap_add(&L->map, &r->end[0]);
     ac__amap_add(&L->map, &r->end[1]);
     pair_key(a, b, &r->pair.key, &r->pair.extra);
     ac__amap_add(&L->pairs, &r->pair);
 }
 
-/* Takes r off every map; locked. */
+/* Takes r off every map it is on; locked. */
 static void unlink_rec(ac__links *L, link_rec *r)
 {
-    ac__amap_remove(&L->map, &r->end[0]);
-    ac__amap_remove(&L->map, &r->end[1]);
+    for (int e = 0; e < 2; e++)
+        if (r->toward == LIVE || r->toward == e)
+            ac__amap_remove(&L->map, &r->end[e]);
     ac__amap_remove(&L->pairs, &r->pair);
 }
 
-/* Removes the link a-b if it is there: true for the one caller that did. */
+/* Removes the live link a-b if it is there: true for the one caller that
+ * did. */
 static bool take(ac__links *L, const ac_addr *a, const ac_addr *b)
 {
     pthread_mutex_lock(&L->lock);
-    link_rec *r = find(L, a, b);
+    link_rec *r = find(L, a, b, false);
     if (r)
         unlink_rec(L, r);
     pthread_mutex_unlock(&L->lock);
@@ -177,7 +194,7 @@ static int transmit(ac_ctx *cx, uint8_t op, const ac_addr *mine, const ac_addr *
 static int link_new(ac_ctx *cx, ac__links *L, ac__actor *a, const ac_addr *other)
 {
     if (ac_addr_eq(&a->addr, other))
-        return AC_EINVAL;
+        return 0;  /* Erlang's link(self()): nothing to do, and no error */
     link_rec *r = malloc(sizeof *r);
     if (r == NULL)
         return AC_ENOMEM;
@@ -187,7 +204,7 @@ static int link_new(ac_ctx *cx, ac__links *L, ac__actor *a, const ac_addr *other
     int rc = 0;
     if (!ac__service_alive(cx, a) || (!remote && ac__service_target(cx, other) == NULL)) {
         rc = AC_ENOTFOUND;
-    } else if (find(L, &a->addr, other) == NULL) {
+    } else if (find(L, &a->addr, other, false) == NULL) {
         add(L, r, &a->addr, other);
         r = NULL;
         made = true;
@@ -225,74 +242,152 @@ int ac_unlink(ac_ctx *cx, const ac_addr *other)
     ac__actor *self = ac__current(cx);
     if (self == NULL)
         return AC_ESTATE;
-    if (!take(links_of(cx), &self->addr, other))
-        return AC_ENOTFOUND;
+    if (ac_addr_eq(&self->addr, other))
+        return 0;  /* as linking to oneself: nothing */
+    ac__links *L = links_of(cx);
+    pthread_mutex_lock(&L->lock);
+    /* The link, and an exit of it already queued for us (the other end
+     * died, or died and came back at its address and was linked again):
+     * both go, and such an exit is dropped when we take it. */
+    link_rec *live = find(L, &self->addr, other, false);
+    if (live != NULL)
+        unlink_rec(L, live);
+    link_rec *fired = find(L, &self->addr, other, true);
+    if (fired != NULL)
+        unlink_rec(L, fired);
+    pthread_mutex_unlock(&L->lock);
+    free(fired);
+    if (live == NULL)
+        return fired != NULL ? 0 : AC_ENOTFOUND;
+    free(live);
     if (ac__addr_remote(cx, other))
         (void)transmit(cx, LINK_DEL, &self->addr, other, 0, 0);
     return 0;
 }
 
-static void send_exit(ac_ctx *cx, const ac_addr *to, const ac_addr *who, int reason, int code)
+/* Queues for an end the exit of a link whose other end died. */
+static int send_exit(ac_ctx *cx, const ac_addr *to, const ac_addr *who, int reason, int code)
 {
     ac__env *e = ac__system_envelope(cx, AC_TAG_EXIT, sizeof(ac_exit));
     if (e == NULL)
-        return;
+        return AC_ENOMEM;
+    e->flags |= AC__ENV_SCREEN;
     ac_exit *x = ac_envelope_payload(ac__env_pub(e));
     x->who = *who;
     x->reason = reason;
     x->code = code;
-    (void)ac__send_system(cx, to, e);
+    return ac__send_system(cx, to, e);
 }
 
-/* Tells `other`, the other end of a link, that `dead` died; online. */
-static void notify(ac_ctx *cx, const ac_addr *dead, const ac_addr *other, int reason, int code)
+/* End `dead` of r is gone (its node already off the map) and the other,
+ * local, end hears of it: its exit is queued before the lock is released,
+ * so that ac_unlink finds either the link or the exit it must withdraw,
+ * and r stays, fired toward that end, until the exit is taken (screen).
+ * False when nothing was sent (the end is gone, an inbox, or neither
+ * traps exits nor would be killed): r is then the caller's to remove.
+ * Locked, online. */
+static bool fire(ac_ctx *cx, link_rec *r, int dead, int reason, int code)
 {
-    if (ac__addr_remote(cx, other)) {
-        (void)transmit(cx, LINK_EXIT, dead, other, reason, code);
-        return;
-    }
-    ac__actor *o = ac__lookup(cx, other);
-    if (o == NULL)
-        return;
-    /* Relaxed: the other actor sets the flag on itself; a concurrent
-     * change of mind races with the death either way. */
-    if (ac__flags(o) & AC__ACTOR_TRAP_EXITS)
-        send_exit(cx, other, dead, reason, code);
-    else if (reason != AC_REASON_NORMAL)
-        (void)ac__kill(cx, o, AC_REASON_KILLED, code);
+    const ac_addr *to = &r->end[1 - dead].key;
+    ac__actor *o = ac__lookup(cx, to);
+    if (o == NULL || (o->attrs & AC__ATTR_INBOX))
+        return false;
+    /* Relaxed: the actor sets the flag on itself; a normal death reaches
+     * only an end that traps exits, which it checks again when it takes
+     * the exit. */
+    if (reason == AC_REASON_NORMAL && !(ac__flags(o) & AC__ACTOR_TRAP_EXITS))
+        return false;
+    if (send_exit(cx, to, &r->end[dead].key, reason, code) != 0)
+        return false;
+    r->toward = 1 - dead;
+    return true;
 }
 
-/* notify, online as it needs (a record's arrival, a node's loss). */
-static void notify_online(ac_ctx *cx, const ac_addr *dead, const ac_addr *other, int reason,
-                          int code)
+/* The live link of `ours` and `theirs` ends with theirs's death, reported
+ * by its node or by the loss of its node: ours hears of it. */
+static void fire_remote(ac_ctx *cx, ac__links *L, const ac_addr *ours, const ac_addr *theirs,
+                        int reason, int code)
 {
     ac__enter(cx);
-    notify(cx, dead, other, reason, code);
+    pthread_mutex_lock(&L->lock);
+    link_rec *r = find(L, ours, theirs, false);
+    if (r != NULL) {
+        int dead = ac_addr_eq(&r->end[0].key, theirs) ? 0 : 1;
+        ac__amap_remove(&L->map, &r->end[dead]);
+        if (fire(cx, r, dead, reason, code)) {
+            r = NULL;
+        } else {
+            r->toward = 1 - dead;  /* its one node left is ours's */
+            unlink_rec(L, r);
+        }
+    }
+    pthread_mutex_unlock(&L->lock);
     ac__leave(cx);
+    free(r);
 }
 
 static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
     ac__links *L = state;
-    ac__amap_node *ends[2];
+    ac__amap_node *gone = NULL;  /* records to free, by their end[e].next */
     pthread_mutex_lock(&L->lock);
     for (int e = 0; e < 2; e++) {
-        ends[e] = ac__amap_take(&L->map, &a->addr, (uint64_t)e);
-        for (ac__amap_node *x = ends[e]; x != NULL; x = x->next) {
+        ac__amap_node *ends = ac__amap_take(&L->map, &a->addr, (uint64_t)e);
+        for (ac__amap_node *x = ends, *next; x != NULL; x = next) {
+            next = x->next;
             link_rec *r = AC__CONTAINER_OF(x, link_rec, end[e]);
-            ac__amap_remove(&L->map, &r->end[1 - e]);
+            const ac_addr *other = &r->end[1 - e].key;
+            bool keep = false;
+            if (r->toward == LIVE && !ac__addr_remote(cx, other))
+                keep = fire(cx, r, e, reason, code);
+            if (keep)
+                continue;
+            /* A remote end's node is told after the lock; an exit that
+             * was queued for us (toward e) dies with us. */
+            if (r->toward == LIVE)
+                ac__amap_remove(&L->map, &r->end[1 - e]);
             ac__amap_remove(&L->pairs, &r->pair);
+            x->next = gone;
+            gone = x;
         }
     }
     pthread_mutex_unlock(&L->lock);
-    for (int e = 0; e < 2; e++) {
-        for (ac__amap_node *x = ends[e], *next; x != NULL; x = next) {
-            next = x->next;
-            link_rec *r = AC__CONTAINER_OF(x, link_rec, end[e]);
-            notify(cx, &a->addr, &r->end[1 - e].key, reason, code);
-            free(r);
-        }
+    for (ac__amap_node *x = gone, *next; x != NULL; x = next) {
+        next = x->next;
+        int e = (int)x->extra;
+        link_rec *r = AC__CONTAINER_OF(x, link_rec, end[0]);
+        if (e)
+            r = AC__CONTAINER_OF(x, link_rec, end[1]);
+        if (r->toward == LIVE && ac__addr_remote(cx, &r->end[1 - e].key))
+            (void)transmit(cx, LINK_EXIT, &a->addr, &r->end[1 - e].key, reason, code);
+        free(r);
     }
+}
+
+/* An exit is taken by its end: it passes (an `exit` message) if the link
+ * fired toward it is still there and the end traps exits; an end that does
+ * not is killed here, by an abnormal death (AC_REASON_KILLED with its
+ * code), and ignores a normal one. Without the record the link was undone
+ * after the exit was queued, and the exit is dropped. */
+static int screen(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e)
+{
+    ac__links *L = state;
+    const ac_exit *x = ac_envelope_payload(ac__env_pub((ac__env *)e));
+    pthread_mutex_lock(&L->lock);
+    link_rec *r = find(L, &a->addr, &x->who, true);
+    if (r != NULL)
+        unlink_rec(L, r);
+    pthread_mutex_unlock(&L->lock);
+    if (r == NULL)
+        return AC__SCREEN_VOID;
+    free(r);
+    if (ac__flags(a) & AC__ACTOR_TRAP_EXITS)
+        return AC__SCREEN_PASS;
+    /* Out of memory for the kill, the actor lives on: the exit is lost as
+     * a message would be. */
+    if (x->reason != AC_REASON_NORMAL)
+        (void)ac__kill(cx, a, AC_REASON_KILLED, x->code);
+    return AC__SCREEN_TAKEN;
 }
 
 /* ---- across nodes ------------------------------------------------------------------- */
@@ -307,7 +402,7 @@ static int remote_add(ac_ctx *cx, ac__links *L, const ac_addr *theirs, const ac_
     ac__enter(cx);
     pthread_mutex_lock(&L->lock);
     bool alive = ac__service_target(cx, ours) != NULL;
-    if (alive && find(L, ours, theirs) == NULL) {
+    if (alive && find(L, ours, theirs, false) == NULL) {
         add(L, r, ours, theirs);
         r = NULL;
     }
@@ -339,12 +434,15 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         return AC__EFORGED;
     if (op == LINK_ADD)
         return remote_add(cx, L, &theirs, &ours);
-    if (take(L, &ours, &theirs) && op == LINK_EXIT)
-        notify_online(cx, &theirs, &ours, reason, code);
+    if (op == LINK_EXIT)
+        fire_remote(cx, L, &ours, &theirs, reason, code);
+    else
+        (void)take(L, &ours, &theirs);
     return 0;
 }
 
-/* An end on node *arg. */
+/* An end on node *arg (of a live link: a fired one has only its local
+ * end left on the map). */
 static bool on_node(const ac__amap_node *x, void *arg)
 {
     return ac_addr_node(&x->key) == *(const uint64_t *)arg;
@@ -354,20 +452,22 @@ static bool on_node(const ac__amap_node *x, void *arg)
 static void node_lost(ac_ctx *cx, void *state, uint64_t node)
 {
     ac__links *L = state;
+    ac__enter(cx);
     pthread_mutex_lock(&L->lock);
     ac__amap_node *found = ac__amap_select(&L->map, on_node, &node);
-    for (ac__amap_node *x = found; x != NULL; x = x->next) {
-        int which;
-        unlink_rec(L, rec_of(x, &which));
-    }
-    pthread_mutex_unlock(&L->lock);
     for (ac__amap_node *x = found, *next; x != NULL; x = next) {
         next = x->next;
-        int which;
-        link_rec *r = rec_of(x, &which);
-        notify_online(cx, &x->key, &r->end[1 - which].key, AC_REASON_NOCONNECTION, 0);
-        free(r);
+        int dead;
+        link_rec *r = rec_of(x, &dead);
+        ac__amap_remove(&L->map, x);
+        if (!fire(cx, r, dead, AC_REASON_NOCONNECTION, 0)) {
+            r->toward = 1 - dead;  /* its one node left is ours's */
+            unlink_rec(L, r);
+            free(r);
+        }
     }
+    pthread_mutex_unlock(&L->lock);
+    ac__leave(cx);
 }
 
 const ac__service ac__links_service = {
@@ -376,6 +476,8 @@ const ac__service ac__links_service = {
     .fini = fini,
     .attach = attach,
     .died = died,
+    .screens = AC_TAG_EXIT,
+    .screen = screen,
     .control_op = AC__OP_LINK,
     .control = control,
     .node_lost = node_lost,

@@ -9,6 +9,22 @@
  * keeps the three maps consistent without ordering rules between shards.
  * The race with the target's death is closed by ac__service_target.
  *
+ * A reference is a capability too: SipHash-2-4 of a counter under a key
+ * the runtime draws (so it cannot be guessed from others), never 0 and
+ * never that of a monitor still held, and only its watcher may take it
+ * back (the actor whose handler runs, or the thread that made the inbox):
+ * anyone else hears AC_ENOTFOUND, as for a reference that never was.
+ *
+ * After ac_demonitor returns no `down` of that monitor arrives (OTP's
+ * demonitor(Ref, [flush])). A monitor that fires does not leave the maps:
+ * its down is queued *under the lock*, marked for screening, and the
+ * record stays (fired) on the watcher's and the reference's maps until
+ * the watcher takes the down off its queue (screen, below). A demonitor
+ * either comes first (the record is live: no down is ever sent) or finds
+ * the fired record and removes it, and the down, when taken, finds no
+ * record and is dropped, counted in `unhandled`. A watcher's death frees
+ * what it still holds, fired or not.
+ *
  * Across nodes (docs/NODES.md) both nodes keep a record: the watcher's
  * node one whose target is remote, the target's node one whose watcher is
  * remote, keyed by reference under the watcher's address (references are
@@ -32,6 +48,8 @@ typedef struct monitor {
     ac__amap_node by_watcher;  /* key: watcher */
     ac__amap_node by_ref;      /* key: nil address (a remote watcher's
                                   address), extra: the reference */
+    bool fired;                /* its down is queued for its (local)
+                                  watcher; off the target's map */
 } monitor;
 
 /* MONITOR control records: a sub-op byte, then its fields. */
@@ -40,7 +58,8 @@ enum { MON_ADD = 1, MON_DEL = 2, MON_DOWN = 3 };
 typedef struct ac__monitors {
     pthread_mutex_t lock;
     ac__amap by_target, by_watcher, by_ref;
-    uint64_t next_ref;
+    uint64_t made;             /* references made: what is hashed */
+    ac__hash_key key;          /* the hash's */
 } ac__monitors;
 
 static const ac_addr nil_addr;
@@ -63,6 +82,7 @@ static int init(ac_runtime *rt, void **state)
         free(M);
         return AC_ENOMEM;
     }
+    ac__hash_key_draw(&M->key);
     pthread_mutex_init(&M->lock, NULL);
     *state = M;
     return 0;
@@ -86,12 +106,31 @@ static void fini(void *state)
     free(M);
 }
 
+/* A fresh reference; locked. Never 0, which callers may use for none, and
+ * never one held now, so that each names one monitor (a repeat of an
+ * older one is as likely as guessing it: 2^-64 a pair). A keyed hash
+ * costs one SipHash; a keyed permutation of the counter would have made
+ * repeats impossible, but four rounds of it cost 130 ns a monitor. */
+static uint64_t new_ref(ac__monitors *M)
+{
+    for (;;) {
+        uint64_t n = ++M->made;
+        char in[sizeof n];
+        memcpy(in, &n, sizeof n);
+        uint64_t r = ac__hash_keyed(&M->key, in, sizeof in);
+        if (r != 0 && ac__amap_find(&M->by_ref, &nil_addr, r) == NULL)
+            return r;
+    }
+}
+
+/* Sends a down to a local watcher, marked to be screened when taken. */
 static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
                      uint64_t ref, int reason, int code)
 {
     ac__env *e = ac__system_envelope(cx, AC_TAG_DOWN, sizeof(ac_down));
     if (e == NULL)
         return AC_ENOMEM;
+    e->flags |= AC__ENV_SCREEN;
     ac_down *d = ac_envelope_payload(ac__env_pub(e));
     d->who = *who;
     d->ref = ref;
@@ -105,6 +144,7 @@ static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
 static void add(ac__monitors *M, monitor *m, const ac_addr *watcher, const ac_addr *target,
                 const ac_addr *ref_key, uint64_t ref)
 {
+    m->fired = false;
     m->by_target.key = *target;
     m->by_target.extra = 0;
     m->by_watcher.key = *watcher;
@@ -118,21 +158,60 @@ static void add(ac__monitors *M, monitor *m, const ac_addr *watcher, const ac_ad
 
 static void unlink_all(ac__monitors *M, monitor *m)
 {
-    ac__amap_remove(&M->by_target, &m->by_target);
+    if (!m->fired)
+        ac__amap_remove(&M->by_target, &m->by_target);
     ac__amap_remove(&M->by_watcher, &m->by_watcher);
     ac__amap_remove(&M->by_ref, &m->by_ref);
 }
 
-/* Removes the monitor `ref` under `ref_key` (of `target`, unless NULL) if
- * it is still there: true for the one caller that did (and so acts on it). */
-static bool take_ref(ac__monitors *M, const ac_addr *ref_key, uint64_t ref,
-                     const ac_addr *target, monitor *out)
+/* The monitor of a local watcher fires: off the target's map (the caller
+ * took it off, or it was never on it) and marked fired, its down queued
+ * before the lock is released, so that a demonitor finds either the live
+ * monitor or the fired one with its down already queued. Locked, online.
+ * Out of memory for the down, the monitor is dropped. */
+static void fire(ac_ctx *cx, ac__monitors *M, monitor *m, const ac_addr *who, int reason,
+                 int code)
+{
+    m->fired = true;
+    if (send_down(cx, &m->by_watcher.key, who, m->by_ref.extra, reason, code) != 0) {
+        unlink_all(M, m);
+        free(m);
+    }
+}
+
+/* The live monitor `ref` of `target` (local watcher), or NULL; locked. */
+static monitor *live_ref(ac__monitors *M, uint64_t ref, const ac_addr *target)
+{
+    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
+    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    if (m == NULL || m->fired || !ac_addr_eq(&m->by_target.key, target))
+        return NULL;
+    return m;
+}
+
+/* A monitor of `target` whose target's node answered (MON_DOWN) or could
+ * not be told: it fires, if it is still live. */
+static void fire_ref(ac_ctx *cx, ac__monitors *M, uint64_t ref, const ac_addr *target,
+                     int reason, int code)
+{
+    ac__enter(cx);
+    pthread_mutex_lock(&M->lock);
+    monitor *m = live_ref(M, ref, target);
+    if (m != NULL) {
+        ac__amap_remove(&M->by_target, &m->by_target);
+        fire(cx, M, m, target, reason, code);
+    }
+    pthread_mutex_unlock(&M->lock);
+    ac__leave(cx);
+}
+
+/* Removes the monitor `ref` under `ref_key` if it is still there: true
+ * for the one caller that did (and so acts on it). */
+static bool take_ref(ac__monitors *M, const ac_addr *ref_key, uint64_t ref, monitor *out)
 {
     pthread_mutex_lock(&M->lock);
     ac__amap_node *x = ac__amap_find(&M->by_ref, ref_key, ref);
     monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
-    if (m != NULL && target != NULL && !ac_addr_eq(&m->by_target.key, target))
-        m = NULL;
     if (m != NULL)
         unlink_all(M, m);
     pthread_mutex_unlock(&M->lock);
@@ -162,19 +241,6 @@ static int transmit(ac_ctx *cx, uint64_t to_node, uint8_t op, const ac_addr *wat
     return ac__services_transmit(cx, to_node, AC__OP_MONITOR, buf, o.len, false);
 }
 
-/* Tells the target's node of a monitor made or taken back here; when it
- * cannot be told (its node is not up), the monitor is taken back here:
- * AC_ENOTFOUND if this call did so, 0 otherwise (sent, or another took
- * it first: a node loss, which fired it). */
-static int ask_remote(ac_ctx *cx, ac__monitors *M, uint8_t op, const ac_addr *watcher,
-                      const ac_addr *target, uint64_t ref)
-{
-    if (transmit(cx, ac_addr_node(target), op, watcher, target, ref, 0, 0) == 0)
-        return 0;
-    monitor gone;
-    return take_ref(M, &nil_addr, ref, target, &gone) ? AC_ENOTFOUND : 0;
-}
-
 int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
                uint64_t *ref)
 {
@@ -187,23 +253,26 @@ int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
     bool remote = ac__addr_remote(cx, target);
     ac__enter(cx);
     pthread_mutex_lock(&M->lock);
-    uint64_t r = ++M->next_ref;
+    uint64_t r = new_ref(M);
     int rc = 0;
-    bool recorded = false;
     if (ac__service_target(cx, watcher) == NULL) {
         rc = AC_ENOTFOUND;
+        free(m);
     } else if (remote || ac__service_target(cx, target) != NULL) {
-        recorded = true;
         add(M, m, watcher, target, &nil_addr, r);
+    } else {
+        /* Gone already: fired at once, and screened as any down. */
+        add(M, m, watcher, target, &nil_addr, r);
+        ac__amap_remove(&M->by_target, &m->by_target);
+        fire(cx, M, m, target, AC_REASON_NOPROC, 0);
     }
     pthread_mutex_unlock(&M->lock);
-    if (!recorded)
-        free(m);
-    if (rc == 0 && !recorded)
-        rc = send_down(cx, watcher, target, r, AC_REASON_NOPROC, 0);
     ac__leave(cx);
-    if (rc == 0 && remote && ask_remote(cx, M, MON_ADD, watcher, target, r) != 0)
-        rc = send_down(cx, watcher, target, r, AC_REASON_NOCONNECTION, 0);
+    /* The target's node records its half, or answers NOPROC; if it
+     * cannot be told (not up), the monitor fires here. */
+    if (rc == 0 && remote &&
+        transmit(cx, ac_addr_node(target), MON_ADD, watcher, target, r, 0, 0) != 0)
+        fire_ref(cx, M, r, target, AC_REASON_NOCONNECTION, 0);
     if (rc == 0 && ref != NULL)
         *ref = r;
     return rc;
@@ -213,52 +282,92 @@ int ac_demonitor(ac_ctx *cx, uint64_t ref)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    monitor m;
-    if (!take_ref(monitors_of(cx), &nil_addr, ref, NULL, &m))
+    ac__monitors *M = monitors_of(cx);
+    ac__enter(cx);
+    pthread_mutex_lock(&M->lock);
+    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
+    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    /* Only its watcher may take it back; to anyone else it does not
+     * exist, so that trying references tells nothing. */
+    if (m != NULL && !ac__acts_for(cx, &m->by_watcher.key))
+        m = NULL;
+    if (m != NULL)
+        unlink_all(M, m);
+    pthread_mutex_unlock(&M->lock);
+    ac__leave(cx);
+    if (m == NULL)
         return AC_ENOTFOUND;
-    if (ac__addr_remote(cx, &m.by_target.key))  /* its node drops its half */
-        (void)transmit(cx, ac_addr_node(&m.by_target.key), MON_DEL, &m.by_watcher.key,
-                       &m.by_target.key, ref, 0, 0);
+    /* A live monitor of a remote target: its node drops its half. A fired
+     * one's down is queued here and is dropped when taken (screen). */
+    if (!m->fired && ac__addr_remote(cx, &m->by_target.key))
+        (void)transmit(cx, ac_addr_node(&m->by_target.key), MON_DEL, &m->by_watcher.key,
+                       &m->by_target.key, ref, 0, 0);
+    free(m);
     return 0;
+}
+
+/* A down is taken by its watcher: it passes if its monitor is still
+ * there, fired, and the watcher's; the record goes with it. */
+static int screen(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e)
+{
+    (void)cx;
+    ac__monitors *M = state;
+    const ac_down *d = ac_envelope_payload(ac__env_pub((ac__env *)e));
+    pthread_mutex_lock(&M->lock);
+    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, d->ref);
+    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    if (m != NULL && (!m->fired || !ac_addr_eq(&m->by_watcher.key, &a->addr)))
+        m = NULL;
+    if (m != NULL)
+        unlink_all(M, m);
+    pthread_mutex_unlock(&M->lock);
+    free(m);
+    return m != NULL ? AC__SCREEN_PASS : AC__SCREEN_VOID;
 }
 
 static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
     ac__monitors *M = state;
+    ac__amap_node *far = NULL;  /* monitors of remote watchers, by by_target.next */
     pthread_mutex_lock(&M->lock);
-    ac__amap_node *fire = ac__amap_take(&M->by_target, &a->addr, 0);
-    for (ac__amap_node *x = fire; x != NULL; x = x->next) {
+    /* Its monitors fire: a local watcher's down is queued under the lock
+     * (fire); a remote watcher's node is told after it. The downs go out
+     * in the order the monitors were found, one per monitor. */
+    ac__amap_node *found = ac__amap_take(&M->by_target, &a->addr, 0);
+    for (ac__amap_node *x = found, *next; x != NULL; x = next) {
+        next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_target);
-        ac__amap_remove(&M->by_watcher, &m->by_watcher);
-        ac__amap_remove(&M->by_ref, &m->by_ref);
+        if (ac__addr_remote(cx, &m->by_watcher.key)) {
+            m->fired = true;  /* off the target's map already */
+            unlink_all(M, m);
+            x->next = far;
+            far = x;
+        } else {
+            fire(cx, M, m, &a->addr, reason, code);
+        }
     }
-    /* Its own monitors of others die with it. */
+    /* Its own monitors of others die with it, fired or not. */
     ac__amap_node *drop = ac__amap_take(&M->by_watcher, &a->addr, 0);
     for (ac__amap_node *x = drop; x != NULL; x = x->next) {
         monitor *m = AC__CONTAINER_OF(x, monitor, by_watcher);
-        ac__amap_remove(&M->by_target, &m->by_target);
+        if (!m->fired)
+            ac__amap_remove(&M->by_target, &m->by_target);
         ac__amap_remove(&M->by_ref, &m->by_ref);
     }
     pthread_mutex_unlock(&M->lock);
 
-    /* Outside the lock: a send may schedule, and a watcher's handler may
-     * monitor again. The downs go out in the order the monitors were
-     * found; each watcher gets one per monitor. */
-    for (ac__amap_node *x = fire, *next; x != NULL; x = next) {
+    /* Outside the lock: the node's queue. */
+    for (ac__amap_node *x = far, *next; x != NULL; x = next) {
         next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_target);
         const ac_addr *w = &m->by_watcher.key;
-        if (ac__addr_remote(cx, w))
-            (void)transmit(cx, ac_addr_node(w), MON_DOWN, w, &a->addr, m->by_ref.extra, reason,
-                           code);
-        else
-            (void)send_down(cx, w, &a->addr, m->by_ref.extra, reason, code);
+        (void)transmit(cx, ac_addr_node(w), MON_DOWN, w, &a->addr, m->by_ref.extra, reason, code);
         free(m);
     }
     for (ac__amap_node *x = drop, *next; x != NULL; x = next) {
         next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_watcher);
-        if (ac__addr_remote(cx, &m->by_target.key))
+        if (!m->fired && ac__addr_remote(cx, &m->by_target.key))
             (void)transmit(cx, ac_addr_node(&m->by_target.key), MON_DEL, &a->addr,
                            &m->by_target.key, m->by_ref.extra, 0, 0);
         free(m);
@@ -324,22 +433,23 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     case MON_ADD:
         return remote_add(cx, M, from, &watcher, &target, ref);
     case MON_DEL:
-        (void)take_ref(M, &watcher, ref, NULL, &m);
+        (void)take_ref(M, &watcher, ref, &m);
         return 0;
     default:
-        /* Gone already: taken back here, or fired by a node loss. */
-        if (take_ref(M, &nil_addr, ref, &target, &m))
-            (void)send_down(cx, &m.by_watcher.key, &target, ref, reason, code);
+        /* Unless gone already: taken back here, or fired by a node loss. */
+        fire_ref(cx, M, ref, &target, reason, code);
         return 0;
     }
 }
 
-/* A monitor whose target or watcher lives on node *arg. */
+/* A live monitor whose target or watcher lives on node *arg (a fired one
+ * has nothing more to do with that node). */
 static bool on_node(const ac__amap_node *x, void *arg)
 {
     const monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
     uint64_t node = *(const uint64_t *)arg;
-    return ac_addr_node(&m->by_target.key) == node || ac_addr_node(&m->by_watcher.key) == node;
+    return !m->fired &&
+           (ac_addr_node(&m->by_target.key) == node || ac_addr_node(&m->by_watcher.key) == node);
 }
 
 /* Node `node` is gone: monitors of its actors fire with NOCONNECTION,
@@ -347,19 +457,22 @@ static bool on_node(const ac__amap_node *x, void *arg)
 static void node_lost(ac_ctx *cx, void *state, uint64_t node)
 {
     ac__monitors *M = state;
+    ac__enter(cx);
     pthread_mutex_lock(&M->lock);
     ac__amap_node *found = ac__amap_select(&M->by_ref, on_node, &node);
-    for (ac__amap_node *x = found; x != NULL; x = x->next)
-        unlink_all(M, AC__CONTAINER_OF(x, monitor, by_ref));
-    pthread_mutex_unlock(&M->lock);
     for (ac__amap_node *x = found, *next; x != NULL; x = next) {
         next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
-        if (ac_addr_node(&m->by_target.key) == node)
-            (void)send_down(cx, &m->by_watcher.key, &m->by_target.key, x->extra,
-                            AC_REASON_NOCONNECTION, 0);
-        free(m);
+        if (ac_addr_node(&m->by_target.key) == node) {
+            ac__amap_remove(&M->by_target, &m->by_target);
+            fire(cx, M, m, &m->by_target.key, AC_REASON_NOCONNECTION, 0);
+        } else {
+            unlink_all(M, m);
+            free(m);
+        }
     }
+    pthread_mutex_unlock(&M->lock);
+    ac__leave(cx);
 }
 
 const ac__service ac__monitors_service = {
@@ -367,6 +480,8 @@ const ac__service ac__monitors_service = {
     .init = init,
     .fini = fini,
     .died = died,
+    .screens = AC_TAG_DOWN,
+    .screen = screen,
     .control_op = AC__OP_MONITOR,
     .control = control,
     .node_lost = node_lost,

@@ -60,6 +60,9 @@ static int probe_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         report(cx, self, R_COUNT, &s, sizeof s);
         return 0;
     }
+    case P_DEMONITOR:
+        report_rc(cx, self, ac_demonitor(cx, *(const uint64_t *)p), *(const uint64_t *)p);
+        return 0;
     case AC_TAG_DOWN:
         if (self->no_signals)
             return AC_EBADTAG;
@@ -92,7 +95,8 @@ static void probe_stop(void *state, ac_ctx *cx)
 }
 
 static const char *const probe_names[] = {"count", "monitor", "link", "unlink", "trap",
-                                          "fail", "stop_self", "fail_via_api", "get_count"};
+                                          "fail", "stop_self", "fail_via_api", "get_count",
+                                          "demonitor"};
 
 const ac_actor_type probe_type = {
     .abi = AC_ABI_VERSION,
@@ -132,6 +136,42 @@ void expect_report(ac_ctx *cx, ac_inbox *ib, uint32_t tag, void *out, size_t siz
     if (out)
         memcpy(out, ac_envelope_payload(e), size);
     ac_envelope_free(cx, e);
+}
+
+/* The payload size of a report or signal of `tag`. */
+static size_t payload_of(uint32_t tag)
+{
+    switch (tag) {
+    case R_RC:
+        return sizeof(probe_rc);
+    case R_DOWN:
+    case AC_TAG_DOWN:
+        return sizeof(ac_down);
+    case R_EXIT:
+    case AC_TAG_EXIT:
+        return sizeof(ac_exit);
+    case R_COUNT:
+        return sizeof(probe_stopped);
+    }
+    return 0;
+}
+
+uint32_t next_report(ac_ctx *cx, ac_inbox *ib, void *out, size_t size)
+{
+    for (;;) {
+        ac_envelope *e = NULL;
+        int rc = ac_inbox_recv(cx, ib, AC_ANY_TAG, 10000, &e);
+        cr_assert_eq(rc, 0, "no report: %s", ac_strerror(rc));
+        uint32_t tag = e->tag;
+        if (tag != R_STARTED && tag != R_STOPPED) {
+            size_t n = payload_of(tag);
+            if (out)
+                memcpy(out, ac_envelope_payload(e), n < size ? n : size);
+            ac_envelope_free(cx, e);
+            return tag;
+        }
+        ac_envelope_free(cx, e);
+    }
 }
 
 bool no_report(ac_ctx *cx, ac_inbox *ib, uint32_t tag)

@@ -21,6 +21,7 @@ enum {
     P_STOP_SELF,
     P_FAIL_VIA_API, /* payload int: ac_fail(cx, code), then return 0 */
     P_GET_COUNT,    /* reports R_COUNT with how many P_COUNT it handled */
+    P_DEMONITOR,    /* payload uint64_t: ac_demonitor it; reports R_RC */
     P_NCOMMANDS
 };
 
@@ -70,6 +71,10 @@ int probe_cmd(ac_ctx *cx, const ac_addr *to, uint32_t tag, const void *payload, 
 /* Receives the next report of `tag` (AC_ANY_TAG: any) within 10 s; the
  * payload is copied to `out` (size bytes). Fails the test on timeout. */
 void expect_report(ac_ctx *cx, ac_inbox *ib, uint32_t tag, void *out, size_t size);
+/* Receives the next report that is not a start or a stop, within 10 s,
+ * and copies its payload (as much as `size` holds) to `out`: its tag.
+ * Reports from one probe come in the order it made them. */
+uint32_t next_report(ac_ctx *cx, ac_inbox *ib, void *out, size_t size);
 /* True if no report of `tag` is waiting (after the runtime went idle). */
 bool no_report(ac_ctx *cx, ac_inbox *ib, uint32_t tag);
 

@@ -24,7 +24,8 @@ enum {
     T_FAIL = 5,   /* fail */
     T_TRAP = 6,   /* trap exits */
     T_LINK = 7,   /* link to msg.to */
-    T_COUNT = 8
+    T_UNLINK = 8, /* unlink msg.to */
+    T_COUNT = 9
 };
 
 enum { REPLY_NOW = 0, REPLY_LATER = 1, REPLY_ERROR = 2 };
@@ -99,6 +100,9 @@ static int svc_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     case T_LINK:
         (void)ac_link(cx, &m->to);
         return 0;
+    case T_UNLINK:
+        (void)ac_unlink(cx, &m->to);
+        return 0;
     }
     return AC_EBADTAG;  /* down, exit: no hook, counted as unhandled */
 }
@@ -111,8 +115,8 @@ static ac_envelope *svc_copy(ac_ctx *cx, const ac_envelope *e)
     return c;
 }
 
-static const char *const svc_names[] = {"item", "req",  "late", "ask",
-                                        "stop", "fail", "trap", "link"};
+static const char *const svc_names[] = {"item", "req",  "late", "ask",   "stop",
+                                        "fail", "trap", "link", "unlink"};
 
 static const ac_actor_type svc_type = {
     .abi = AC_ABI_VERSION,
@@ -594,6 +598,36 @@ Test(stats, downs_and_exits_are_system_messages, .timeout = 30)
     cr_assert_eq(st.sends, 3);
     cr_assert_eq(st.messages, 3);
     cr_assert_eq(st.system_messages, 2, "a down and an exit");
+    cr_assert_eq(st.unhandled, 2);
+    IDENTITY(st);
+    ac_runtime_destroy(rt);
+}
+
+Test(stats, downs_and_exits_withdrawn_once_queued_are_unhandled, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_inbox *ib;
+    cr_assert_eq(ac_inbox_create(cx, &ib), 0);
+    ac_addr w = spawn_svc(cx), t = spawn_svc(cx);
+    uint64_t ref;
+    cr_assert_eq(ac_monitor(cx, ac_inbox_addr(ib), &t, &ref), 0);
+    cr_assert_eq(send_msg(cx, &w, T_TRAP), 0);
+    cr_assert_eq(send_to(cx, &w, T_LINK, &t), 0);
+    settle(rt);
+    /* t fails first (it is runnable first): its down waits in the inbox,
+     * its exit in w's mailbox behind the unlink. */
+    cr_assert_eq(send_msg(cx, &t, T_FAIL), 0);
+    cr_assert_eq(send_to(cx, &w, T_UNLINK, &t), 0);
+    settle(rt);
+    cr_assert_eq(ac_demonitor(cx, ref), 0);
+    ac_envelope *got;
+    cr_assert_eq(ac_inbox_recv(cx, ib, AC_ANY_TAG, 0, &got), AC_ETIMEDOUT);
+    ac_inbox_destroy(cx, ib);
+    ac_stats st = stats_of(rt);
+    cr_assert_eq(st.sends, 4);
+    cr_assert_eq(st.messages, 4);
+    cr_assert_eq(st.system_messages, 2, "a down and an exit, both withdrawn");
     cr_assert_eq(st.unhandled, 2);
     IDENTITY(st);
     ac_runtime_destroy(rt);
