@@ -342,8 +342,10 @@ Test(monitors, a_supervisor_still_restarts_after_a_bystander_tried_its_reference
 {
     probe_world w = probe_world_open(0);
     probe_args args = {*w.me, 0, false};
-    ac_child_spec kid = {&probe_type, &args, sizeof args, AC_RESTART_PERMANENT, NULL};
-    ac_supervisor_spec spec = {AC_ONE_FOR_ONE, 5, 1000, &kid, 1};
+    ac_child_spec kid = {.type = &probe_type, .args = &args, .args_size = sizeof args,
+                         .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 5, .within_ms = 1000,
+                               .children = &kid, .nchildren = 1};
     ac_addr sup, child;
     cr_assert_eq(ac_supervisor_start(w.cx, &spec, &sup, &child), 0);
     expect_report(w.cx, w.ib, R_STARTED, NULL, 0);
