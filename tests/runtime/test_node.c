@@ -902,9 +902,6 @@ Test(node, the_peers_counters_add_up_in_the_runtimes_statistics, .timeout = 60)
 
 /* ---- the frame parser's fuzz corpus ------------------------------------------------------ */
 
-/* Every input libFuzzer kept (tests/fuzz/frame-corpus: seeds and what
- * reached new code) still keeps frame_check's properties, from an
- * exact-size copy, so that AddressSanitizer sees any read past its end. */
 /* What waits in a peer's queue when its link goes is lost, and counted:
  * in the peer's drops and, each message, as a dead letter. */
 Test(node, what_a_lost_link_discards_is_counted_as_dead_letters, .timeout = 90)
@@ -937,6 +934,9 @@ Test(node, what_a_lost_link_discards_is_counted_as_dead_letters, .timeout = 90)
     stop_pair(&p);
 }
 
+/* Every input libFuzzer kept (tests/fuzz/frame-corpus: seeds and what
+ * reached new code) still keeps frame_check's properties, from an
+ * exact-size copy, so that AddressSanitizer sees any read past its end. */
 Test(node, the_frame_parsers_fuzz_corpus_replays, .timeout = 60)
 {
     DIR *d = opendir("tests/fuzz/frame-corpus");
