@@ -39,6 +39,19 @@ if [ "${1:-}" = --netns ]; then
     need_cmd tc iproute2
 fi
 
+# --fuzz (.ci/run, make fuzz-run): clang's libFuzzer runtime, which Debian
+# packages apart from clang (libclang-rt-N-dev, N clang's major version).
+if [ "${1:-}" = --fuzz ] && command -v clang >/dev/null 2>&1; then
+    probe=$(mktemp -d)
+    printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+        'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' \
+        >"$probe/probe.c"
+    if ! clang -fsanitize=fuzzer "$probe/probe.c" -o "$probe/probe" >/dev/null 2>&1; then
+        missing+=("libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev")
+    fi
+    rm -rf "$probe"
+fi
+
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 # pkg-config itself may be what is missing: then the .pc checks above failed

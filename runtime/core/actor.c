@@ -107,6 +107,11 @@ void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
     ac__dead_letter(cx, to, e, reason);
 }
 
+void ac__count_sent(ac_ctx *cx)
+{
+    AC__COUNT(cx, sends, 1);
+}
+
 /* Whether e was counted as a send, so that it must end as a message or a
  * dead letter: user tags always, runtime tags only as a program's reply. */
 static inline bool counted_env(const ac__env *e)

@@ -158,6 +158,10 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
  * (AC_EFULL) `reason` names, so that sends + refused stays equal to what
  * ends as messages, dead letters and mailbox drops. The caller frees e. */
 void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
+/* Counts a send that a service took to carry elsewhere (a reply a node's
+ * queue took for an asker of another node): in `sends`; it ends there in
+ * `node_forwarded`, or as a dead letter if the queue is lost. */
+void ac__count_sent(ac_ctx *cx);
 /* Counts a message taken out of a queue other than by an actor's turn (an
  * inbox's receive, a blocking ask): in `messages` if it was counted as a
  * send (a user tag, a reply a program sent), else in `system_messages`. */

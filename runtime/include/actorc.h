@@ -921,8 +921,9 @@ typedef struct ac_stats {
                                     (AC_ENOTFOUND) or a full mailbox (AC_EFULL) */
     uint64_t system_messages;    /* down, exit, timeouts and other runtime
                                     messages that reached a live actor or inbox */
-    uint64_t node_forwarded;     /* messages that left for another node (node_sent
-                                    without the control records) */
+    uint64_t node_forwarded;     /* messages and replies that left for another
+                                    node (node_sent without the other control
+                                    records) */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The

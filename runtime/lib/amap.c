@@ -4,24 +4,31 @@
  * newest node of a key stands on the table for all of them, the others on
  * its list (amap.h).
  *
- * Addresses are random, so their first 8 bytes hash well enough as they
- * are (the routing table's identity hash); `extra` separates keys that
- * share an address (a monitor reference on the nil address, a link's end).
+ * The hash is SipHash-2-4 of the address and the discriminator under the
+ * map's own key (amap.h says why: a peer node chooses addresses that
+ * become keys here). It costs about 300 instructions a key, on calls
+ * that take a mutex anyway, and none of these maps is on the send path,
+ * which keeps the routing table's identity hash: only this runtime's own
+ * addresses are ever inserted there.
  */
 #include "amap.h"
 
 #include <string.h>
 
-static uint64_t hash_of(const ac_addr *key, uint64_t extra)
+static uint64_t hash_of(const ac__amap *m, const ac_addr *key, uint64_t extra)
 {
-    /* `extra` mixed (splitmix64's finaliser), so keys that differ only
-     * there spread over the buckets whatever its low bits: a counter, or
-     * a block's address, whose low bits are all zero. */
-    uint64_t x = extra;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
-    x ^= x >> 31;
-    return ac__hash_addr(key) ^ x;
+    /* The whole key, all 40 bytes: a peer may choose any of them, so a
+     * part left out would be a part it could vary without moving the
+     * hash. */
+    unsigned char buf[sizeof key->bytes + sizeof extra];
+    memcpy(buf, key->bytes, sizeof key->bytes);
+    memcpy(buf + sizeof key->bytes, &extra, sizeof extra);
+    return ac__hash_keyed(&m->key, (const char *)buf, sizeof buf);
+}
+
+uint64_t ac__amap_digest(const ac__amap *m, const ac_addr *a)
+{
+    return ac__hash_keyed(&m->key, (const char *)a->bytes, sizeof a->bytes);
 }
 
 static ac__amap_node *node_of(ac__tnode *n)
@@ -39,6 +46,7 @@ static bool same_key(const ac__tnode *n, const void *key)
 int ac__amap_init(ac__amap *m)
 {
     memset(m, 0, sizeof *m);
+    ac__hash_key_draw(&m->key);
     return ac__table_init(&m->table);
 }
 
@@ -49,7 +57,7 @@ void ac__amap_destroy(ac__amap *m)
 
 void ac__amap_add(ac__amap *m, ac__amap_node *x)
 {
-    x->link.hash = hash_of(&x->key, x->extra);
+    x->link.hash = hash_of(m, &x->key, x->extra);
     x->prev = NULL;
     ac__tnode *h = ac__table_find(&m->table, x->link.hash, same_key, x);
     if (h == NULL) {
@@ -71,7 +79,7 @@ ac__amap_node *ac__amap_find(ac__amap *m, const ac_addr *key, uint64_t extra)
     ac__amap_node k;
     k.key = *key;
     k.extra = extra;
-    ac__tnode *n = ac__table_find(&m->table, hash_of(key, extra), same_key, &k);
+    ac__tnode *n = ac__table_find(&m->table, hash_of(m, key, extra), same_key, &k);
     return n ? node_of(n) : NULL;
 }
 

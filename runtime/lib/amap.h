@@ -9,6 +9,12 @@
  * holds under one key (a watcher's monitors, an owner's timers, a member's
  * groups), the table's chains hold one node per key, and adding or
  * removing a record is O(1) expected.
+ *
+ * Keys are hashed with SipHash under a key each map draws when it is
+ * made: an address is random only when this runtime made it, and a peer
+ * node chooses the addresses of its actors and its monitor references,
+ * which become keys here (its watchers, link ends, askers), so with the
+ * address's own bytes as the hash it could put all of them on one chain.
  */
 #ifndef AC_LIB_AMAP_H
 #define AC_LIB_AMAP_H
@@ -29,10 +35,15 @@ typedef struct ac__amap_node {
 
 typedef struct ac__amap {
     ac__table table;                 /* the heads, one per key */
+    ac__hash_key key;                /* of the keys' hash, drawn at init */
 } ac__amap;
 
-/* Makes the bucket array up front, so that adding never fails. */
+/* Makes the bucket array up front, so that adding never fails, and draws
+ * the map's hash key. */
 int ac__amap_init(ac__amap *m);
+/* A 64-bit digest of an address under m's key, for an `extra` made from
+ * an address (links' pairs): one a peer cannot aim at another's. */
+uint64_t ac__amap_digest(const ac__amap *m, const ac_addr *a);
 void ac__amap_destroy(ac__amap *m);         /* the nodes are the caller's */
 /* Links x (its key and extra set) as the newest of its key. */
 void ac__amap_add(ac__amap *m, ac__amap_node *x);

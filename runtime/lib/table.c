@@ -173,13 +173,6 @@ ac__tname *ac__table_find_name(const ac__table *t, const ac__hash_key *hk, const
     return (ac__tname *)(void *)ac__table_find(t, k.node.hash, same_name, &k);
 }
 
-uint64_t ac__hash_addr(const ac_addr *a)
-{
-    uint64_t h;
-    memcpy(&h, a->bytes, sizeof h);
-    return h;
-}
-
 size_t ac__name_len(const char *name)
 {
     if (name == NULL)

@@ -55,9 +55,11 @@ size_t ac__table_longest_chain(const ac__table *t);
 /* The bucket n is on (or would be on, by its hash). */
 size_t ac__table_bucket_of(const ac__table *t, const ac__tnode *n);
 
-/* The key of a table's name hash, drawn per runtime (ac__hash_key_draw):
- * names come from programs' input (chat rooms, other nodes), and with an
- * unkeyed hash anyone could choose names that share one chain. */
+/* The key of a table's hash, drawn per runtime (ac__hash_key_draw):
+ * names come from programs' input (chat rooms, other nodes), and so do
+ * the addresses amap.h's maps are keyed by (a peer node chooses its
+ * actors'); with an unkeyed hash anyone could choose keys that share one
+ * chain. */
 typedef struct ac__hash_key {
     unsigned char bytes[16];
 } ac__hash_key;
@@ -86,10 +88,6 @@ ac__tname *ac__table_find_name(const ac__table *t, const ac__hash_key *k, const 
  * wire (frame.c's type ids); never for a table's index, where its
  * collisions could be chosen (ac__hash_keyed). */
 uint64_t ac__hash_name(const char *s, size_t len);
-
-/* The hash of an address: its first 8 bytes, uniformly random already
- * (the routing table's identity hash). */
-uint64_t ac__hash_addr(const ac_addr *a);
 
 /* Names and group names: 1..AC_NAME_MAX bytes. Returns the length, or 0
  * when the name is NULL, empty or too long. */

@@ -339,8 +339,13 @@ static int reply_remote(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *
                                    REPLY_HEAD + (size_t)need, false);
     }
     free(buf);
-    if (rc == AC_ENOTFOUND)
-        ac__refuse(cx, &to->to, ac__env_of(reply), AC_ENOTFOUND);  /* its node is not up */
+    /* Counted as a local reply is: a send, which leaves in node_forwarded
+     * (or is lost with its link's queue, a dead letter); refused when
+     * its node is not up. Other errors came before routing: no count. */
+    if (rc == 0)
+        ac__count_sent(cx);
+    else if (rc == AC_ENOTFOUND)
+        ac__refuse(cx, &to->to, ac__env_of(reply), AC_ENOTFOUND);
     ac_envelope_free(cx, reply);
     return rc;
 }

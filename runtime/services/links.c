@@ -110,13 +110,17 @@ static void fini(void *state)
 }
 
 /* The key of the pair a-b, the same both ways: the lower address, and
- * the higher one's hash (ends whose hashes agree share a key, and are
- * told apart by find). */
-static void pair_key(const ac_addr *a, const ac_addr *b, ac_addr *key, uint64_t *extra)
+ * the higher one's digest under the map's key (ends whose digests agree
+ * share a key, and are told apart by find). Keyed, not the address's
+ * first bytes: a peer node chooses its actors' addresses, and could link
+ * one actor to many that share those bytes, all under one key, whose
+ * list find walks. */
+static void pair_key(const ac__links *L, const ac_addr *a, const ac_addr *b, ac_addr *key,
+                     uint64_t *extra)
 {
     bool a_low = memcmp(a->bytes, b->bytes, sizeof a->bytes) < 0;
     *key = a_low ? *a : *b;
-    *extra = ac__hash_addr(a_low ? b : a);
+    *extra = ac__amap_digest(&L->pairs, a_low ? b : a);
 }
 
 /* A record of a and b, or NULL: the live link (fired = false), or one
@@ -125,7 +129,7 @@ static link_rec *find(ac__links *L, const ac_addr *a, const ac_addr *b, bool fir
 {
     ac_addr key;
     uint64_t extra;
-    pair_key(a, b, &key, &extra);
+    pair_key(L, a, b, &key, &extra);
     for (ac__amap_node *x = ac__amap_find(&L->pairs, &key, extra); x != NULL;
          x = ac__amap_find_next(x)) {
         link_rec *r = AC__CONTAINER_OF(x, link_rec, pair);
@@ -149,7 +153,7 @@ static void add(ac__links *L, link_rec *r, const ac_addr *a, const ac_addr *b)
     r->toward = LIVE;
     ac__amap_add(&L->map, &r->end[0]);
     ac__amap_add(&L->map, &r->end[1]);
-    pair_key(a, b, &r->pair.key, &r->pair.extra);
+    pair_key(L, a, b, &r->pair.key, &r->pair.extra);
     ac__amap_add(&L->pairs, &r->pair);
 }
 

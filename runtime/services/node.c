@@ -302,7 +302,7 @@ static void *node_main(void *arg)
         for (size_t i = POLL_PEERS; i < n; i++) {
             peer *p = &N->peers[i - POLL_PEERS];
             if (items[i].revents)
-                ac__node_link_event(N, p);
+                ac__node_link_event(p);
             if (p->reopen_at != 0 && p->reopen_at <= ac__node_now_ms()) {
                 p->reopen_at = 0;
                 ac__node_close_link(p);
@@ -319,7 +319,7 @@ static void *node_main(void *arg)
     }
     for (size_t i = 0; i < N->npeers; i++) {
         ac__node_close_link(&N->peers[i]);
-        ac__node_drop_queue(N->cx, &N->peers[i]);
+        ac__node_drop_queue(&N->peers[i]);
     }
     pthread_mutex_unlock(&N->lock);
     return NULL;
@@ -481,7 +481,7 @@ static void close_sockets(ac__node *N)
 static void forget_peers(ac__node *N)
 {
     for (size_t i = 0; i < N->npeers; i++)
-        ac__node_drop_queue(NULL, &N->peers[i]);
+        ac__node_drop_queue(&N->peers[i]);
     free(N->peers);
     N->peers = NULL;
     N->npeers = N->cap = 0;
@@ -638,6 +638,7 @@ void ac__node_count_peer(const peer *p, ac_stats *out)
     out->node_refused += p->refused;
     out->node_reconnects += p->connects > 1 ? p->connects - 1 : 0;
     out->node_forwarded += p->forwarded;
+    out->dead_letters += p->lost;
 }
 
 /* The node's totals into *out: every peer's, those removed since, and its
@@ -655,6 +656,7 @@ static void count_node(const ac__node *N, ac_stats *out)
     out->node_refused += N->gone.node_refused;
     out->node_reconnects += N->gone.node_reconnects;
     out->node_forwarded += N->gone.node_forwarded;
+    out->dead_letters += N->gone.dead_letters;
     out->node_malformed += N->stats.malformed;
     out->node_auth_failures += N->stats.auth_failures;
 }
@@ -696,13 +698,14 @@ static void print_stats(void *state, FILE *f)
     count_node(N, &t);
     const ac_node_stats *s = &N->stats;
     fprintf(f,
-            "actorc stats node %s sent %" PRIu64 " received %" PRIu64 " bytes_sent %" PRIu64
-            " bytes_received %" PRIu64 " batches %" PRIu64 " drops %" PRIu64 " refused %" PRIu64
-            " reconnects %" PRIu64 " malformed %" PRIu64 " auth_failures %" PRIu64
+            "actorc stats node %s sent %" PRIu64 " received %" PRIu64 " forwarded %" PRIu64
+            " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
+            " drops %" PRIu64 " refused %" PRIu64 " reconnects %" PRIu64
+            " malformed %" PRIu64 " auth_failures %" PRIu64
             " protocol_errors %" PRIu64 " impostors %" PRIu64 " misdirected %" PRIu64
             " forged %" PRIu64 "\n",
-            N->name, t.node_sent, t.node_received, t.node_bytes_sent, t.node_bytes_received,
-            t.node_batches, t.node_drops, t.node_refused, t.node_reconnects, s->malformed,
+            N->name, t.node_sent, t.node_received, t.node_forwarded, t.node_bytes_sent,
+            t.node_bytes_received, t.node_batches, t.node_drops, t.node_refused, t.node_reconnects, s->malformed,
             s->auth_failures, s->protocol_errors, s->impostors, s->misdirected, s->forged);
     pthread_mutex_unlock(&N->lock);
 }

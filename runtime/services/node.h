@@ -53,7 +53,11 @@ typedef struct peer {
     size_t q_len;
     uint64_t incarnations, connects, losses;
     uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
-    uint64_t forwarded;        /* of `sent`, the messages (AC__OP_MSG) */
+    uint64_t forwarded;        /* of `sent`, the messages and replies (AC__OP_MSG,
+                                  AC__OP_REPLY): counted sends */
+    uint64_t lost;             /* of `drops`, the messages and replies: dead
+                                  letters, counted here whatever thread drops
+                                  them (at shutdown there may be none) */
 } peer;
 
 /* A peer incarnation came up or went, for the services' node_up/node_lost. */
@@ -105,7 +109,7 @@ bool ac__node_is_up(const peer *p);
 peer *ac__node_find_peer(ac__node *N, const char *name);
 peer *ac__node_peer_at(ac__node *N, uint64_t node);
 int ac__node_add_peer(ac__node *N, const ac__cluster_node *id);
-void ac__node_drop_queue(ac_ctx *cx, peer *p);
+void ac__node_drop_queue(peer *p);
 void ac__node_set_int(void *sock, int option, int value);
 void ac__node_common_options(ac__node *N, void *sock);
 void *ac__node_monitor_socket(ac__node *N, void *sock, int events);
@@ -113,7 +117,7 @@ void ac__node_open_link(ac__node *N, peer *p);
 void ac__node_close_link(peer *p);
 void ac__node_sync_peers(ac__node *N);
 void ac__node_greet(ac__node *N, peer *p);
-void ac__node_link_event(ac__node *N, peer *p);
+void ac__node_link_event(peer *p);
 /* One event of a socket monitor (its number, and its value: an fd for
  * connection events); false when there was none. */
 bool ac__node_read_event(void *monitor, uint16_t *event, uint32_t *value);

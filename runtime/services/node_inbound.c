@@ -76,7 +76,7 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
              * one it refuses until it adds us back. */
             bool was_up = ac__node_is_up(p);
             ac__node_close_link(p);
-            ac__node_drop_queue(N->cx, p);
+            ac__node_drop_queue(p);
             p->linked = p->greet = p->greeted = false;
             p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;
             if (was_up)

@@ -42,18 +42,24 @@ int ac__node_add_peer(ac__node *N, const ac__cluster_node *id)
     return 0;
 }
 
-/* Discards what waits for p's link (it went down, or p was removed):
- * counted in p's drops, and each message as a dead letter of `cx` (the
- * node thread's; NULL once it is gone). */
-void ac__node_drop_queue(ac_ctx *cx, peer *p)
+/* Whether a record is one the identity counted as a send (a user message,
+ * a program's reply), which must end in `node_forwarded` when it leaves
+ * or as a dead letter when it is lost. */
+static bool counted_record(const out_rec *r)
+{
+    return r->bytes[4] == AC__OP_MSG || r->bytes[4] == AC__OP_REPLY;
+}
+
+/* Discards what waits for p's link (it went down, p was removed, the
+ * node stopped): counted in p's drops, and each message and reply in
+ * p's `lost`, which ac_stats adds to its dead letters. Counted in the
+ * peer, not in a thread's context, so that a queue dropped when the node
+ * thread has no context (it could not make one) is counted as well. */
+void ac__node_drop_queue(peer *p)
 {
     for (out_rec *r = p->q_head, *next; r != NULL; r = next) {
         next = r->next;
-        if (cx != NULL && r->bytes[4] == AC__OP_MSG) {
-            ac_addr to;
-            memcpy(to.bytes, r->bytes + AC__RECORD_HEADER_SIZE, sizeof to.bytes);
-            ac__dead_letter(cx, &to, NULL, AC_ENOTFOUND);
-        }
+        p->lost += counted_record(r);
         free(r);
     }
     p->drops += p->q_len;
@@ -177,7 +183,7 @@ void ac__node_sync_peers(ac__node *N)
                 (void)send_one(N, p, AC__OP_BYE);
             }
             ac__node_close_link(p);
-            ac__node_drop_queue(N->cx, p);
+            ac__node_drop_queue(p);
             ac__node_count_peer(p, &N->gone);  /* the node's totals keep its traffic */
             continue;
         }
@@ -225,7 +231,7 @@ uint64_t ac__node_now_ms(void)
 /* One event of p's socket monitor. A handshake the peer refused (it does
  * not know our key yet) is not retried by ZeroMQ: the link is opened anew
  * a little later, as a reconnect would be. */
-void ac__node_link_event(ac__node *N, peer *p)
+void ac__node_link_event(peer *p)
 {
     if (p->monitor == NULL)
         return;  /* closed since the poll (a BYE) */
@@ -242,7 +248,7 @@ void ac__node_link_event(ac__node *N, peer *p)
         p->linked = false;
         p->greet = false;
         p->greeted = false;  /* until it greets again, it may have restarted */
-        ac__node_drop_queue(N->cx, p);  /* what it had not taken is lost with the link */
+        ac__node_drop_queue(p);  /* what it had not taken is lost with the link */
     } else if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
         p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;
@@ -265,11 +271,11 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
     ac__frame_put_header(&out, &h);
     at += AC__FRAME_HEADER_SIZE;
     const out_rec *r = first;
-    uint64_t msgs = 0;  /* the messages among the records: ac_stats.node_forwarded */
+    uint64_t msgs = 0;  /* the counted sends among the records: ac_stats.node_forwarded */
     for (size_t i = 0; i < count; i++, r = r->next) {
         memcpy(at, r->bytes, r->size);
         at += r->size;
-        msgs += r->bytes[4] == AC__OP_MSG;
+        msgs += counted_record(r);
     }
     if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&msg);

@@ -16,7 +16,8 @@
  * imported one.
  *
  *     make fuzz-run FUZZ_TIME=300     # then keep what it found:
- *     build/fuzz/fuzz_compile -merge=1 tests/fuzz/corpus build/fuzz/corpus
+ *     build/fuzz/fuzz_compile -merge=1 -use_counters=0 -max_len=400000 \
+ *         tests/fuzz/corpus build/fuzz/corpus   (tests/fuzz/fuzz.mk says why)
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  *
  *     make fuzz-frame-run FUZZ_TIME=300   # then keep what it found:
  *     build/fuzz/fuzz_frame -merge=1 tests/fuzz/frame-corpus build/fuzz/frame-corpus
+ * (tests/fuzz/fuzz.mk says more).
  */
 #include "frame_check.h"
 

@@ -1,8 +1,9 @@
 /* The services' tables on their own (lib/amap.h, lib/table.h): however many
  * records one actor holds under one key, the table holds one node for the
  * key, so adding and removing a record never walks the others; and names
- * are hashed under a key drawn per table owner, so names chosen to collide
- * under FNV-1a (the hash they had) spread like any others. Asserted on the
+ * and addresses are hashed under a key drawn per table owner, so names
+ * chosen to collide under FNV-1a (the hash they had), and addresses chosen
+ * to share the bytes that were their hash, spread like any others. Asserted on the
  * tables' shape, never on time. */
 #include "lib/amap.h"
 #include "lib/table.h"
@@ -144,6 +145,62 @@ Test(amap, keys_that_differ_only_in_a_block_address_spread)
         cr_assert_eq(ac__amap_find(&m, &member, nodes[i].extra), &nodes[i]);
     ac__amap_destroy(&m);
     free(nodes);
+}
+
+/* ---- addresses: keyed, since a peer node chooses its actors' ----------- */
+
+/* The i-th of FLOOD addresses a hostile peer could choose: bytes 0-7 (the
+ * bucket hash the maps had), 8-15 (its node id) and the discriminator
+ * all alike, so before the key every one of them was on one chain; only
+ * bytes 16-31 differ. */
+static ac_addr chosen_addr(uint64_t i)
+{
+    ac_addr a;
+    memset(&a, 0, sizeof a);
+    memset(a.bytes, 0x5a, 16);
+    memcpy(a.bytes + 16, &i, sizeof i);
+    return a;
+}
+
+Test(amap_hash, addresses_that_share_their_first_bytes_spread_under_the_key)
+{
+    enum { CHOSEN = 4096 };
+    ac__amap m;
+    cr_assert_eq(ac__amap_init(&m), 0);
+    ac__amap_node *nodes = calloc(CHOSEN, sizeof *nodes);
+    for (size_t i = 0; i < CHOSEN; i++) {
+        nodes[i].key = chosen_addr(i);
+        nodes[i].extra = 0;
+        ac__amap_add(&m, &nodes[i]);
+    }
+    cr_assert_eq(m.table.count, CHOSEN);
+    /* 4096 keyed hashes at load <= 1: the longest chain is about 6, and
+     * one of 17 or more has odds far below 1e-9. With bytes 0-7 as the
+     * hash all 4096 shared one chain. */
+    cr_assert_leq(ac__table_longest_chain(&m.table), 16);
+    for (size_t i = 0; i < CHOSEN; i += 7) {
+        ac_addr a = chosen_addr(i);
+        cr_assert_eq(ac__amap_find(&m, &a, 0), &nodes[i]);
+    }
+    ac_addr none = chosen_addr(CHOSEN);
+    cr_assert_null(ac__amap_find(&m, &none, 0));
+    ac__amap_destroy(&m);
+    free(nodes);
+}
+
+Test(amap_hash, the_digest_of_an_address_depends_on_all_of_it_and_on_the_key)
+{
+    /* links.c keys a pair by its lower end and the higher end's digest: a
+     * peer's many ends that share bytes 0-15 must get different ones. */
+    ac__amap m1, m2;
+    cr_assert_eq(ac__amap_init(&m1), 0);
+    cr_assert_eq(ac__amap_init(&m2), 0);
+    ac_addr a = chosen_addr(1), b = chosen_addr(2);
+    cr_assert_neq(ac__amap_digest(&m1, &a), ac__amap_digest(&m1, &b));
+    cr_assert_eq(ac__amap_digest(&m1, &a), ac__amap_digest(&m1, &a));
+    cr_assert_neq(ac__amap_digest(&m1, &a), ac__amap_digest(&m2, &a));
+    ac__amap_destroy(&m1);
+    ac__amap_destroy(&m2);
 }
 
 /* ---- names: keyed, so FNV-1a's collisions do not carry over ------------- */
