@@ -37,6 +37,8 @@ typedef struct acc_arena {
 /* Zeroed, aligned for pointers, sizes, doubles and 64-bit integers (not
  * long double); never NULL. */
 void *acc_alloc(acc_arena *a, size_t size);
+/* Room for a string of len bytes and its NUL (zeroed, not aligned). */
+char *acc_alloc_chars(acc_arena *a, size_t len);
 /* A NUL-terminated copy of s[0..len). */
 char *acc_strndup(acc_arena *a, const char *s, size_t len);
 /* printf into the arena. */
@@ -335,7 +337,7 @@ typedef struct acc_message {
     bool has_parens;        /* `on x();` rather than `on x;` */
     bool has_reply;         /* `on x(...) -> (...);` */
     acc_field *reply;       /* the reply's fields (may be none) */
-    const char *cname[ACC_M_COUNT];     /* names.c; NULL: not made */
+    struct acc_actor *actor;    /* whose it is (its C names start with its) */
     struct acc_message *next;
 } acc_message;
 
@@ -356,8 +358,6 @@ typedef struct acc_actor {
     bool bad;
     bool referenced;        /* some ref<> names it */
     struct acc_module *mod;
-    /* names.c; NULL: not made. cname[ACC_A_STATE] is the prefix of all. */
-    const char *cname[ACC_A_COUNT];
     struct acc_actor *next;
 } acc_actor;
 
@@ -369,7 +369,7 @@ typedef struct acc_enumerator {
     acc_name lit;           /* the number, without its sign */
     acc_loc lit_at;         /* the number with its sign */
     int64_t value;          /* set by check.c */
-    const char *cname;      /* names.c */
+    struct acc_decl *decl;  /* its enum (its C name starts with the enum's) */
     struct acc_enumerator *next;
 } acc_enumerator;
 
@@ -400,7 +400,6 @@ typedef struct acc_decl {
      * itself (through sequences, maybe through others); `deep`, it holds a
      * recursive struct or is one. Their codec helpers count the nesting. */
     bool recursive, deep;
-    const char *cname[ACC_D_COUNT];     /* names.c */
     struct acc_decl *next;
 } acc_decl;
 
@@ -430,7 +429,6 @@ typedef struct acc_module {
     const char *found;          /* the path it was opened by */
     struct acc_module *next_opened;     /* acc_graph.opened */
     struct acc_module *next_in_order;   /* acc_graph.first */
-    const char *guard;          /* names.c: the header's include guard */
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
     uint32_t mark;              /* ast.c: the walk's visited mark */
@@ -440,6 +438,50 @@ typedef struct acc_module {
     struct acc_module *walk_up;
     struct acc_import *walk_at;
 } acc_module;
+
+/* ---- generated C names, spelled (names.c) ------------------------------------ */
+
+/* One generated name as its parts, spelled on demand and never stored (a
+ * dozen names a message, kept for the whole check, were most of its
+ * memory): the module's name, '_', the owner's (an actor's, struct's or
+ * enum's), the rule's `pre`, the member's (a message's or enum value's;
+ * len 0: none), the rule's `post`. The include guard is the module's name
+ * and `post`, upper-cased. */
+typedef struct acc_cname {
+    const struct acc_module *mod;
+    acc_name owner;
+    const acc_cname_rule *rule;
+    acc_name member;
+    bool guard;
+} acc_cname;
+
+/* The parts of row k of an owner's names; false when the owner has no
+ * such name (a hook it does not declare, a request's name of a plain
+ * message): then none is generated, and none is checked. */
+bool acc_actor_cname_of(const struct acc_actor *a, acc_actor_cname k,
+                        acc_cname *out);
+bool acc_msg_cname_of(const struct acc_message *m, acc_msg_cname k,
+                      acc_cname *out);
+void acc_decl_cname_of(const struct acc_decl *d, acc_decl_cname k,
+                       acc_cname *out);
+void acc_value_cname_of(const struct acc_enumerator *v, acc_cname *out);
+void acc_guard_cname_of(const struct acc_module *m, acc_cname *out);
+/* The name's length, and the name with its NUL written to out (room for
+ * acc_cname_len + 1 bytes). */
+size_t acc_cname_len(const acc_cname *c);
+void acc_cname_write(const acc_cname *c, char *out);
+/* The name, spelled into the arena. */
+const char *acc_cname_str(acc_arena *ar, const acc_cname *c);
+/* The same for the generators: NULL when not made. */
+const char *acc_actor_cstr(acc_arena *ar, const struct acc_actor *a,
+                            acc_actor_cname k);
+const char *acc_msg_cstr(acc_arena *ar, const struct acc_message *m,
+                          acc_msg_cname k);
+const char *acc_decl_cstr(acc_arena *ar, const struct acc_decl *d,
+                           acc_decl_cname k);
+const char *acc_value_cstr(acc_arena *ar,
+                                 const struct acc_enumerator *v);
+const char *acc_guard_cstr(acc_arena *ar, const struct acc_module *m);
 
 /* ast.c: calls fn on `m` and every module it imports, directly or not,
  * once each, imports first (the order the loader finished them in). fn
@@ -538,9 +580,6 @@ void acc_parse(acc_ctx *cx, acc_module *mod);
  * file being compiled. */
 void acc_check(acc_ctx *cx, const acc_graph *graph);
 
-/* names.c: fills in the C names of everything `mod` declares (the check
- * pass does, before it looks for collisions among them). */
-void acc_name_module(acc_arena *a, acc_module *mod);
 
 /* cnames.c: the rules on C identifiers. */
 /* Why `name` may not appear as a bare C identifier, or NULL if it may. */

@@ -100,6 +100,7 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
     m->doc = kw->doc;
     m->fields = fields;
     m->has_parens = parens;
+    m->actor = a;
     /* Hooks, not messages: start takes spawn's arguments; stop, down and
      * exit take none (down and exit get the runtime's ac_down / ac_exit). */
     static const char *const hooks[] = { "start", "stop", "down", "exit" };
@@ -281,6 +282,8 @@ void acc_ast_enum(acc_parser *ps, const acc_token *kw, const acc_token *name,
     acc_ast_struct(ps, kw, name, NULL);
     ps->mod->decls_tail->kind = ACC_ENUM;
     ps->mod->decls_tail->values = values;
+    for (acc_enumerator *v = values; v != NULL; v = v->next)
+        v->decl = ps->mod->decls_tail;
 }
 
 void acc_ast_enumerator(acc_parser *ps, acc_enum_list *list,

@@ -741,24 +741,45 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 
 /* ---- generated names --------------------------------------------------------- */
 
-/* The names are names.c's (acc_name_module); what is checked here is that
- * C can take each one, and that no two are the same.
+/* The names are names.c's; what is checked here is that C can take each
+ * one, and that no two are the same.
  *
- * The table of names holds, for each, only what made it (a name_owner,
- * one for all the names of a message, actor, struct, enum value or
- * module); its row is found again, from the owner's cname array, only to
- * describe a name in an error. A record per name was most of the check's
- * memory (a message makes a dozen names). */
-typedef struct name_owner {
-    const acc_module *mod;
-    const acc_actor *actor;
-    const acc_message *msg;
-    const acc_decl *decl;
-    const acc_enumerator *value;
-} name_owner;
+ * No name is kept. The table holds a record of 8 bytes for each: the
+ * name's hash and a reference to what made it (its owner, one for all the
+ * names of a message, actor, struct, enum value or module, and the row
+ * among the owner's names). A name is spelled into a scratch buffer to be
+ * hashed and checked, and a recorded one is spelled again only when a
+ * hash matches, to compare the two. Strings and 16-byte slots were most of
+ * the check's memory (a message makes a dozen names, a small actor 17). */
+
+/* An owner is a pointer to the AST node with its kind in the low bits
+ * (the arena aligns every node to 8). */
+enum { OWN_MODULE, OWN_DECL, OWN_VALUE, OWN_ACTOR, OWN_MSG, OWN_MASK = 7 };
+
+/* A reference: (owner index + 1) << ROW_BITS | row; 0 is an empty slot.
+ * 27 bits of owners are 134 million: an owner takes at least two bytes of
+ * source, and a compilation reads at most ACC_MAX_INPUT. */
+enum { ROW_BITS = 5 };
+
+typedef struct name_rec {
+    uint32_t hash;
+    uint32_t ref;
+} name_rec;
+
+typedef struct scratch {
+    char *s;
+    size_t cap;
+} scratch;
+
+typedef struct name_table {
+    name_rec *slots;
+    size_t cap, count;
+    uintptr_t *owners;      /* by index */
+    size_t owner_count;
+    scratch other;          /* a recorded name, spelled to compare */
+} name_table;
 
 typedef struct gen_name {
-    const char *name;
     const char *what;       /* the row's: "the send function" */
     const acc_module *mod;
     const acc_actor *actor;
@@ -766,6 +787,68 @@ typedef struct gen_name {
     const acc_decl *decl;
     const acc_enumerator *value;
 } gen_name;
+
+static uintptr_t owner_of(const name_table *t, uint32_t ref)
+{
+    return t->owners[(ref >> ROW_BITS) - 1];
+}
+
+/* The parts of the name `ref` stands for; false: not made. */
+static bool cname_of(uintptr_t o, int row, acc_cname *c)
+{
+    const void *p = (const void *)(o & ~(uintptr_t)OWN_MASK);
+    switch (o & OWN_MASK) {
+    case OWN_MODULE:
+        acc_guard_cname_of(p, c);
+        return true;
+    case OWN_DECL:
+        acc_decl_cname_of(p, (acc_decl_cname)row, c);
+        return true;
+    case OWN_VALUE:
+        acc_value_cname_of(p, c);
+        return true;
+    case OWN_ACTOR:
+        return acc_actor_cname_of(p, (acc_actor_cname)row, c);
+    default:
+        return acc_msg_cname_of(p, (acc_msg_cname)row, c);
+    }
+}
+
+static gen_name unpack(const name_table *t, uint32_t ref)
+{
+    uintptr_t o = owner_of(t, ref);
+    int row = (int)(ref & ((1u << ROW_BITS) - 1));
+    const void *p = (const void *)(o & ~(uintptr_t)OWN_MASK);
+    gen_name g = { acc_guard_cname.what, NULL, NULL, NULL, NULL, NULL };
+    switch (o & OWN_MASK) {
+    case OWN_MODULE:
+        g.mod = p;
+        break;
+    case OWN_DECL:
+        g.decl = p;
+        g.mod = g.decl->mod;
+        g.what = acc_decl_cnames[row].what;
+        break;
+    case OWN_VALUE:
+        g.value = p;
+        g.decl = g.value->decl;
+        g.mod = g.decl->mod;
+        g.what = acc_value_cname.what;
+        break;
+    case OWN_ACTOR:
+        g.actor = p;
+        g.mod = g.actor->mod;
+        g.what = acc_actor_cnames[row].what;
+        break;
+    default:
+        g.msg = p;
+        g.actor = g.msg->actor;
+        g.mod = g.actor->mod;
+        g.what = acc_msg_cnames[row].what;
+        break;
+    }
+    return g;
+}
 
 static const char *describe(checker *ck, const gen_name *g)
 {
@@ -808,144 +891,108 @@ static acc_loc origin(const gen_name *g)
     return loc_of(g->mod->name);
 }
 
-/* The row among `n` names (a cname array) that spelled s[0..len): the
- * first, as the names are recorded in their rows' order. */
-static int row_of(const char *const *names, int n, const char *s, size_t len)
+/* The name spelled into `sc` (NUL-terminated), its length in *len. */
+static const char *spell(acc_arena *ar, scratch *sc, const acc_cname *c,
+                         size_t *len)
 {
-    for (int k = 0; k < n; k++)
-        if (names[k] != NULL && strlen(names[k]) == len &&
-            memcmp(names[k], s, len) == 0)
-            return k;
-    return 0;
+    size_t n = acc_cname_len(c);
+    if (n + 1 > sc->cap) {
+        sc->cap = (n + 1) * 2;
+        sc->s = acc_alloc_chars(ar, sc->cap);
+    }
+    acc_cname_write(c, sc->s);
+    *len = n;
+    return sc->s;
 }
 
-/* The name s[0..len) as its owner made it. */
-static gen_name unpack(const name_owner *o, const char *s, size_t len)
+static uint32_t name_hash(const char *s, size_t n)
 {
-    gen_name g = { NULL, acc_guard_cname.what, o->mod, o->actor, o->msg,
-                   o->decl, o->value };
-    if (o->value != NULL)
-        g.what = acc_value_cname.what;
-    else if (o->decl != NULL)
-        g.what = acc_decl_cnames[row_of(o->decl->cname, ACC_D_COUNT, s,
-                                        len)].what;
-    else if (o->msg != NULL)
-        g.what = acc_msg_cnames[row_of(o->msg->cname, ACC_M_COUNT, s,
-                                       len)].what;
-    else if (o->actor != NULL)
-        g.what = acc_actor_cnames[row_of(o->actor->cname, ACC_A_COUNT, s,
-                                         len)].what;
-    g.name = s;             /* maybe not NUL-terminated: not printed */
-    return g;
-}
-
-/* The table of generated names: open addressing, made once for as many
- * names as count_names finds, a slot being a name (names.c's, so
- * NUL-terminated) and its owner. 16 bytes a slot where a general map's
- * are 24: the table is the largest thing the check makes. */
-typedef struct name_slot {
-    const char *name;
-    const name_owner *owner;
-} name_slot;
-
-typedef struct name_table {
-    name_slot *slots;
-    size_t cap, count;
-    acc_arena *arena;
-} name_table;
-
-static size_t name_hash(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037ull;       /* FNV-1a */
+    uint32_t h = 2166136261u;       /* FNV-1a */
     for (size_t i = 0; i < n; i++) {
         h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
+        h *= 16777619u;
     }
-    return (size_t)h;
+    return h;
 }
 
-static void table_init(name_table *t, acc_arena *a, size_t n)
+/* Made once for every name count_names finds, at most 3/4 full, so that
+ * it never grows and always has an empty slot to end a search. */
+static void table_init(name_table *t, acc_arena *a, size_t names,
+                       size_t owners)
 {
-    t->arena = a;
-    t->cap = 16;
-    while (t->cap / 4 * 3 < n && t->cap < SIZE_MAX / 64)
-        t->cap *= 2;
+    t->cap = names + names / 3 + 1;
     t->count = 0;
     t->slots = acc_alloc(a, t->cap * sizeof(*t->slots));
+    t->owners = acc_alloc(a, (owners > 0 ? owners : 1) * sizeof(*t->owners));
+    t->owner_count = 0;
+    t->other = (scratch){ NULL, 0 };
 }
 
-/* The slot of s[0..len) (a source name need not be NUL-terminated), or
- * the empty one where it would go. */
-static name_slot *table_find(const name_table *t, const char *s, size_t len)
+/* The record of s[0..len) (hash h), or the empty one where it would go.
+ * The first slot looked at is the hash scaled to the table (no power of
+ * two: a table sized to its names). */
+static name_rec *table_find(name_table *t, acc_arena *ar, const char *s,
+                            size_t len, uint32_t h)
 {
-    size_t mask = t->cap - 1;
-    for (size_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
-        name_slot *sl = &t->slots[i];
-        if (sl->name == NULL ||
-            (strncmp(sl->name, s, len) == 0 && sl->name[len] == '\0'))
-            return sl;
+    for (size_t i = (size_t)(((uint64_t)h * t->cap) >> 32);;
+         i = i + 1 < t->cap ? i + 1 : 0) {
+        name_rec *r = &t->slots[i];
+        if (r->ref == 0)
+            return r;
+        if (r->hash != h)
+            continue;
+        acc_cname c;
+        cname_of(owner_of(t, r->ref), (int)(r->ref & ((1u << ROW_BITS) - 1)),
+                 &c);
+        size_t n;
+        const char *o = spell(ar, &t->other, &c, &n);
+        if (n == len && memcmp(o, s, len) == 0)
+            return r;
     }
-}
-
-static const name_owner *table_get(const name_table *t, const char *s,
-                                   size_t len)
-{
-    return table_find(t, s, len)->owner;
-}
-
-/* Records `name` unless it is there; returns the owner now recorded. */
-static const name_owner *table_put(name_table *t, const char *name,
-                                   size_t len, const name_owner *o)
-{
-    name_slot *sl = table_find(t, name, len);
-    if (sl->name != NULL)
-        return sl->owner;
-    /* Sized for every name, it never grows: this is only in case. */
-    if ((t->count + 1) * 4 > t->cap * 3) {
-        name_table old = *t;
-        table_init(t, old.arena, old.cap);
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.slots[i].name != NULL)
-                *table_find(t, old.slots[i].name,
-                            strlen(old.slots[i].name)) = old.slots[i];
-        t->count = old.count;
-        acc_arena_give_back(t->arena, old.slots);
-        sl = table_find(t, name, len);
-    }
-    sl->name = name;
-    sl->owner = o;
-    t->count++;
-    return o;
 }
 
 typedef struct namer {
     checker *ck;
     name_table *names;
+    scratch name;           /* the name being recorded */
     bool report;            /* false: an import's names, already checked */
-    const acc_module *mod;
 } namer;
 
-/* Records generated name `name` of `o`; false (after reporting) if it
- * clashes. A name not made (NULL) passes. */
-static bool add(namer *nm, const name_owner *o, const char *name)
+/* Records name `row` of the owner at `oi`; false (after reporting) if C
+ * cannot take it or it clashes. A name not made passes. */
+static bool add(namer *nm, uint32_t oi, int row)
 {
-    if (name == NULL)
-        return true;
     checker *ck = nm->ck;
-    size_t len = strlen(name);
+    acc_arena *ar = &ck->cx->arena;
+    name_table *t = nm->names;
+    acc_cname c;
+    if (!cname_of(t->owners[oi], row, &c))
+        return true;
+    uint32_t ref = (oi + 1) << ROW_BITS | (uint32_t)row;
+    size_t len;
+    const char *name = spell(ar, &nm->name, &c, &len);
     if (nm->report) {
         const char *why = acc_c_reserved(name, len);
         if (why != NULL) {
-            gen_name g = unpack(o, name, len);
+            gen_name g = unpack(t, ref);
             error(ck, origin(&g), "'%s', %s, is %s", name,
                   describe(ck, &g), why);
             return false;
         }
     }
-    const name_owner *first = table_put(nm->names, name, len, o);
-    if (first == o || !nm->report)
+    uint32_t h = name_hash(name, len);
+    name_rec *r = table_find(t, ar, name, len, h);
+    if (r->ref == 0) {
+        r->hash = h;
+        r->ref = ref;
+        t->count++;
         return true;
-    gen_name g = unpack(o, name, len), f = unpack(first, name, len);
+    }
+    /* Two rows of one owner may spell one name (a request named `reply`:
+     * its reply struct and reply function); that was never reported. */
+    if (r->ref >> ROW_BITS == ref >> ROW_BITS || !nm->report)
+        return true;
+    gen_name g = unpack(t, ref), f = unpack(t, r->ref);
     error(ck, origin(&g), "'%s', %s, collides with %s", name,
           describe(ck, &g), describe(ck, &f));
     acc_note(ck->cx, &f.mod->file, origin(&f),
@@ -953,13 +1000,11 @@ static bool add(namer *nm, const name_owner *o, const char *name)
     return false;
 }
 
-static const name_owner *owner(namer *nm, const acc_actor *a,
-                               const acc_message *m, const acc_decl *d,
-                               const acc_enumerator *v)
+static uint32_t owner(namer *nm, const void *p, int kind)
 {
-    name_owner *o = acc_alloc(&nm->ck->cx->arena, sizeof(*o));
-    *o = (name_owner){ nm->mod, a, m, d, v };
-    return o;
+    name_table *t = nm->names;
+    t->owners[t->owner_count] = (uintptr_t)p | (uintptr_t)kind;
+    return (uint32_t)t->owner_count++;
 }
 
 /* One report per type, actor or message is enough. */
@@ -968,80 +1013,85 @@ static void module_names(acc_module *mod, void *arg)
     namer *nm = arg;
     if (mod->bad || !mod->has_name)
         return;
-    nm->mod = mod;
     nm->report = mod == nm->ck->mod;
 
-    add(nm, owner(nm, NULL, NULL, NULL, NULL), mod->guard);
+    add(nm, owner(nm, mod, OWN_MODULE), 0);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
         bool ok = true;
-        const name_owner *o = owner(nm, NULL, NULL, d, NULL);
+        uint32_t o = owner(nm, d, OWN_DECL);
         for (int k = 0; ok && k < ACC_D_COUNT; k++)
-            ok = add(nm, o, d->cname[k]);
+            ok = add(nm, o, k);
         for (const acc_enumerator *v = d->values; ok && v != NULL;
              v = v->next)
-            ok = add(nm, owner(nm, NULL, NULL, d, v), v->cname);
+            ok = add(nm, owner(nm, v, OWN_VALUE), 0);
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
         bool ok = true;
-        const name_owner *o = owner(nm, a, NULL, NULL, NULL);
+        uint32_t o = owner(nm, a, OWN_ACTOR);
         for (int k = 0; ok && k < ACC_A_COUNT; k++)
-            ok = add(nm, o, a->cname[k]);
+            ok = add(nm, o, k);
         for (const acc_message *m = a->messages; ok && m != NULL;
              m = m->next) {
             if (m->bad)
                 continue;
             bool mok = true;
-            const name_owner *mo = owner(nm, a, m, NULL, NULL);
+            uint32_t mo = owner(nm, m, OWN_MSG);
             for (int k = 0; mok && k < ACC_M_COUNT; k++)
-                mok = add(nm, mo, m->cname[k]);
+                mok = add(nm, mo, k);
         }
     }
 }
 
-static size_t made(const char *const *names, int n)
-{
-    size_t count = 0;
-    for (int k = 0; k < n; k++)
-        count += names[k] != NULL;
-    return count;
-}
+/* How many names module_names may record (those made), and owners: the
+ * table is made that size at once. */
+typedef struct name_count {
+    size_t names, owners;
+} name_count;
 
-/* How many names module_names may record (those made): the table is made
- * that size at once, rather than grown through every smaller one. */
 static void count_names(acc_module *mod, void *arg)
 {
-    size_t *n = arg;
+    name_count *n = arg;
+    acc_cname c;
     if (mod->bad || !mod->has_name)
         return;
-    *n += 1;
+    n->names++;
+    n->owners++;
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
-        *n += made(d->cname, ACC_D_COUNT);
-        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
-            *n += 1;
+        n->names += ACC_D_COUNT;
+        n->owners++;
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next) {
+            n->names++;
+            n->owners++;
+        }
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        *n += made(a->cname, ACC_A_COUNT);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next)
-            *n += made(m->cname, ACC_M_COUNT);
+        n->owners++;
+        for (int k = 0; k < ACC_A_COUNT; k++)
+            n->names += acc_actor_cname_of(a, (acc_actor_cname)k, &c);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            n->owners++;
+            n->names += m->has_reply ? ACC_M_COUNT : ACC_M_REPLY_STRUCT;
+        }
     }
 }
 
-static void shadows(checker *ck, const name_table *names, acc_name n,
+static void shadows(checker *ck, name_table *names, acc_name n,
                     const char *what)
 {
-    const name_owner *o = table_get(names, n.s, n.len);
-    if (o != NULL) {
-        gen_name g = unpack(o, n.s, n.len);
+    name_rec *r = table_find(names, &ck->cx->arena, n.s, n.len,
+                             name_hash(n.s, n.len));
+    if (r->ref != 0) {
+        gen_name g = unpack(names, r->ref);
         error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
               "is %s", (int)n.len, n.s, what, describe(ck, &g));
     }
 }
 
-static void check_shadowing(checker *ck, const name_table *names,
+static void check_shadowing(checker *ck, name_table *names,
                             const acc_field *fields, const acc_message *m)
 {
     if (m != NULL)
@@ -1052,11 +1102,12 @@ static void check_shadowing(checker *ck, const name_table *names,
 
 static void check_generated_names(checker *ck)
 {
+    acc_arena *ar = &ck->cx->arena;
     name_table names;
-    size_t count = 0;
+    name_count count = { 0, 0 };
     acc_each_module(ck->cx, ck->mod, count_names, &count);
-    table_init(&names, &ck->cx->arena, count);
-    namer nm = { ck, &names, false, NULL };
+    table_init(&names, ar, count.names, count.owners);
+    namer nm = { ck, &names, { NULL, 0 }, false };
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);
 
@@ -1075,6 +1126,9 @@ static void check_generated_names(checker *ck)
             check_shadowing(ck, &names, m->reply, NULL);
         }
     }
+    /* The generators need none of it: what outgrew a chunk goes back. */
+    acc_arena_give_back(ar, names.slots);
+    acc_arena_give_back(ar, names.owners);
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -1103,7 +1157,6 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     int before = cx->errors;
     if (!mod->has_name)
         return;
-    acc_name_module(&cx->arena, mod);
     acc_map_init(&mod->scope, &cx->arena);
     ck.scope = mod->scope;
     check_module(&ck);
