@@ -403,6 +403,11 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
                          acc_name owner, const param *params,
                          const char *kind)
 {
+    /* The map of a long list goes once the list is checked: kept, the
+     * maps of many long parameter lists were half the check's memory.
+     * Nothing else here allocates in the arena (diagnostics are not in
+     * it), and no map made before is grown. */
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
     acc_map seen;
     size_t index = 0;
     for (acc_field *f = fields; f != NULL; f = f->next, index++) {
@@ -426,6 +431,7 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
         }
         resolve(ck, &f->type);
     }
+    acc_arena_release(&ck->cx->arena, mk);
 }
 
 static void check_enum(checker *ck, acc_decl *d)
@@ -436,6 +442,8 @@ static void check_enum(checker *ck, acc_decl *d)
         d->bad = true;
         return;
     }
+    /* Its maps (and their keys) go once the enum is checked. */
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
     acc_map names, values;
     acc_map_init(&names, &ck->cx->arena);
     acc_map_init(&values, &ck->cx->arena);
@@ -491,6 +499,7 @@ static void check_enum(checker *ck, acc_decl *d)
         }
         next++;
     }
+    acc_arena_release(&ck->cx->arena, mk);
 }
 
 static void check_decl(checker *ck, acc_decl *d)
@@ -553,6 +562,9 @@ static void check_actor(checker *ck, acc_actor *a)
         check_fields(ck, a->start->fields, "the start hook of actor",
                      a->name, spawn_params, "start");
 
+    /* The map of many messages goes once they are checked (check_fields
+     * releases its own before this one grows again). */
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
     acc_map seen;
     size_t index = 0;
     for (acc_message *m = a->messages; m != NULL; m = m->next, index++) {
@@ -575,6 +587,7 @@ static void check_actor(checker *ck, acc_actor *a)
             check_fields(ck, m->reply, "the reply of message", m->name,
                          reply_params, "reply");
     }
+    acc_arena_release(&ck->cx->arena, mk);
 }
 
 /* ---- structs by value: no cycles, bounded size ----------------------------- */
