@@ -298,13 +298,15 @@ struct acc_module;
 /* One per field, and one more per array or sequence: the fields of the
  * named types and those of arrays and sequences share their place, which
  * nearly halves it (the AST is most of the check's memory). Only the kind's
- * own fields may be read; a scalar's are all zero. */
+ * own fields may be read; a scalar's are all zero. What can be worked out
+ * from the rest is not stored (a qualifier's text, an array size's sign):
+ * acc_type_qual, acc_type_size_at, acc_type_size_neg. */
 typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
     union {
         struct {            /* REF, NAMED */
-            acc_name qual;  /* "mod" of mod.Name (len 0: none) */
+            acc_loc qual;   /* "mod" of mod.Name (len 0: none) */
             acc_name target;            /* REF: the actor; NAMED: the type */
             union {
                 struct acc_actor *actor;    /* REF: resolved by check.c */
@@ -314,12 +316,38 @@ typedef struct acc_type {
         struct {            /* ARRAY, SEQ */
             struct acc_type *elem;
             acc_name size_lit;  /* ARRAY: the size as written */
-            acc_loc size_at;    /* the size with its sign */
+            uint32_t size_from; /* ARRAY: where the size starts, its '-'
+                                 * included */
             uint32_t size;      /* ARRAY: checked by check.c */
-            bool size_neg;      /* the size has a '-' before it */
         };
     };
 } acc_type;
+
+/* The qualifier of a REF or NAMED type as a name (s NULL: none): it is in
+ * the same source as the target, just before it. */
+static inline acc_name acc_type_qual(const acc_type *t)
+{
+    acc_name n = { NULL, 0, 0 };
+    if (t->qual.len > 0) {
+        n.s = t->target.s - t->target.off + t->qual.off;
+        n.len = t->qual.len;
+        n.off = t->qual.off;
+    }
+    return n;
+}
+
+/* An ARRAY's size with its sign, and whether it has a '-'. */
+static inline acc_loc acc_type_size_at(const acc_type *t)
+{
+    acc_loc at = { t->size_from,
+                   t->size_lit.off + t->size_lit.len - t->size_from };
+    return at;
+}
+
+static inline bool acc_type_size_neg(const acc_type *t)
+{
+    return t->size_from != t->size_lit.off;
+}
 
 typedef struct acc_field {
     acc_name name;

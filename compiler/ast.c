@@ -232,8 +232,10 @@ acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
     t.type.kind = kind;
     t.type.at.off = first->off;
     t.type.at.len = last->off + last->len - first->off;
-    if (qual != NULL)
-        t.type.qual = name_of(qual);
+    if (qual != NULL) {
+        t.type.qual.off = qual->off;
+        t.type.qual.len = qual->len;
+    }
     if (target != NULL)
         t.type.target = name_of(target);
     t.doc = first->doc;
@@ -253,9 +255,8 @@ acc_type_tok acc_ast_array(acc_parser *ps, const acc_type_tok *elem,
     t.type.elem = e;
     if (size != NULL) {
         t.type.size_lit = name_of(&size->tok);
-        t.type.size_neg = size->neg;
-        t.type.size_at.off = size->first.off;
-        t.type.size_at.len = size->tok.off + size->tok.len - size->first.off;
+        /* size->first is the '-' when size->neg (acc_type_size_neg). */
+        t.type.size_from = size->first.off;
     }
     return t;
 }

@@ -23,7 +23,7 @@
 typedef struct checker {
     acc_ctx *cx;
     acc_module *mod;        /* the module being checked */
-    acc_map scope;          /* name -> scope_entry: structs, enums, actors */
+    acc_map scope;          /* name -> struct, enum or actor (scope_entry) */
 } checker;
 
 /* Errors and their notes about the module being checked are in its file;
@@ -53,6 +53,23 @@ typedef struct scope_entry {
     acc_decl *decl;         /* or */
     acc_actor *actor;
 } scope_entry;
+
+/* The scope's value is the declaration itself, an actor's with its low
+ * bit set (the arena aligns both to 8): no entry is allocated for it. */
+static void *scope_value(acc_decl *d, acc_actor *a)
+{
+    return d != NULL ? (void *)d : (void *)((uintptr_t)a | 1);
+}
+
+static scope_entry scope_entry_of(void *v)
+{
+    scope_entry e = { NULL, NULL };
+    if ((uintptr_t)v & 1)
+        e.actor = (acc_actor *)((uintptr_t)v & ~(uintptr_t)1);
+    else
+        e.decl = v;
+    return e;
+}
 
 static acc_loc loc_of(acc_name n)
 {
@@ -148,16 +165,14 @@ static const char *decl_what(const acc_decl *d)
 
 static void declare(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
 {
-    scope_entry *e = acc_alloc(&ck->cx->arena, sizeof(*e));
-    e->decl = d;
-    e->actor = a;
-    acc_map_put(&ck->scope, n.s, n.len, e);
+    acc_map_put(&ck->scope, n.s, n.len, scope_value(d, a));
 }
 
 /* Reports a second declaration of a name, or a name C cannot take. */
 static void check_declared(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
 {
-    scope_entry *first = acc_map_get(&ck->scope, n.s, n.len);
+    scope_entry e = scope_entry_of(acc_map_get(&ck->scope, n.s, n.len));
+    const scope_entry *first = &e;
     bool ok;
     if (first->decl != d || first->actor != a) {
         acc_name fn = first->decl ? first->decl->name : first->actor->name;
@@ -221,10 +236,16 @@ static acc_module *scope_of(checker *ck, acc_name qual)
     return NULL;
 }
 
-static scope_entry *lookup(acc_module *m, acc_name n)
+/* What `n` names in m's scope; NULL when nothing (or m's scope is not
+ * made: a module that failed its check). */
+static const scope_entry *lookup(acc_module *m, acc_name n,
+                                 scope_entry *out)
 {
-    acc_map *scope = m->scope_ready ? &m->scope : NULL;
-    return scope ? acc_map_get(scope, n.s, n.len) : NULL;
+    void *v = m->scope_ready ? acc_map_get(&m->scope, n.s, n.len) : NULL;
+    if (v == NULL)
+        return NULL;
+    *out = scope_entry_of(v);
+    return out;
 }
 
 /* "did you mean": the closest name of the wanted kind within a third of
@@ -256,22 +277,23 @@ static acc_name closest(acc_module *m, acc_name n, bool actors)
 static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
 {
     const char *what = actor ? "actor" : "type";
-    acc_name n = t->target;
+    acc_name n = t->target, qual = acc_type_qual(t);
     acc_name near = closest(m, n, actor);
     acc_module *in = NULL;
     /* Declared in an import: suggest the qualified name. */
-    if (near.s == NULL && t->qual.len == 0)
+    if (near.s == NULL && qual.len == 0)
         for (acc_import *im = ck->mod->imports; im != NULL; im = im->next) {
-            scope_entry *e = im->mod ? lookup(im->mod, n) : NULL;
+            scope_entry se;
+            const scope_entry *e = im->mod ? lookup(im->mod, n, &se) : NULL;
             if (e != NULL && (actor ? e->actor != NULL : e->decl != NULL)) {
                 in = im->mod;
                 break;
             }
         }
-    if (t->qual.len > 0 && near.s != NULL)
+    if (qual.len > 0 && near.s != NULL)
         error(ck, loc_of(n), "unknown %s '%.*s.%.*s'; did you mean "
-              "'%.*s.%.*s'?", what, (int)t->qual.len, t->qual.s,
-              (int)n.len, n.s, (int)t->qual.len, t->qual.s,
+              "'%.*s.%.*s'?", what, (int)qual.len, qual.s,
+              (int)n.len, n.s, (int)qual.len, qual.s,
               (int)near.len, near.s);
     else if (near.s != NULL)
         error(ck, loc_of(n), "unknown %s '%.*s'; did you mean "
@@ -280,9 +302,9 @@ static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
         error(ck, loc_of(n), "unknown %s '%.*s'; did you mean "
               "'%.*s.%.*s'?", what, (int)n.len, n.s, (int)in->name.len,
               in->name.s, (int)n.len, n.s);
-    else if (t->qual.len > 0)
+    else if (qual.len > 0)
         error(ck, loc_of(n), "unknown %s '%.*s.%.*s'", what,
-              (int)t->qual.len, t->qual.s, (int)n.len, n.s);
+              (int)qual.len, qual.s, (int)n.len, n.s);
     else
         error(ck, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
               n.s);
@@ -298,14 +320,14 @@ static void check_array_size(checker *ck, acc_type *t)
     if (!acc_parse_int(lit.s, lit.len, &v, &overflow)) {
         error(ck, loc_of(lit), "invalid integer literal '%.*s'",
               (int)lit.len, lit.s);
-    } else if (!overflow && (v == 0 || t->size_neg)) {
-        error(ck, t->size_at, "array size must be positive, not "
-              "%s%.*s", t->size_neg && v != 0 ? "-" : "", (int)lit.len,
-              lit.s);
+    } else if (!overflow && (v == 0 || acc_type_size_neg(t))) {
+        error(ck, acc_type_size_at(t), "array size must be positive, not "
+              "%s%.*s", acc_type_size_neg(t) && v != 0 ? "-" : "",
+              (int)lit.len, lit.s);
     } else if (overflow || v > MAX_ARRAY) {
-        error(ck, t->size_at, "array size %s%.*s is out of range "
-              "(1..%u)", t->size_neg ? "-" : "", (int)lit.len, lit.s,
-              MAX_ARRAY);
+        error(ck, acc_type_size_at(t), "array size %s%.*s is out of "
+              "range (1..%u)", acc_type_size_neg(t) ? "-" : "",
+              (int)lit.len, lit.s, MAX_ARRAY);
     } else {
         t->size = (uint32_t)v;
         return;
@@ -317,10 +339,11 @@ static void resolve(checker *ck, acc_type *t)
 {
     switch (t->kind) {
     case ACC_REF: {
-        acc_module *m = scope_of(ck, t->qual);
+        acc_module *m = scope_of(ck, acc_type_qual(t));
         if (m == NULL)
             return;
-        scope_entry *e = lookup(m, t->target);
+        scope_entry se;
+        const scope_entry *e = lookup(m, t->target, &se);
         if (e != NULL && e->actor != NULL) {
             t->actor = e->actor;
             t->actor->referenced = true;
@@ -334,10 +357,11 @@ static void resolve(checker *ck, acc_type *t)
         return;
     }
     case ACC_NAMED: {
-        acc_module *m = scope_of(ck, t->qual);
+        acc_module *m = scope_of(ck, acc_type_qual(t));
         if (m == NULL)
             return;
-        scope_entry *e = lookup(m, t->target);
+        scope_entry se;
+        const scope_entry *e = lookup(m, t->target, &se);
         if (e != NULL && e->decl != NULL)
             t->decl = e->decl;
         else if (e != NULL)
@@ -757,26 +781,28 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 /* The names are names.c's; what is checked here is that C can take each
  * one, and that no two are the same.
  *
- * No name is kept. The table holds a record of 8 bytes for each: the
- * name's hash and a reference to what made it (its owner, one for all the
- * names of a message, actor, struct, enum value or module, and the row
- * among the owner's names). A name is spelled into a scratch buffer to be
- * hashed and checked, and a recorded one is spelled again only when a
- * hash matches, to compare the two. Strings and 16-byte slots were most of
- * the check's memory (a message makes a dozen names, a small actor 17). */
+ * No name is kept, and few are recorded. A first pass sets, for each name,
+ * one bit of a filter (8 bits a name) chosen by its hash, and a second
+ * bit where the first was set already: only a name whose bit was hit
+ * twice can equal another (or a field name that might shadow it, which
+ * marks its bit the same way). The check then goes through the names in
+ * their order as before, spelling each one (into a scratch buffer) to see
+ * that C can take it, and records only those: about one name in nine, in
+ * a table whose record is its owner (one for all the names of a message,
+ * actor, struct, enum value or module), row and hash. A recorded name is
+ * spelled again only when a hash matches, to compare the two. Strings
+ * with a slot of 16 bytes for every name were most of the check's memory
+ * (a message makes a dozen names, a small actor 17); the filter and the
+ * records take 3 to 4 bytes a name. */
 
 /* An owner is a pointer to the AST node with its kind in the low bits
  * (the arena aligns every node to 8). */
 enum { OWN_MODULE, OWN_DECL, OWN_VALUE, OWN_ACTOR, OWN_MSG, OWN_MASK = 7 };
 
-/* A reference: (owner index + 1) << ROW_BITS | row; 0 is an empty slot.
- * 27 bits of owners are 134 million: an owner takes at least two bytes of
- * source, and a compilation reads at most ACC_MAX_INPUT. */
-enum { ROW_BITS = 5 };
-
 typedef struct name_rec {
+    uintptr_t owner;        /* 0: an empty slot */
     uint32_t hash;
-    uint32_t ref;
+    uint32_t row;
 } name_rec;
 
 typedef struct scratch {
@@ -785,10 +811,12 @@ typedef struct scratch {
 } scratch;
 
 typedef struct name_table {
-    name_rec *slots;
+    name_rec *slots;        /* open addressing, at most 3/4 full */
     size_t cap, count;
-    uintptr_t *owners;      /* by index */
-    size_t owner_count;
+    /* The filter: bits `bits` long, `once` set by a name's hash, `twice`
+     * where once was set already (or a looked-up name found it set). */
+    uint8_t *once, *twice;
+    size_t bits;
     scratch other;          /* a recorded name, spelled to compare */
 } name_table;
 
@@ -801,12 +829,12 @@ typedef struct gen_name {
     const acc_enumerator *value;
 } gen_name;
 
-static uintptr_t owner_of(const name_table *t, uint32_t ref)
+static uintptr_t owner_ref(const void *p, int kind)
 {
-    return t->owners[(ref >> ROW_BITS) - 1];
+    return (uintptr_t)p | (uintptr_t)kind;
 }
 
-/* The parts of the name `ref` stands for; false: not made. */
+/* The parts of row `row` of owner o's names; false: not made. */
 static bool cname_of(uintptr_t o, int row, acc_cname *c)
 {
     const void *p = (const void *)(o & ~(uintptr_t)OWN_MASK);
@@ -827,10 +855,8 @@ static bool cname_of(uintptr_t o, int row, acc_cname *c)
     }
 }
 
-static gen_name unpack(const name_table *t, uint32_t ref)
+static gen_name unpack(uintptr_t o, int row)
 {
-    uintptr_t o = owner_of(t, ref);
-    int row = (int)(ref & ((1u << ROW_BITS) - 1));
     const void *p = (const void *)(o & ~(uintptr_t)OWN_MASK);
     gen_name g = { acc_guard_cname.what, NULL, NULL, NULL, NULL, NULL };
     switch (o & OWN_MASK) {
@@ -928,40 +954,88 @@ static uint32_t name_hash(const char *s, size_t n)
     return h;
 }
 
-/* Made once for every name count_names finds, at most 3/4 full, so that
- * it never grows and always has an empty slot to end a search. */
-static void table_init(name_table *t, acc_arena *a, size_t names,
-                       size_t owners)
+/* The filter's bit of hash h: the hash mixed again (MurmurHash3's
+ * finalizer), so that names sharing a bit do not also share the table's
+ * first slot (taken from h's top bits), then scaled to the filter. */
+static size_t filter_bit(const name_table *t, uint32_t h)
 {
-    t->cap = names + names / 3 + 1;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return (size_t)(((uint64_t)h * t->bits) >> 32);
+}
+
+static bool bit_get(const uint8_t *set, size_t b)
+{
+    return (set[b >> 3] >> (b & 7)) & 1;
+}
+
+static void bit_set(uint8_t *set, size_t b)
+{
+    set[b >> 3] = (uint8_t)(set[b >> 3] | 1u << (b & 7));
+}
+
+/* Whether a name of hash h may equal another: only those are recorded,
+ * and only those are looked up. */
+static bool candidate(const name_table *t, uint32_t h)
+{
+    return bit_get(t->twice, filter_bit(t, h));
+}
+
+/* The filter for `names` names; the table starts small and grows with
+ * the candidates. */
+static void table_init(name_table *t, acc_arena *a, size_t names)
+{
+    t->bits = names < 8 ? 64 : names * 8;
+    t->once = acc_alloc(a, t->bits / 8 + 1);
+    t->twice = acc_alloc(a, t->bits / 8 + 1);
+    t->cap = 16;
     t->count = 0;
     t->slots = acc_alloc(a, t->cap * sizeof(*t->slots));
-    t->owners = acc_alloc(a, (owners > 0 ? owners : 1) * sizeof(*t->owners));
-    t->owner_count = 0;
     t->other = (scratch){ NULL, 0 };
 }
 
-/* The record of s[0..len) (hash h), or the empty one where it would go.
- * The first slot looked at is the hash scaled to the table (no power of
- * two: a table sized to its names). */
+/* The record of s[0..len) (hash h), or the empty one where it would go. */
 static name_rec *table_find(name_table *t, acc_arena *ar, const char *s,
                             size_t len, uint32_t h)
 {
-    for (size_t i = (size_t)(((uint64_t)h * t->cap) >> 32);;
-         i = i + 1 < t->cap ? i + 1 : 0) {
+    size_t mask = t->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
         name_rec *r = &t->slots[i];
-        if (r->ref == 0)
+        if (r->owner == 0)
             return r;
         if (r->hash != h)
             continue;
         acc_cname c;
-        cname_of(owner_of(t, r->ref), (int)(r->ref & ((1u << ROW_BITS) - 1)),
-                 &c);
+        cname_of(r->owner, (int)r->row, &c);
         size_t n;
         const char *o = spell(ar, &t->other, &c, &n);
         if (n == len && memcmp(o, s, len) == 0)
             return r;
     }
+}
+
+/* Makes room for one more record (doubling at 3/4 full). */
+static void table_reserve(name_table *t, acc_arena *ar)
+{
+    if ((t->count + 1) * 4 <= t->cap * 3)
+        return;
+    name_rec *old = t->slots;
+    size_t old_cap = t->cap;
+    t->cap *= 2;
+    t->slots = acc_alloc(ar, t->cap * sizeof(*t->slots));
+    size_t mask = t->cap - 1;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (old[i].owner == 0)
+            continue;
+        size_t j = old[i].hash & mask;
+        while (t->slots[j].owner != 0)
+            j = (j + 1) & mask;
+        t->slots[j] = old[i];
+    }
+    acc_arena_give_back(ar, old);
 }
 
 typedef struct namer {
@@ -971,53 +1045,47 @@ typedef struct namer {
     bool report;            /* false: an import's names, already checked */
 } namer;
 
-/* Records name `row` of the owner at `oi`; false (after reporting) if C
- * cannot take it or it clashes. A name not made passes. */
-static bool add(namer *nm, uint32_t oi, int row)
+/* Records name `row` of owner o; false (after reporting) if C cannot take
+ * it or it clashes. A name not made passes. */
+static bool add(namer *nm, uintptr_t o, int row)
 {
     checker *ck = nm->ck;
     acc_arena *ar = &ck->cx->arena;
     name_table *t = nm->names;
     acc_cname c;
-    if (!cname_of(t->owners[oi], row, &c))
+    if (!cname_of(o, row, &c))
         return true;
-    uint32_t ref = (oi + 1) << ROW_BITS | (uint32_t)row;
     size_t len;
     const char *name = spell(ar, &nm->name, &c, &len);
     if (nm->report) {
         const char *why = acc_c_reserved(name, len);
         if (why != NULL) {
-            gen_name g = unpack(t, ref);
+            gen_name g = unpack(o, row);
             error(ck, origin(&g), "'%s', %s, is %s", name,
                   describe(ck, &g), why);
             return false;
         }
     }
     uint32_t h = name_hash(name, len);
+    if (!candidate(t, h))
+        return true;
+    table_reserve(t, ar);
     name_rec *r = table_find(t, ar, name, len, h);
-    if (r->ref == 0) {
-        r->hash = h;
-        r->ref = ref;
+    if (r->owner == 0) {
+        *r = (name_rec){ o, h, (uint32_t)row };
         t->count++;
         return true;
     }
     /* Two rows of one owner may spell one name (a request named `reply`:
      * its reply struct and reply function); that was never reported. */
-    if (r->ref >> ROW_BITS == ref >> ROW_BITS || !nm->report)
+    if (r->owner == o || !nm->report)
         return true;
-    gen_name g = unpack(t, ref), f = unpack(t, r->ref);
+    gen_name g = unpack(o, row), f = unpack(r->owner, (int)r->row);
     error(ck, origin(&g), "'%s', %s, collides with %s", name,
           describe(ck, &g), describe(ck, &f));
     acc_note(ck->cx, &f.mod->file, origin(&f),
              "'%s' is first generated here", name);
     return false;
-}
-
-static uint32_t owner(namer *nm, const void *p, int kind)
-{
-    name_table *t = nm->names;
-    t->owners[t->owner_count] = (uintptr_t)p | (uintptr_t)kind;
-    return (uint32_t)t->owner_count++;
 }
 
 /* One report per type, actor or message is enough. */
@@ -1028,23 +1096,23 @@ static void module_names(acc_module *mod, void *arg)
         return;
     nm->report = mod == nm->ck->mod;
 
-    add(nm, owner(nm, mod, OWN_MODULE), 0);
+    add(nm, owner_ref(mod, OWN_MODULE), 0);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
         bool ok = true;
-        uint32_t o = owner(nm, d, OWN_DECL);
+        uintptr_t o = owner_ref(d, OWN_DECL);
         for (int k = 0; ok && k < ACC_D_COUNT; k++)
             ok = add(nm, o, k);
         for (const acc_enumerator *v = d->values; ok && v != NULL;
              v = v->next)
-            ok = add(nm, owner(nm, v, OWN_VALUE), 0);
+            ok = add(nm, owner_ref(v, OWN_VALUE), 0);
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
         bool ok = true;
-        uint32_t o = owner(nm, a, OWN_ACTOR);
+        uintptr_t o = owner_ref(a, OWN_ACTOR);
         for (int k = 0; ok && k < ACC_A_COUNT; k++)
             ok = add(nm, o, k);
         for (const acc_message *m = a->messages; ok && m != NULL;
@@ -1052,96 +1120,143 @@ static void module_names(acc_module *mod, void *arg)
             if (m->bad)
                 continue;
             bool mok = true;
-            uint32_t mo = owner(nm, m, OWN_MSG);
+            uintptr_t mo = owner_ref(m, OWN_MSG);
             for (int k = 0; mok && k < ACC_M_COUNT; k++)
                 mok = add(nm, mo, k);
         }
     }
 }
 
-/* How many names module_names may record (those made), and owners: the
- * table is made that size at once. */
-typedef struct name_count {
-    size_t names, owners;
-} name_count;
-
-static void count_names(acc_module *mod, void *arg)
+/* The filter's first pass: every name module_names may record (of the
+ * same owners; past an error it records fewer, never others). */
+static void filter_name(namer *nm, uintptr_t o, int row)
 {
-    name_count *n = arg;
+    name_table *t = nm->names;
     acc_cname c;
+    if (!cname_of(o, row, &c))
+        return;
+    size_t len;
+    const char *name = spell(&nm->ck->cx->arena, &nm->name, &c, &len);
+    size_t b = filter_bit(t, name_hash(name, len));
+    if (bit_get(t->once, b))
+        bit_set(t->twice, b);
+    else
+        bit_set(t->once, b);
+}
+
+static void filter_names(acc_module *mod, void *arg)
+{
+    namer *nm = arg;
     if (mod->bad || !mod->has_name)
         return;
-    n->names++;
-    n->owners++;
+    filter_name(nm, owner_ref(mod, OWN_MODULE), 0);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
-        n->names += ACC_D_COUNT;
-        n->owners++;
-        for (const acc_enumerator *v = d->values; v != NULL; v = v->next) {
-            n->names++;
-            n->owners++;
-        }
+        if (d->bad)
+            continue;
+        for (int k = 0; k < ACC_D_COUNT; k++)
+            filter_name(nm, owner_ref(d, OWN_DECL), k);
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
+            filter_name(nm, owner_ref(v, OWN_VALUE), 0);
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        n->owners++;
+        if (a->bad)
+            continue;
         for (int k = 0; k < ACC_A_COUNT; k++)
-            n->names += acc_actor_cname_of(a, (acc_actor_cname)k, &c);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-            n->owners++;
-            n->names += m->has_reply ? ACC_M_COUNT : ACC_M_REPLY_STRUCT;
-        }
+            filter_name(nm, owner_ref(a, OWN_ACTOR), k);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            if (!m->bad)
+                for (int k = 0; k < ACC_M_COUNT; k++)
+                    filter_name(nm, owner_ref(m, OWN_MSG), k);
     }
 }
 
-static void shadows(checker *ck, name_table *names, acc_name n,
-                    const char *what)
+/* How many names module_names may record: the filter's size. */
+static void count_names(acc_module *mod, void *arg)
 {
-    name_rec *r = table_find(names, &ck->cx->arena, n.s, n.len,
-                             name_hash(n.s, n.len));
-    if (r->ref != 0) {
-        gen_name g = unpack(names, r->ref);
+    size_t *n = arg;
+    if (mod->bad || !mod->has_name)
+        return;
+    *n += 1;
+    for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+        *n += ACC_D_COUNT;
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
+            *n += 1;
+    }
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        *n += ACC_A_COUNT;
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            *n += ACC_M_COUNT;
+    }
+}
+
+/* Field and message names are struct and union members, and message
+ * fields are parameters of the send functions: named like a generated
+ * type or function, one would shadow it there (or, in C++, change its
+ * meaning inside the struct). With `mark`, the filter's pass: a name
+ * whose bit a generated name set makes that bit a candidate's, so that
+ * the generated name is recorded to be found. */
+static void shadows(checker *ck, name_table *names, acc_name n,
+                    const char *what, bool mark)
+{
+    uint32_t h = name_hash(n.s, n.len);
+    if (mark) {
+        size_t b = filter_bit(names, h);
+        if (bit_get(names->once, b))
+            bit_set(names->twice, b);
+        return;
+    }
+    if (!candidate(names, h))
+        return;
+    name_rec *r = table_find(names, &ck->cx->arena, n.s, n.len, h);
+    if (r->owner != 0) {
+        gen_name g = unpack(r->owner, (int)r->row);
         error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
               "is %s", (int)n.len, n.s, what, describe(ck, &g));
     }
 }
 
 static void check_shadowing(checker *ck, name_table *names,
-                            const acc_field *fields, const acc_message *m)
+                            const acc_field *fields, const acc_message *m,
+                            bool mark)
 {
     if (m != NULL)
-        shadows(ck, names, m->name, "a message");
+        shadows(ck, names, m->name, "a message", mark);
     for (const acc_field *f = fields; f != NULL; f = f->next)
-        shadows(ck, names, f->name, "a field");
+        shadows(ck, names, f->name, "a field", mark);
+}
+
+static void each_shadow(checker *ck, name_table *names, bool mark)
+{
+    for (const acc_decl *d = ck->mod->decls; d != NULL; d = d->next)
+        check_shadowing(ck, names, d->fields, NULL, mark);
+    for (const acc_actor *a = ck->mod->actors; a != NULL; a = a->next) {
+        check_shadowing(ck, names, a->state, NULL, mark);
+        if (a->start != NULL)
+            check_shadowing(ck, names, a->start->fields, NULL, mark);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            check_shadowing(ck, names, m->fields, m, mark);
+            check_shadowing(ck, names, m->reply, NULL, mark);
+        }
+    }
 }
 
 static void check_generated_names(checker *ck)
 {
     acc_arena *ar = &ck->cx->arena;
     name_table names;
-    name_count count = { 0, 0 };
+    size_t count = 0;
     acc_each_module(ck->cx, ck->mod, count_names, &count);
-    table_init(&names, ar, count.names, count.owners);
+    table_init(&names, ar, count);
     namer nm = { ck, &names, { NULL, 0 }, false };
+    acc_each_module(ck->cx, ck->mod, filter_names, &nm);
+    each_shadow(ck, &names, true);
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);
-
-    /* Field and message names are struct and union members, and message
-     * fields are parameters of the send functions: named like a generated
-     * type or function, one would shadow it there (or, in C++, change its
-     * meaning inside the struct). */
-    for (const acc_decl *d = ck->mod->decls; d != NULL; d = d->next)
-        check_shadowing(ck, &names, d->fields, NULL);
-    for (const acc_actor *a = ck->mod->actors; a != NULL; a = a->next) {
-        check_shadowing(ck, &names, a->state, NULL);
-        if (a->start != NULL)
-            check_shadowing(ck, &names, a->start->fields, NULL);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-            check_shadowing(ck, &names, m->fields, m);
-            check_shadowing(ck, &names, m->reply, NULL);
-        }
-    }
+    each_shadow(ck, &names, false);
     /* The generators need none of it: what outgrew a chunk goes back. */
     acc_arena_give_back(ar, names.slots);
-    acc_arena_give_back(ar, names.owners);
+    acc_arena_give_back(ar, names.once);
+    acc_arena_give_back(ar, names.twice);
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -1170,7 +1285,14 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     int before = cx->errors;
     if (!mod->has_name)
         return;
-    acc_map_init(&mod->scope, &cx->arena);
+    /* Sized once for every declaration: a map growing through its tables
+     * leaves the smaller ones behind. */
+    size_t names = 0;
+    for (acc_decl *d = mod->decls; d != NULL; d = d->next)
+        names++;
+    for (acc_actor *a = mod->actors; a != NULL; a = a->next)
+        names++;
+    acc_map_init_for(&mod->scope, &cx->arena, names);
     ck.scope = mod->scope;
     check_module(&ck);
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
