@@ -373,18 +373,20 @@ typedef struct acc_actor {
     acc_name name;
     acc_doc *doc;
     acc_field *state;       /* NULL: no state (also for an empty block) */
-    bool state_seen;
     acc_loc state_at;       /* the first `state` keyword, if any */
-    acc_message *messages, *messages_tail;
     uint32_t message_count;
+    /* The flags sit together, where they fill a hole the alignment left
+     * (a small actor's node is a fifth of what it costs). */
+    bool state_seen;
+    bool bad;
+    bool referenced;        /* some ref<> names it */
+    acc_message *messages, *messages_tail;
     acc_message *start, *stop;  /* lifecycle hooks, or NULL */
     acc_message *down, *exit;   /* system-message hooks, or NULL */
     /* `mailbox N [policy];`, checked by parse.c */
     acc_loc mailbox_at;         /* the keyword; len 0: none given */
     uint32_t mailbox_bound;     /* 0: unbounded */
     int mailbox_overflow;       /* the value of an ac_overflow */
-    bool bad;
-    bool referenced;        /* some ref<> names it */
     struct acc_module *mod;
     struct acc_actor *next;
 } acc_actor;
@@ -404,12 +406,12 @@ typedef struct acc_enumerator {
 typedef enum acc_decl_kind { ACC_STRUCT, ACC_ENUM } acc_decl_kind;
 
 typedef struct acc_decl {
-    acc_decl_kind kind;
     acc_name name;
     acc_doc *doc;
     acc_field *fields;          /* ACC_STRUCT */
     acc_enumerator *values;     /* ACC_ENUM */
     struct acc_module *mod;
+    acc_decl_kind kind;         /* beside `visit`: one 8-byte word for both */
     /* The walks over structs held by value (check.c's, gen_header.c's,
      * gen_codec.c's) keep their path in the structs rather than on the C
      * stack, so that no input can make them recurse: `visit` is the
@@ -419,9 +421,10 @@ typedef struct acc_decl {
     struct acc_decl *up;
     const acc_field *at;
     /* check.c, once a struct is done: its C size and alignment (an
-     * estimate that saturates above the size limit) and whether it holds
-     * variable-length data, so that no pass computes them twice. */
-    uint64_t size, align;
+     * estimate that saturates at 4 times the size limit, so 32 bits hold
+     * it) and whether it holds variable-length data, so that no pass
+     * computes them twice. */
+    uint32_t size, align;
     bool has_var;
     bool bad;
     /* gen_codec.c, for the structs messages use: `recursive`, it holds

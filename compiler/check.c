@@ -739,8 +739,10 @@ static void walk_structs(checker *ck, acc_decl *root)
         const acc_field *f = cur->at;
         if (f == NULL) {
             layout l = fields_layout(cur->fields);
-            cur->size = l.size;
-            cur->align = l.align;
+            /* At most 4 * MAX_FIXED, rounded to an alignment of 16 at
+             * most: 32 bits hold it. */
+            cur->size = (uint32_t)l.size;
+            cur->align = (uint32_t)l.align;
             cur->has_var = acc_fields_have_var(cur->fields);
             cur->visit = 2;
             cur = cur->up;

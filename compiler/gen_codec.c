@@ -765,8 +765,9 @@ void acc_gen_type_codecs(acc_gen *g)
                     "------------------------- */\n");
     for (size_t i = 0; i < nd.count; i++) {
         const acc_decl *d = nd.list[i];
-        const char *n = acc_decl_cstr(&g->cx->arena, d, ACC_D_TYPE);
         if (d->kind == ACC_ENUM) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            const char *n = acc_decl_cstr(&g->cx->arena, d, ACC_D_TYPE);
             acc_gen_line(g, "static bool %s__valid(int32_t v)\n{", n);
             acc_gen_line(g, "    switch (v) {");
             for (const acc_enumerator *e = d->values; e != NULL; e = e->next)
@@ -775,12 +776,16 @@ void acc_gen_type_codecs(acc_gen *g)
                 else
                     acc_gen_line(g, "    case %lld:", (long long)e->value);
             acc_gen_line(g, "        return true;\n    }\n    return false;\n}\n");
+            acc_arena_release(&g->cx->arena, mk);
         }
     }
     for (size_t i = 0; i < nd.count; i++)
-        if (nd.list[i]->kind == ACC_STRUCT)
+        if (nd.list[i]->kind == ACC_STRUCT) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             helper_protos(g, acc_decl_cstr(&g->cx->arena, nd.list[i], ACC_D_TYPE),
                           nd.list[i]->fields, struct_shape(nd.list[i]));
+            acc_arena_release(&g->cx->arena, mk);
+        }
 
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT) {
@@ -800,6 +805,7 @@ static void put_cases(acc_gen *g, const acc_actor *a, bool reply, pass ps)
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         if (reply && !m->has_reply)
             continue;
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         const char *n = acc_msg_cstr(&g->cx->arena, m, reply ? ACC_M_REPLY_STRUCT : ACC_M_STRUCT);
         acc_gen_line(g, "    case %s:", acc_msg_cstr(&g->cx->arena, m, ACC_M_TAG));
         if (ps == P_ENC && fields_deep(reply ? m->reply : m->fields)) {
@@ -816,6 +822,7 @@ static void put_cases(acc_gen *g, const acc_actor *a, bool reply, pass ps)
                             "&at_);", n, n);
         }
         acc_gen_line(g, "        break;");
+        acc_arena_release(&g->cx->arena, mk);
     }
 }
 
@@ -941,6 +948,8 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    m_ = ac_envelope_payload((ac_envelope *)e);");
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        /* The names spelled for one case go with it. */
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         const char *n = acc_msg_cstr(&g->cx->arena, m, ACC_M_STRUCT);
         bool var = acc_fields_have_var(m->fields);
         acc_gen_line(g, "    case %s: {", acc_msg_cstr(&g->cx->arena, m, ACC_M_TAG));
@@ -948,9 +957,7 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "        %s *d_;\n", n);
         acc_gen_line(g, "        size_ = sizeof(%s);", n);
         if (var) {
-            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_tail(g, m->fields, "s_->", "size_", 1);
-            acc_arena_release(&g->cx->arena, mk);
             acc_gen_line(g, "        if (size_ > AC_MAX_PAYLOAD)\n"
                             "            return NULL;");
         }
@@ -963,6 +970,7 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
             acc_gen_line(g, "        %s__copy(d_, (unsigned char *)d_, &size_);", n);
         }
         acc_gen_line(g, "        return c_;\n    }");
+        acc_arena_release(&g->cx->arena, mk);
     }
     acc_gen_line(g, "    }\n    return NULL;\n}");
 }

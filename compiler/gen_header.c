@@ -39,9 +39,12 @@ static void put_state(acc_gen *g, const acc_actor *a, const char *p)
 static void put_messages(acc_gen *g, const acc_actor *a)
 {
     acc_gen_line(g, "\nenum %s {", acc_actor_cstr(&g->cx->arena, a, ACC_A_TAG_ENUM));
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         acc_gen_line(g, "    %s = %u%s", acc_msg_cstr(&g->cx->arena, m, ACC_M_TAG),
                      (unsigned)m->tag, m->next ? "," : "");
+        acc_arena_release(&g->cx->arena, mk);
+    }
     acc_gen_line(g, "};");
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
@@ -85,9 +88,12 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
         return;
     acc_gen_line(g, "\n/* Handlers, written by the user. A non-zero result "
                     "fails the actor. */");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *m);",
                      acc_msg_cstr(&g->cx->arena, m, ACC_M_HANDLER), p, acc_msg_cstr(&g->cx->arena, m, ACC_M_STRUCT));
+        acc_arena_release(&g->cx->arena, mk);
+    }
     if (a->start != NULL && a->start->fields != NULL)
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *args);",
                      acc_actor_cstr(&g->cx->arena, a, ACC_A_ON_START), p, acc_actor_cstr(&g->cx->arena, a, ACC_A_START_ARGS));
@@ -162,10 +168,10 @@ static void put_functions(acc_gen *g, const acc_actor *a)
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             if (!m->has_reply)
                 continue;
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "typedef int (*%s)(void *self, ac_ctx *cx, "
                             "int status, const %s *reply, void *arg);",
                          acc_msg_cstr(&g->cx->arena, m, ACC_M_FN), acc_msg_cstr(&g->cx->arena, m, ACC_M_REPLY_STRUCT));
-            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_reply_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, true));
@@ -208,6 +214,7 @@ static void put_enum(acc_gen *g, const acc_decl *d)
     acc_gen_doc(g, d->doc, 0);
     acc_gen_line(g, "typedef enum %s {", n);
     for (const acc_enumerator *e = d->values; e != NULL; e = e->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         acc_gen_doc(g, e->doc, 4);
         if (e->value == INT32_MIN)
             acc_gen_line(g, "    %s = -2147483647 - 1%s", acc_value_cstr(&g->cx->arena, e),
@@ -215,6 +222,7 @@ static void put_enum(acc_gen *g, const acc_decl *d)
         else
             acc_gen_line(g, "    %s = %lld%s", acc_value_cstr(&g->cx->arena, e), (long long)e->value,
                          e->next ? "," : "");
+        acc_arena_release(&g->cx->arena, mk);
     }
     acc_gen_line(g, "} %s;", n);
 }
@@ -282,25 +290,37 @@ static void put_types(acc_gen *g)
     }
     if (structs) {
         acc_gen_line(g, "\n/* Structs (defined below). */");
-        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             if (d->kind == ACC_STRUCT)
                 acc_gen_line(g, "typedef struct %s %s;", acc_decl_cstr(&g->cx->arena, d, ACC_D_TYPE),
                              acc_decl_cstr(&g->cx->arena, d, ACC_D_TYPE));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     }
     if (mod->actors != NULL) {
         acc_gen_line(g, "\n/* Typed references: a message for one actor type "
                         "cannot be sent to another. */");
-        for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "typedef struct %s { ac_addr addr; } %s;",
                          acc_actor_cstr(&g->cx->arena, a, ACC_A_REF), acc_actor_cstr(&g->cx->arena, a, ACC_A_REF));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     }
     if (mod->decls != NULL || mod->actors != NULL) {
         acc_gen_line(g, "\n/* Sequences (T[]): views of `len` elements, "
                         "copied by the send. */");
-        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             put_seq(g, acc_decl_cstr(&g->cx->arena, d, ACC_D_SEQ), acc_decl_cstr(&g->cx->arena, d, ACC_D_TYPE));
-        for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+            acc_arena_release(&g->cx->arena, mk);
+        }
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             put_seq(g, acc_actor_cstr(&g->cx->arena, a, ACC_A_REF_SEQ), acc_actor_cstr(&g->cx->arena, a, ACC_A_REF));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     }
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
         if (d->kind == ACC_STRUCT) {

@@ -30,9 +30,12 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
 
     if (a->messages != NULL) {
         acc_gen_line(g, "union %s__messages {", p);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "    %s %.*s;", acc_msg_cstr(&g->cx->arena, m, ACC_M_STRUCT),
                          (int)m->name.len, m->name.s);
+            acc_arena_release(&g->cx->arena, mk);
+        }
         acc_gen_line(g, "};\n");
     }
 
@@ -49,10 +52,12 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
      * C++ leaves undefined. */
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         int n = (int)m->name.len;
         acc_gen_line(g, "    case %s:", acc_msg_cstr(&g->cx->arena, m, ACC_M_TAG));
         acc_gen_line(g, "        return %s(self, cx, &m->%.*s);",
                      acc_msg_cstr(&g->cx->arena, m, ACC_M_HANDLER), n, m->name.s);
+        acc_arena_release(&g->cx->arena, mk);
     }
     /* The runtime's own messages, for the hooks the actor declares; the
      * others reach AC_EBADTAG, which the runtime counts as unhandled. */
