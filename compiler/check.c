@@ -986,25 +986,32 @@ static bool candidate(const name_table *t, uint32_t h)
     return bit_get(t->twice, filter_bit(t, h));
 }
 
-/* The filter for `names` names; the table starts small and grows with
- * the candidates. */
-static void table_init(name_table *t, acc_arena *a, size_t names)
+/* The filter for `names` names. */
+static void filter_init(name_table *t, acc_arena *a, size_t names)
 {
     t->bits = names < 8 ? 64 : names * 8;
     t->once = acc_alloc(a, t->bits / 8 + 1);
     t->twice = acc_alloc(a, t->bits / 8 + 1);
-    t->cap = 16;
+    t->other = (scratch){ NULL, 0 };
+}
+
+/* The table, for the `count` candidates filter_name counted: at most 3/4
+ * full, so that it never grows and a search always ends at an empty
+ * slot. Its size is no power of two: a search starts at the hash scaled
+ * to it. */
+static void table_init(name_table *t, acc_arena *a, size_t count)
+{
+    t->cap = count + count / 3 + 1;
     t->count = 0;
     t->slots = acc_alloc(a, t->cap * sizeof(*t->slots));
-    t->other = (scratch){ NULL, 0 };
 }
 
 /* The record of s[0..len) (hash h), or the empty one where it would go. */
 static name_rec *table_find(name_table *t, acc_arena *ar, const char *s,
                             size_t len, uint32_t h)
 {
-    size_t mask = t->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
+    for (size_t i = (size_t)(((uint64_t)h * t->cap) >> 32);;
+         i = i + 1 < t->cap ? i + 1 : 0) {
         name_rec *r = &t->slots[i];
         if (r->owner == 0)
             return r;
@@ -1019,32 +1026,12 @@ static name_rec *table_find(name_table *t, acc_arena *ar, const char *s,
     }
 }
 
-/* Makes room for one more record (doubling at 3/4 full). */
-static void table_reserve(name_table *t, acc_arena *ar)
-{
-    if ((t->count + 1) * 4 <= t->cap * 3)
-        return;
-    name_rec *old = t->slots;
-    size_t old_cap = t->cap;
-    t->cap *= 2;
-    t->slots = acc_alloc(ar, t->cap * sizeof(*t->slots));
-    size_t mask = t->cap - 1;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (old[i].owner == 0)
-            continue;
-        size_t j = old[i].hash & mask;
-        while (t->slots[j].owner != 0)
-            j = (j + 1) & mask;
-        t->slots[j] = old[i];
-    }
-    acc_arena_give_back(ar, old);
-}
-
 typedef struct namer {
     checker *ck;
     name_table *names;
     scratch name;           /* the name being recorded */
     bool report;            /* false: an import's names, already checked */
+    bool counting;          /* filter_name counts candidates */
 } namer;
 
 /* Records name `row` of owner o; false (after reporting) if C cannot take
@@ -1071,7 +1058,6 @@ static bool add(namer *nm, uintptr_t o, int row)
     uint32_t h = name_hash(name, len);
     if (!candidate(t, h))
         return true;
-    table_reserve(t, ar);
     name_rec *r = table_find(t, ar, name, len, h);
     if (r->owner == 0) {
         *r = (name_rec){ o, h, (uint32_t)row };
@@ -1129,8 +1115,11 @@ static void module_names(acc_module *mod, void *arg)
     }
 }
 
-/* The filter's first pass: every name module_names may record (of the
- * same owners; past an error it records fewer, never others). */
+/* The filter's passes over every name module_names may record (of the
+ * same owners; past an error it records fewer, never others): the first
+ * sets the bits, the second (`counting`) counts the candidates, so that
+ * the table is made once for them (grown, it would hold its old table and
+ * its new one at once, twice what it needs). */
 static void filter_name(namer *nm, uintptr_t o, int row)
 {
     name_table *t = nm->names;
@@ -1139,7 +1128,12 @@ static void filter_name(namer *nm, uintptr_t o, int row)
         return;
     size_t len;
     const char *name = spell(&nm->ck->cx->arena, &nm->name, &c, &len);
-    size_t b = filter_bit(t, name_hash(name, len));
+    uint32_t h = name_hash(name, len);
+    if (nm->counting) {
+        t->count += candidate(t, h);
+        return;
+    }
+    size_t b = filter_bit(t, h);
     if (bit_get(t->once, b))
         bit_set(t->twice, b);
     else
@@ -1184,10 +1178,13 @@ static void count_names(acc_module *mod, void *arg)
         for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
             *n += 1;
     }
+    /* Those made, not every row: the filter is 2 bytes a name. */
+    acc_cname c;
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        *n += ACC_A_COUNT;
+        for (int k = 0; k < ACC_A_COUNT; k++)
+            *n += acc_actor_cname_of(a, (acc_actor_cname)k, &c);
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
-            *n += ACC_M_COUNT;
+            *n += m->has_reply ? ACC_M_COUNT : ACC_M_REPLY_STRUCT;
     }
 }
 
@@ -1248,10 +1245,14 @@ static void check_generated_names(checker *ck)
     name_table names;
     size_t count = 0;
     acc_each_module(ck->cx, ck->mod, count_names, &count);
-    table_init(&names, ar, count);
-    namer nm = { ck, &names, { NULL, 0 }, false };
+    filter_init(&names, ar, count);
+    namer nm = { ck, &names, { NULL, 0 }, false, false };
     acc_each_module(ck->cx, ck->mod, filter_names, &nm);
     each_shadow(ck, &names, true);
+    names.count = 0;
+    nm.counting = true;
+    acc_each_module(ck->cx, ck->mod, filter_names, &nm);
+    table_init(&names, ar, names.count);
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);
     each_shadow(ck, &names, false);
