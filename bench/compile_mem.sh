@@ -64,7 +64,7 @@ gen() {
             for (s = 0; s < 20; s++)
                 printf "/// Struct %d.\nstruct S%d { u64 id; string name; " \
                        "u32[] values; Kind kind; u8[16] key; }\n", s, s
-            actors = int(size / 1500) + 1
+            actors = int(size / 1050) + 1
             for (a = 0; a < actors; a++) {
                 printf "\n/// Actor %d.\nactor A%d {\n    state { u64 count; }\n", a, a
                 for (m = 0; m < 25; m++) {

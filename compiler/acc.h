@@ -503,16 +503,17 @@ size_t acc_cname_len(const acc_cname *c);
 void acc_cname_write(const acc_cname *c, char *out);
 /* The name, spelled into the arena. */
 const char *acc_cname_str(acc_arena *ar, const acc_cname *c);
-/* The same for the generators: NULL when not made. */
-const char *acc_actor_cstr(acc_arena *ar, const struct acc_actor *a,
-                            acc_actor_cname k);
-const char *acc_msg_cstr(acc_arena *ar, const struct acc_message *m,
-                          acc_msg_cname k);
-const char *acc_decl_cstr(acc_arena *ar, const struct acc_decl *d,
-                           acc_decl_cname k);
-const char *acc_value_cstr(acc_arena *ar,
-                                 const struct acc_enumerator *v);
-const char *acc_guard_cstr(acc_arena *ar, const struct acc_module *m);
+/* The same for the generators, spelled into their arena (released with
+ * what they make for a message, struct or actor): NULL when not made. */
+struct acc_gen;
+const char *acc_actor_cstr(struct acc_gen *g, const acc_actor *a,
+                           acc_actor_cname k);
+const char *acc_msg_cstr(struct acc_gen *g, const acc_message *m,
+                         acc_msg_cname k);
+const char *acc_decl_cstr(struct acc_gen *g, const acc_decl *d,
+                          acc_decl_cname k);
+const char *acc_value_cstr(struct acc_gen *g, const acc_enumerator *v);
+const char *acc_guard_cstr(struct acc_gen *g, const acc_module *m);
 
 /* ast.c: calls fn on `m` and every module it imports, directly or not,
  * once each, imports first (the order the loader finished them in). fn

@@ -787,11 +787,14 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
  * one bit of a filter (8 bits a name) chosen by its hash, and a second
  * bit where the first was set already: only a name whose bit was hit
  * twice can equal another (or a field name that might shadow it, which
- * marks its bit the same way). The check then goes through the names in
- * their order as before, spelling each one (into a scratch buffer) to see
- * that C can take it, and records only those: about one name in nine, in
- * a table whose record is its owner (one for all the names of a message,
- * actor, struct, enum value or module), row and hash. A recorded name is
+ * marks its bit the same way). A second pass counts those candidates,
+ * about one name in nine, and the table is made for them. The check then
+ * goes through the names in their order as before, spelling each one
+ * (into a scratch buffer) to see that C can take it, and records only the
+ * candidates, a record being the owner (one for all the names of a
+ * message, actor, struct, enum value or module), row and hash. Which
+ * names are reported, and in which order, is as if every name were
+ * recorded: a name left out equals no other. A recorded name is
  * spelled again only when a hash matches, to compare the two. Strings
  * with a slot of 16 bytes for every name were most of the check's memory
  * (a message makes a dozen names, a small actor 17); the filter and the

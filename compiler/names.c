@@ -155,38 +155,35 @@ const char *acc_cname_str(acc_arena *ar, const acc_cname *c)
     return s;
 }
 
-const char *acc_actor_cstr(acc_arena *ar, const acc_actor *a,
-                            acc_actor_cname k)
+const char *acc_actor_cstr(acc_gen *g, const acc_actor *a, acc_actor_cname k)
 {
     acc_cname c;
-    return acc_actor_cname_of(a, k, &c) ? acc_cname_str(ar, &c) : NULL;
+    return acc_actor_cname_of(a, k, &c) ? acc_cname_str(&g->cx->arena, &c) : NULL;
 }
 
-const char *acc_msg_cstr(acc_arena *ar, const acc_message *m,
-                          acc_msg_cname k)
+const char *acc_msg_cstr(acc_gen *g, const acc_message *m, acc_msg_cname k)
 {
     acc_cname c;
-    return acc_msg_cname_of(m, k, &c) ? acc_cname_str(ar, &c) : NULL;
+    return acc_msg_cname_of(m, k, &c) ? acc_cname_str(&g->cx->arena, &c) : NULL;
 }
 
-const char *acc_decl_cstr(acc_arena *ar, const acc_decl *d,
-                           acc_decl_cname k)
+const char *acc_decl_cstr(acc_gen *g, const acc_decl *d, acc_decl_cname k)
 {
     acc_cname c;
     acc_decl_cname_of(d, k, &c);
-    return acc_cname_str(ar, &c);
+    return acc_cname_str(&g->cx->arena, &c);
 }
 
-const char *acc_value_cstr(acc_arena *ar, const acc_enumerator *v)
+const char *acc_value_cstr(acc_gen *g, const acc_enumerator *v)
 {
     acc_cname c;
     acc_value_cname_of(v, &c);
-    return acc_cname_str(ar, &c);
+    return acc_cname_str(&g->cx->arena, &c);
 }
 
-const char *acc_guard_cstr(acc_arena *ar, const acc_module *m)
+const char *acc_guard_cstr(acc_gen *g, const acc_module *m)
 {
     acc_cname c;
     acc_guard_cname_of(m, &c);
-    return acc_cname_str(ar, &c);
+    return acc_cname_str(&g->cx->arena, &c);
 }
