@@ -37,6 +37,8 @@ typedef struct acc_arena {
 /* Zeroed, aligned for pointers, sizes, doubles and 64-bit integers (not
  * long double); never NULL. */
 void *acc_alloc(acc_arena *a, size_t size);
+/* Room for a string of len bytes and its NUL (zeroed, not aligned). */
+char *acc_alloc_chars(acc_arena *a, size_t len);
 /* A NUL-terminated copy of s[0..len). */
 char *acc_strndup(acc_arena *a, const char *s, size_t len);
 /* printf into the arena. */
@@ -296,13 +298,15 @@ struct acc_module;
 /* One per field, and one more per array or sequence: the fields of the
  * named types and those of arrays and sequences share their place, which
  * nearly halves it (the AST is most of the check's memory). Only the kind's
- * own fields may be read; a scalar's are all zero. */
+ * own fields may be read; a scalar's are all zero. What can be worked out
+ * from the rest is not stored (a qualifier's text, an array size's sign):
+ * acc_type_qual, acc_type_size_at, acc_type_size_neg. */
 typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
     union {
         struct {            /* REF, NAMED */
-            acc_name qual;  /* "mod" of mod.Name (len 0: none) */
+            acc_loc qual;   /* "mod" of mod.Name (len 0: none) */
             acc_name target;            /* REF: the actor; NAMED: the type */
             union {
                 struct acc_actor *actor;    /* REF: resolved by check.c */
@@ -312,12 +316,38 @@ typedef struct acc_type {
         struct {            /* ARRAY, SEQ */
             struct acc_type *elem;
             acc_name size_lit;  /* ARRAY: the size as written */
-            acc_loc size_at;    /* the size with its sign */
+            uint32_t size_from; /* ARRAY: where the size starts, its '-'
+                                 * included */
             uint32_t size;      /* ARRAY: checked by check.c */
-            bool size_neg;      /* the size has a '-' before it */
         };
     };
 } acc_type;
+
+/* The qualifier of a REF or NAMED type as a name (s NULL: none): it is in
+ * the same source as the target, just before it. */
+static inline acc_name acc_type_qual(const acc_type *t)
+{
+    acc_name n = { NULL, 0, 0 };
+    if (t->qual.len > 0) {
+        n.s = t->target.s - t->target.off + t->qual.off;
+        n.len = t->qual.len;
+        n.off = t->qual.off;
+    }
+    return n;
+}
+
+/* An ARRAY's size with its sign, and whether it has a '-'. */
+static inline acc_loc acc_type_size_at(const acc_type *t)
+{
+    acc_loc at = { t->size_from,
+                   t->size_lit.off + t->size_lit.len - t->size_from };
+    return at;
+}
+
+static inline bool acc_type_size_neg(const acc_type *t)
+{
+    return t->size_from != t->size_lit.off;
+}
 
 typedef struct acc_field {
     acc_name name;
@@ -335,7 +365,7 @@ typedef struct acc_message {
     bool has_parens;        /* `on x();` rather than `on x;` */
     bool has_reply;         /* `on x(...) -> (...);` */
     acc_field *reply;       /* the reply's fields (may be none) */
-    const char *cname[ACC_M_COUNT];     /* names.c; NULL: not made */
+    struct acc_actor *actor;    /* whose it is (its C names start with its) */
     struct acc_message *next;
 } acc_message;
 
@@ -343,21 +373,21 @@ typedef struct acc_actor {
     acc_name name;
     acc_doc *doc;
     acc_field *state;       /* NULL: no state (also for an empty block) */
-    bool state_seen;
     acc_loc state_at;       /* the first `state` keyword, if any */
-    acc_message *messages, *messages_tail;
     uint32_t message_count;
+    /* The flags sit together, where they fill a hole the alignment left
+     * (a small actor's node is a fifth of what it costs). */
+    bool state_seen;
+    bool bad;
+    bool referenced;        /* some ref<> names it */
+    acc_message *messages, *messages_tail;
     acc_message *start, *stop;  /* lifecycle hooks, or NULL */
     acc_message *down, *exit;   /* system-message hooks, or NULL */
     /* `mailbox N [policy];`, checked by parse.c */
     acc_loc mailbox_at;         /* the keyword; len 0: none given */
     uint32_t mailbox_bound;     /* 0: unbounded */
     int mailbox_overflow;       /* the value of an ac_overflow */
-    bool bad;
-    bool referenced;        /* some ref<> names it */
     struct acc_module *mod;
-    /* names.c; NULL: not made. cname[ACC_A_STATE] is the prefix of all. */
-    const char *cname[ACC_A_COUNT];
     struct acc_actor *next;
 } acc_actor;
 
@@ -369,19 +399,19 @@ typedef struct acc_enumerator {
     acc_name lit;           /* the number, without its sign */
     acc_loc lit_at;         /* the number with its sign */
     int64_t value;          /* set by check.c */
-    const char *cname;      /* names.c */
+    struct acc_decl *decl;  /* its enum (its C name starts with the enum's) */
     struct acc_enumerator *next;
 } acc_enumerator;
 
 typedef enum acc_decl_kind { ACC_STRUCT, ACC_ENUM } acc_decl_kind;
 
 typedef struct acc_decl {
-    acc_decl_kind kind;
     acc_name name;
     acc_doc *doc;
     acc_field *fields;          /* ACC_STRUCT */
     acc_enumerator *values;     /* ACC_ENUM */
     struct acc_module *mod;
+    acc_decl_kind kind;         /* beside `visit`: one 8-byte word for both */
     /* The walks over structs held by value (check.c's, gen_header.c's,
      * gen_codec.c's) keep their path in the structs rather than on the C
      * stack, so that no input can make them recurse: `visit` is the
@@ -391,16 +421,16 @@ typedef struct acc_decl {
     struct acc_decl *up;
     const acc_field *at;
     /* check.c, once a struct is done: its C size and alignment (an
-     * estimate that saturates above the size limit) and whether it holds
-     * variable-length data, so that no pass computes them twice. */
-    uint64_t size, align;
+     * estimate that saturates at 4 times the size limit, so 32 bits hold
+     * it) and whether it holds variable-length data, so that no pass
+     * computes them twice. */
+    uint32_t size, align;
     bool has_var;
     bool bad;
     /* gen_codec.c, for the structs messages use: `recursive`, it holds
      * itself (through sequences, maybe through others); `deep`, it holds a
      * recursive struct or is one. Their codec helpers count the nesting. */
     bool recursive, deep;
-    const char *cname[ACC_D_COUNT];     /* names.c */
     struct acc_decl *next;
 } acc_decl;
 
@@ -430,7 +460,6 @@ typedef struct acc_module {
     const char *found;          /* the path it was opened by */
     struct acc_module *next_opened;     /* acc_graph.opened */
     struct acc_module *next_in_order;   /* acc_graph.first */
-    const char *guard;          /* names.c: the header's include guard */
     acc_map scope;              /* check.c: top-level names */
     bool scope_ready;
     uint32_t mark;              /* ast.c: the walk's visited mark */
@@ -440,6 +469,51 @@ typedef struct acc_module {
     struct acc_module *walk_up;
     struct acc_import *walk_at;
 } acc_module;
+
+/* ---- generated C names, spelled (names.c) ------------------------------------ */
+
+/* One generated name as its parts, spelled on demand and never stored (a
+ * dozen names a message, kept for the whole check, were most of its
+ * memory): the module's name, '_', the owner's (an actor's, struct's or
+ * enum's), the rule's `pre`, the member's (a message's or enum value's;
+ * len 0: none), the rule's `post`. The include guard is the module's name
+ * and `post`, upper-cased. */
+typedef struct acc_cname {
+    const struct acc_module *mod;
+    acc_name owner;
+    const acc_cname_rule *rule;
+    acc_name member;
+    bool guard;
+} acc_cname;
+
+/* The parts of row k of an owner's names; false when the owner has no
+ * such name (a hook it does not declare, a request's name of a plain
+ * message): then none is generated, and none is checked. */
+bool acc_actor_cname_of(const struct acc_actor *a, acc_actor_cname k,
+                        acc_cname *out);
+bool acc_msg_cname_of(const struct acc_message *m, acc_msg_cname k,
+                      acc_cname *out);
+void acc_decl_cname_of(const struct acc_decl *d, acc_decl_cname k,
+                       acc_cname *out);
+void acc_value_cname_of(const struct acc_enumerator *v, acc_cname *out);
+void acc_guard_cname_of(const struct acc_module *m, acc_cname *out);
+/* The name's length, and the name with its NUL written to out (room for
+ * acc_cname_len + 1 bytes). */
+size_t acc_cname_len(const acc_cname *c);
+void acc_cname_write(const acc_cname *c, char *out);
+/* The name, spelled into the arena. */
+const char *acc_cname_str(acc_arena *ar, const acc_cname *c);
+/* The same for the generators, spelled into their arena (released with
+ * what they make for a message, struct or actor): NULL when not made. */
+struct acc_gen;
+const char *acc_actor_cstr(struct acc_gen *g, const acc_actor *a,
+                           acc_actor_cname k);
+const char *acc_msg_cstr(struct acc_gen *g, const acc_message *m,
+                         acc_msg_cname k);
+const char *acc_decl_cstr(struct acc_gen *g, const acc_decl *d,
+                          acc_decl_cname k);
+const char *acc_value_cstr(struct acc_gen *g, const acc_enumerator *v);
+const char *acc_guard_cstr(struct acc_gen *g, const acc_module *m);
 
 /* ast.c: calls fn on `m` and every module it imports, directly or not,
  * once each, imports first (the order the loader finished them in). fn
@@ -538,9 +612,6 @@ void acc_parse(acc_ctx *cx, acc_module *mod);
  * file being compiled. */
 void acc_check(acc_ctx *cx, const acc_graph *graph);
 
-/* names.c: fills in the C names of everything `mod` declares (the check
- * pass does, before it looks for collisions among them). */
-void acc_name_module(acc_arena *a, acc_module *mod);
 
 /* cnames.c: the rules on C identifiers. */
 /* Why `name` may not appear as a bare C identifier, or NULL if it may. */

@@ -74,6 +74,11 @@ typedef struct acc_options {
      * written is to be discarded. */
     void (*write)(void *arg, const char *name, const char *data, size_t len);
     void *write_arg;
+    /* text[len] is a NUL byte (acc_read_file's buffers end in one), and the
+     * text stays as it is until the call returns: it is read where it is
+     * rather than copied, so that the input is held once (it is the
+     * largest thing a compilation holds after its AST). */
+    bool in_place;
 } acc_options;
 
 typedef struct acc_result {
@@ -99,7 +104,8 @@ typedef struct acc_result {
 
 void acc_options_init(acc_options *opt);
 
-/* Compiles `len` bytes of `text` (need not be NUL-terminated). `filename` is
+/* Compiles `len` bytes of `text` (need not be NUL-terminated, unless
+ * acc_options.in_place says it is). `filename` is
  * what diagnostics show ("<stdin>" for standard input); the banner of the
  * generated files names its base name only. `opt` may be NULL. Returns 0 on
  * success, 1 if the input has errors (out of memory counts as one). The

@@ -75,6 +75,11 @@ void *acc_alloc(acc_arena *a, size_t size)
     return alloc_aligned(a, size, ALIGN);
 }
 
+char *acc_alloc_chars(acc_arena *a, size_t len)
+{
+    return alloc_aligned(a, len + 1, 1);
+}
+
 char *acc_strndup(acc_arena *a, const char *s, size_t len)
 {
     char *p = alloc_aligned(a, len + 1, 1);

@@ -100,6 +100,7 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
     m->doc = kw->doc;
     m->fields = fields;
     m->has_parens = parens;
+    m->actor = a;
     /* Hooks, not messages: start takes spawn's arguments; stop, down and
      * exit take none (down and exit get the runtime's ac_down / ac_exit). */
     static const char *const hooks[] = { "start", "stop", "down", "exit" };
@@ -231,8 +232,10 @@ acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,
     t.type.kind = kind;
     t.type.at.off = first->off;
     t.type.at.len = last->off + last->len - first->off;
-    if (qual != NULL)
-        t.type.qual = name_of(qual);
+    if (qual != NULL) {
+        t.type.qual.off = qual->off;
+        t.type.qual.len = qual->len;
+    }
     if (target != NULL)
         t.type.target = name_of(target);
     t.doc = first->doc;
@@ -252,9 +255,8 @@ acc_type_tok acc_ast_array(acc_parser *ps, const acc_type_tok *elem,
     t.type.elem = e;
     if (size != NULL) {
         t.type.size_lit = name_of(&size->tok);
-        t.type.size_neg = size->neg;
-        t.type.size_at.off = size->first.off;
-        t.type.size_at.len = size->tok.off + size->tok.len - size->first.off;
+        /* size->first is the '-' when size->neg (acc_type_size_neg). */
+        t.type.size_from = size->first.off;
     }
     return t;
 }
@@ -281,6 +283,8 @@ void acc_ast_enum(acc_parser *ps, const acc_token *kw, const acc_token *name,
     acc_ast_struct(ps, kw, name, NULL);
     ps->mod->decls_tail->kind = ACC_ENUM;
     ps->mod->decls_tail->values = values;
+    for (acc_enumerator *v = values; v != NULL; v = v->next)
+        v->decl = ps->mod->decls_tail;
 }
 
 void acc_ast_enumerator(acc_parser *ps, acc_enum_list *list,

@@ -23,7 +23,7 @@
 typedef struct checker {
     acc_ctx *cx;
     acc_module *mod;        /* the module being checked */
-    acc_map scope;          /* name -> scope_entry: structs, enums, actors */
+    acc_map scope;          /* name -> struct, enum or actor (scope_entry) */
 } checker;
 
 /* Errors and their notes about the module being checked are in its file;
@@ -53,6 +53,23 @@ typedef struct scope_entry {
     acc_decl *decl;         /* or */
     acc_actor *actor;
 } scope_entry;
+
+/* The scope's value is the declaration itself, an actor's with its low
+ * bit set (the arena aligns both to 8): no entry is allocated for it. */
+static void *scope_value(acc_decl *d, acc_actor *a)
+{
+    return d != NULL ? (void *)d : (void *)((uintptr_t)a | 1);
+}
+
+static scope_entry scope_entry_of(void *v)
+{
+    scope_entry e = { NULL, NULL };
+    if ((uintptr_t)v & 1)
+        e.actor = (acc_actor *)((uintptr_t)v & ~(uintptr_t)1);
+    else
+        e.decl = v;
+    return e;
+}
 
 static acc_loc loc_of(acc_name n)
 {
@@ -148,16 +165,14 @@ static const char *decl_what(const acc_decl *d)
 
 static void declare(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
 {
-    scope_entry *e = acc_alloc(&ck->cx->arena, sizeof(*e));
-    e->decl = d;
-    e->actor = a;
-    acc_map_put(&ck->scope, n.s, n.len, e);
+    acc_map_put(&ck->scope, n.s, n.len, scope_value(d, a));
 }
 
 /* Reports a second declaration of a name, or a name C cannot take. */
 static void check_declared(checker *ck, acc_name n, acc_decl *d, acc_actor *a)
 {
-    scope_entry *first = acc_map_get(&ck->scope, n.s, n.len);
+    scope_entry e = scope_entry_of(acc_map_get(&ck->scope, n.s, n.len));
+    const scope_entry *first = &e;
     bool ok;
     if (first->decl != d || first->actor != a) {
         acc_name fn = first->decl ? first->decl->name : first->actor->name;
@@ -221,10 +236,16 @@ static acc_module *scope_of(checker *ck, acc_name qual)
     return NULL;
 }
 
-static scope_entry *lookup(acc_module *m, acc_name n)
+/* What `n` names in m's scope; NULL when nothing (or m's scope is not
+ * made: a module that failed its check). */
+static const scope_entry *lookup(acc_module *m, acc_name n,
+                                 scope_entry *out)
 {
-    acc_map *scope = m->scope_ready ? &m->scope : NULL;
-    return scope ? acc_map_get(scope, n.s, n.len) : NULL;
+    void *v = m->scope_ready ? acc_map_get(&m->scope, n.s, n.len) : NULL;
+    if (v == NULL)
+        return NULL;
+    *out = scope_entry_of(v);
+    return out;
 }
 
 /* "did you mean": the closest name of the wanted kind within a third of
@@ -256,22 +277,23 @@ static acc_name closest(acc_module *m, acc_name n, bool actors)
 static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
 {
     const char *what = actor ? "actor" : "type";
-    acc_name n = t->target;
+    acc_name n = t->target, qual = acc_type_qual(t);
     acc_name near = closest(m, n, actor);
     acc_module *in = NULL;
     /* Declared in an import: suggest the qualified name. */
-    if (near.s == NULL && t->qual.len == 0)
+    if (near.s == NULL && qual.len == 0)
         for (acc_import *im = ck->mod->imports; im != NULL; im = im->next) {
-            scope_entry *e = im->mod ? lookup(im->mod, n) : NULL;
+            scope_entry se;
+            const scope_entry *e = im->mod ? lookup(im->mod, n, &se) : NULL;
             if (e != NULL && (actor ? e->actor != NULL : e->decl != NULL)) {
                 in = im->mod;
                 break;
             }
         }
-    if (t->qual.len > 0 && near.s != NULL)
+    if (qual.len > 0 && near.s != NULL)
         error(ck, loc_of(n), "unknown %s '%.*s.%.*s'; did you mean "
-              "'%.*s.%.*s'?", what, (int)t->qual.len, t->qual.s,
-              (int)n.len, n.s, (int)t->qual.len, t->qual.s,
+              "'%.*s.%.*s'?", what, (int)qual.len, qual.s,
+              (int)n.len, n.s, (int)qual.len, qual.s,
               (int)near.len, near.s);
     else if (near.s != NULL)
         error(ck, loc_of(n), "unknown %s '%.*s'; did you mean "
@@ -280,9 +302,9 @@ static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
         error(ck, loc_of(n), "unknown %s '%.*s'; did you mean "
               "'%.*s.%.*s'?", what, (int)n.len, n.s, (int)in->name.len,
               in->name.s, (int)n.len, n.s);
-    else if (t->qual.len > 0)
+    else if (qual.len > 0)
         error(ck, loc_of(n), "unknown %s '%.*s.%.*s'", what,
-              (int)t->qual.len, t->qual.s, (int)n.len, n.s);
+              (int)qual.len, qual.s, (int)n.len, n.s);
     else
         error(ck, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
               n.s);
@@ -298,14 +320,14 @@ static void check_array_size(checker *ck, acc_type *t)
     if (!acc_parse_int(lit.s, lit.len, &v, &overflow)) {
         error(ck, loc_of(lit), "invalid integer literal '%.*s'",
               (int)lit.len, lit.s);
-    } else if (!overflow && (v == 0 || t->size_neg)) {
-        error(ck, t->size_at, "array size must be positive, not "
-              "%s%.*s", t->size_neg && v != 0 ? "-" : "", (int)lit.len,
-              lit.s);
+    } else if (!overflow && (v == 0 || acc_type_size_neg(t))) {
+        error(ck, acc_type_size_at(t), "array size must be positive, not "
+              "%s%.*s", acc_type_size_neg(t) && v != 0 ? "-" : "",
+              (int)lit.len, lit.s);
     } else if (overflow || v > MAX_ARRAY) {
-        error(ck, t->size_at, "array size %s%.*s is out of range "
-              "(1..%u)", t->size_neg ? "-" : "", (int)lit.len, lit.s,
-              MAX_ARRAY);
+        error(ck, acc_type_size_at(t), "array size %s%.*s is out of "
+              "range (1..%u)", acc_type_size_neg(t) ? "-" : "",
+              (int)lit.len, lit.s, MAX_ARRAY);
     } else {
         t->size = (uint32_t)v;
         return;
@@ -317,10 +339,11 @@ static void resolve(checker *ck, acc_type *t)
 {
     switch (t->kind) {
     case ACC_REF: {
-        acc_module *m = scope_of(ck, t->qual);
+        acc_module *m = scope_of(ck, acc_type_qual(t));
         if (m == NULL)
             return;
-        scope_entry *e = lookup(m, t->target);
+        scope_entry se;
+        const scope_entry *e = lookup(m, t->target, &se);
         if (e != NULL && e->actor != NULL) {
             t->actor = e->actor;
             t->actor->referenced = true;
@@ -334,10 +357,11 @@ static void resolve(checker *ck, acc_type *t)
         return;
     }
     case ACC_NAMED: {
-        acc_module *m = scope_of(ck, t->qual);
+        acc_module *m = scope_of(ck, acc_type_qual(t));
         if (m == NULL)
             return;
-        scope_entry *e = lookup(m, t->target);
+        scope_entry se;
+        const scope_entry *e = lookup(m, t->target, &se);
         if (e != NULL && e->decl != NULL)
             t->decl = e->decl;
         else if (e != NULL)
@@ -403,6 +427,11 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
                          acc_name owner, const param *params,
                          const char *kind)
 {
+    /* The map of a long list goes once the list is checked: kept, the
+     * maps of many long parameter lists were half the check's memory.
+     * Nothing else here allocates in the arena (diagnostics are not in
+     * it), and no map made before is grown. */
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
     acc_map seen;
     size_t index = 0;
     for (acc_field *f = fields; f != NULL; f = f->next, index++) {
@@ -426,6 +455,7 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
         }
         resolve(ck, &f->type);
     }
+    acc_arena_release(&ck->cx->arena, mk);
 }
 
 static void check_enum(checker *ck, acc_decl *d)
@@ -436,6 +466,8 @@ static void check_enum(checker *ck, acc_decl *d)
         d->bad = true;
         return;
     }
+    /* Its maps (and their keys) go once the enum is checked. */
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
     acc_map names, values;
     acc_map_init(&names, &ck->cx->arena);
     acc_map_init(&values, &ck->cx->arena);
@@ -491,6 +523,7 @@ static void check_enum(checker *ck, acc_decl *d)
         }
         next++;
     }
+    acc_arena_release(&ck->cx->arena, mk);
 }
 
 static void check_decl(checker *ck, acc_decl *d)
@@ -553,6 +586,9 @@ static void check_actor(checker *ck, acc_actor *a)
         check_fields(ck, a->start->fields, "the start hook of actor",
                      a->name, spawn_params, "start");
 
+    /* The map of many messages goes once they are checked (check_fields
+     * releases its own before this one grows again). */
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
     acc_map seen;
     size_t index = 0;
     for (acc_message *m = a->messages; m != NULL; m = m->next, index++) {
@@ -575,6 +611,7 @@ static void check_actor(checker *ck, acc_actor *a)
             check_fields(ck, m->reply, "the reply of message", m->name,
                          reply_params, "reply");
     }
+    acc_arena_release(&ck->cx->arena, mk);
 }
 
 /* ---- structs by value: no cycles, bounded size ----------------------------- */
@@ -702,8 +739,10 @@ static void walk_structs(checker *ck, acc_decl *root)
         const acc_field *f = cur->at;
         if (f == NULL) {
             layout l = fields_layout(cur->fields);
-            cur->size = l.size;
-            cur->align = l.align;
+            /* At most 4 * MAX_FIXED, rounded to an alignment of 16 at
+             * most: 32 bits hold it. */
+            cur->size = (uint32_t)l.size;
+            cur->align = (uint32_t)l.align;
             cur->has_var = acc_fields_have_var(cur->fields);
             cur->visit = 2;
             cur = cur->up;
@@ -741,24 +780,52 @@ static void check_size(checker *ck, const acc_field *fields, acc_name n,
 
 /* ---- generated names --------------------------------------------------------- */
 
-/* The names are names.c's (acc_name_module); what is checked here is that
- * C can take each one, and that no two are the same.
+/* The names are names.c's; what is checked here is that C can take each
+ * one, and that no two are the same.
  *
- * The table of names holds, for each, only what made it (a name_owner,
- * one for all the names of a message, actor, struct, enum value or
- * module); its row is found again, from the owner's cname array, only to
- * describe a name in an error. A record per name was most of the check's
- * memory (a message makes a dozen names). */
-typedef struct name_owner {
-    const acc_module *mod;
-    const acc_actor *actor;
-    const acc_message *msg;
-    const acc_decl *decl;
-    const acc_enumerator *value;
-} name_owner;
+ * No name is kept, and few are recorded. A first pass sets, for each name,
+ * one bit of a filter (8 bits a name) chosen by its hash, and a second
+ * bit where the first was set already: only a name whose bit was hit
+ * twice can equal another (or a field name that might shadow it, which
+ * marks its bit the same way). A second pass counts those candidates,
+ * about one name in nine, and the table is made for them. The check then
+ * goes through the names in their order as before, spelling each one
+ * (into a scratch buffer) to see that C can take it, and records only the
+ * candidates, a record being the owner (one for all the names of a
+ * message, actor, struct, enum value or module), row and hash. Which
+ * names are reported, and in which order, is as if every name were
+ * recorded: a name left out equals no other. A recorded name is
+ * spelled again only when a hash matches, to compare the two. Strings
+ * with a slot of 16 bytes for every name were most of the check's memory
+ * (a message makes a dozen names, a small actor 17); the filter and the
+ * records take 3 to 4 bytes a name. */
+
+/* An owner is a pointer to the AST node with its kind in the low bits
+ * (the arena aligns every node to 8). */
+enum { OWN_MODULE, OWN_DECL, OWN_VALUE, OWN_ACTOR, OWN_MSG, OWN_MASK = 7 };
+
+typedef struct name_rec {
+    uintptr_t owner;        /* 0: an empty slot */
+    uint32_t hash;
+    uint32_t row;
+} name_rec;
+
+typedef struct scratch {
+    char *s;
+    size_t cap;
+} scratch;
+
+typedef struct name_table {
+    name_rec *slots;        /* open addressing, at most 3/4 full */
+    size_t cap, count;
+    /* The filter: bits `bits` long, `once` set by a name's hash, `twice`
+     * where once was set already (or a looked-up name found it set). */
+    uint8_t *once, *twice;
+    size_t bits;
+    scratch other;          /* a recorded name, spelled to compare */
+} name_table;
 
 typedef struct gen_name {
-    const char *name;
     const char *what;       /* the row's: "the send function" */
     const acc_module *mod;
     const acc_actor *actor;
@@ -766,6 +833,66 @@ typedef struct gen_name {
     const acc_decl *decl;
     const acc_enumerator *value;
 } gen_name;
+
+static uintptr_t owner_ref(const void *p, int kind)
+{
+    return (uintptr_t)p | (uintptr_t)kind;
+}
+
+/* The parts of row `row` of owner o's names; false: not made. */
+static bool cname_of(uintptr_t o, int row, acc_cname *c)
+{
+    const void *p = (const void *)(o & ~(uintptr_t)OWN_MASK);
+    switch (o & OWN_MASK) {
+    case OWN_MODULE:
+        acc_guard_cname_of(p, c);
+        return true;
+    case OWN_DECL:
+        acc_decl_cname_of(p, (acc_decl_cname)row, c);
+        return true;
+    case OWN_VALUE:
+        acc_value_cname_of(p, c);
+        return true;
+    case OWN_ACTOR:
+        return acc_actor_cname_of(p, (acc_actor_cname)row, c);
+    default:
+        return acc_msg_cname_of(p, (acc_msg_cname)row, c);
+    }
+}
+
+static gen_name unpack(uintptr_t o, int row)
+{
+    const void *p = (const void *)(o & ~(uintptr_t)OWN_MASK);
+    gen_name g = { acc_guard_cname.what, NULL, NULL, NULL, NULL, NULL };
+    switch (o & OWN_MASK) {
+    case OWN_MODULE:
+        g.mod = p;
+        break;
+    case OWN_DECL:
+        g.decl = p;
+        g.mod = g.decl->mod;
+        g.what = acc_decl_cnames[row].what;
+        break;
+    case OWN_VALUE:
+        g.value = p;
+        g.decl = g.value->decl;
+        g.mod = g.decl->mod;
+        g.what = acc_value_cname.what;
+        break;
+    case OWN_ACTOR:
+        g.actor = p;
+        g.mod = g.actor->mod;
+        g.what = acc_actor_cnames[row].what;
+        break;
+    default:
+        g.msg = p;
+        g.actor = g.msg->actor;
+        g.mod = g.actor->mod;
+        g.what = acc_msg_cnames[row].what;
+        break;
+    }
+    return g;
+}
 
 static const char *describe(checker *ck, const gen_name *g)
 {
@@ -808,158 +935,148 @@ static acc_loc origin(const gen_name *g)
     return loc_of(g->mod->name);
 }
 
-/* The row among `n` names (a cname array) that spelled s[0..len): the
- * first, as the names are recorded in their rows' order. */
-static int row_of(const char *const *names, int n, const char *s, size_t len)
+/* The name spelled into `sc` (NUL-terminated), its length in *len. */
+static const char *spell(acc_arena *ar, scratch *sc, const acc_cname *c,
+                         size_t *len)
 {
-    for (int k = 0; k < n; k++)
-        if (names[k] != NULL && strlen(names[k]) == len &&
-            memcmp(names[k], s, len) == 0)
-            return k;
-    return 0;
+    size_t n = acc_cname_len(c);
+    if (n + 1 > sc->cap) {
+        sc->cap = (n + 1) * 2;
+        sc->s = acc_alloc_chars(ar, sc->cap);
+    }
+    acc_cname_write(c, sc->s);
+    *len = n;
+    return sc->s;
 }
 
-/* The name s[0..len) as its owner made it. */
-static gen_name unpack(const name_owner *o, const char *s, size_t len)
+static uint32_t name_hash(const char *s, size_t n)
 {
-    gen_name g = { NULL, acc_guard_cname.what, o->mod, o->actor, o->msg,
-                   o->decl, o->value };
-    if (o->value != NULL)
-        g.what = acc_value_cname.what;
-    else if (o->decl != NULL)
-        g.what = acc_decl_cnames[row_of(o->decl->cname, ACC_D_COUNT, s,
-                                        len)].what;
-    else if (o->msg != NULL)
-        g.what = acc_msg_cnames[row_of(o->msg->cname, ACC_M_COUNT, s,
-                                       len)].what;
-    else if (o->actor != NULL)
-        g.what = acc_actor_cnames[row_of(o->actor->cname, ACC_A_COUNT, s,
-                                         len)].what;
-    g.name = s;             /* maybe not NUL-terminated: not printed */
-    return g;
-}
-
-/* The table of generated names: open addressing, made once for as many
- * names as count_names finds, a slot being a name (names.c's, so
- * NUL-terminated) and its owner. 16 bytes a slot where a general map's
- * are 24: the table is the largest thing the check makes. */
-typedef struct name_slot {
-    const char *name;
-    const name_owner *owner;
-} name_slot;
-
-typedef struct name_table {
-    name_slot *slots;
-    size_t cap, count;
-    acc_arena *arena;
-} name_table;
-
-static size_t name_hash(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037ull;       /* FNV-1a */
+    uint32_t h = 2166136261u;       /* FNV-1a */
     for (size_t i = 0; i < n; i++) {
         h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
+        h *= 16777619u;
     }
-    return (size_t)h;
+    return h;
 }
 
-static void table_init(name_table *t, acc_arena *a, size_t n)
+/* The filter's bit of hash h: the hash mixed again (MurmurHash3's
+ * finalizer), so that names sharing a bit do not also share the table's
+ * first slot (taken from h's top bits), then scaled to the filter. */
+static size_t filter_bit(const name_table *t, uint32_t h)
 {
-    t->arena = a;
-    t->cap = 16;
-    while (t->cap / 4 * 3 < n && t->cap < SIZE_MAX / 64)
-        t->cap *= 2;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return (size_t)(((uint64_t)h * t->bits) >> 32);
+}
+
+static bool bit_get(const uint8_t *set, size_t b)
+{
+    return (set[b >> 3] >> (b & 7)) & 1;
+}
+
+static void bit_set(uint8_t *set, size_t b)
+{
+    set[b >> 3] = (uint8_t)(set[b >> 3] | 1u << (b & 7));
+}
+
+/* Whether a name of hash h may equal another: only those are recorded,
+ * and only those are looked up. */
+static bool candidate(const name_table *t, uint32_t h)
+{
+    return bit_get(t->twice, filter_bit(t, h));
+}
+
+/* The filter for `names` names. */
+static void filter_init(name_table *t, acc_arena *a, size_t names)
+{
+    t->bits = names < 8 ? 64 : names * 8;
+    t->once = acc_alloc(a, t->bits / 8 + 1);
+    t->twice = acc_alloc(a, t->bits / 8 + 1);
+    t->other = (scratch){ NULL, 0 };
+}
+
+/* The table, for the `count` candidates filter_name counted: at most 3/4
+ * full, so that it never grows and a search always ends at an empty
+ * slot. Its size is no power of two: a search starts at the hash scaled
+ * to it. */
+static void table_init(name_table *t, acc_arena *a, size_t count)
+{
+    t->cap = count + count / 3 + 1;
     t->count = 0;
     t->slots = acc_alloc(a, t->cap * sizeof(*t->slots));
 }
 
-/* The slot of s[0..len) (a source name need not be NUL-terminated), or
- * the empty one where it would go. */
-static name_slot *table_find(const name_table *t, const char *s, size_t len)
+/* The record of s[0..len) (hash h), or the empty one where it would go. */
+static name_rec *table_find(name_table *t, acc_arena *ar, const char *s,
+                            size_t len, uint32_t h)
 {
-    size_t mask = t->cap - 1;
-    for (size_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
-        name_slot *sl = &t->slots[i];
-        if (sl->name == NULL ||
-            (strncmp(sl->name, s, len) == 0 && sl->name[len] == '\0'))
-            return sl;
+    for (size_t i = (size_t)(((uint64_t)h * t->cap) >> 32);;
+         i = i + 1 < t->cap ? i + 1 : 0) {
+        name_rec *r = &t->slots[i];
+        if (r->owner == 0)
+            return r;
+        if (r->hash != h)
+            continue;
+        acc_cname c;
+        cname_of(r->owner, (int)r->row, &c);
+        size_t n;
+        const char *o = spell(ar, &t->other, &c, &n);
+        if (n == len && memcmp(o, s, len) == 0)
+            return r;
     }
-}
-
-static const name_owner *table_get(const name_table *t, const char *s,
-                                   size_t len)
-{
-    return table_find(t, s, len)->owner;
-}
-
-/* Records `name` unless it is there; returns the owner now recorded. */
-static const name_owner *table_put(name_table *t, const char *name,
-                                   size_t len, const name_owner *o)
-{
-    name_slot *sl = table_find(t, name, len);
-    if (sl->name != NULL)
-        return sl->owner;
-    /* Sized for every name, it never grows: this is only in case. */
-    if ((t->count + 1) * 4 > t->cap * 3) {
-        name_table old = *t;
-        table_init(t, old.arena, old.cap);
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.slots[i].name != NULL)
-                *table_find(t, old.slots[i].name,
-                            strlen(old.slots[i].name)) = old.slots[i];
-        t->count = old.count;
-        acc_arena_give_back(t->arena, old.slots);
-        sl = table_find(t, name, len);
-    }
-    sl->name = name;
-    sl->owner = o;
-    t->count++;
-    return o;
 }
 
 typedef struct namer {
     checker *ck;
     name_table *names;
+    scratch name;           /* the name being recorded */
     bool report;            /* false: an import's names, already checked */
-    const acc_module *mod;
+    bool counting;          /* filter_name counts candidates */
 } namer;
 
-/* Records generated name `name` of `o`; false (after reporting) if it
- * clashes. A name not made (NULL) passes. */
-static bool add(namer *nm, const name_owner *o, const char *name)
+/* Records name `row` of owner o; false (after reporting) if C cannot take
+ * it or it clashes. A name not made passes. */
+static bool add(namer *nm, uintptr_t o, int row)
 {
-    if (name == NULL)
-        return true;
     checker *ck = nm->ck;
-    size_t len = strlen(name);
+    acc_arena *ar = &ck->cx->arena;
+    name_table *t = nm->names;
+    acc_cname c;
+    if (!cname_of(o, row, &c))
+        return true;
+    size_t len;
+    const char *name = spell(ar, &nm->name, &c, &len);
     if (nm->report) {
         const char *why = acc_c_reserved(name, len);
         if (why != NULL) {
-            gen_name g = unpack(o, name, len);
+            gen_name g = unpack(o, row);
             error(ck, origin(&g), "'%s', %s, is %s", name,
                   describe(ck, &g), why);
             return false;
         }
     }
-    const name_owner *first = table_put(nm->names, name, len, o);
-    if (first == o || !nm->report)
+    uint32_t h = name_hash(name, len);
+    if (!candidate(t, h))
         return true;
-    gen_name g = unpack(o, name, len), f = unpack(first, name, len);
+    name_rec *r = table_find(t, ar, name, len, h);
+    if (r->owner == 0) {
+        *r = (name_rec){ o, h, (uint32_t)row };
+        t->count++;
+        return true;
+    }
+    /* Two rows of one owner may spell one name (a request named `reply`:
+     * its reply struct and reply function); that was never reported. */
+    if (r->owner == o || !nm->report)
+        return true;
+    gen_name g = unpack(o, row), f = unpack(r->owner, (int)r->row);
     error(ck, origin(&g), "'%s', %s, collides with %s", name,
           describe(ck, &g), describe(ck, &f));
     acc_note(ck->cx, &f.mod->file, origin(&f),
              "'%s' is first generated here", name);
     return false;
-}
-
-static const name_owner *owner(namer *nm, const acc_actor *a,
-                               const acc_message *m, const acc_decl *d,
-                               const acc_enumerator *v)
-{
-    name_owner *o = acc_alloc(&nm->ck->cx->arena, sizeof(*o));
-    *o = (name_owner){ nm->mod, a, m, d, v };
-    return o;
 }
 
 /* One report per type, actor or message is enough. */
@@ -968,50 +1085,91 @@ static void module_names(acc_module *mod, void *arg)
     namer *nm = arg;
     if (mod->bad || !mod->has_name)
         return;
-    nm->mod = mod;
     nm->report = mod == nm->ck->mod;
 
-    add(nm, owner(nm, NULL, NULL, NULL, NULL), mod->guard);
+    add(nm, owner_ref(mod, OWN_MODULE), 0);
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
         if (d->bad)
             continue;
         bool ok = true;
-        const name_owner *o = owner(nm, NULL, NULL, d, NULL);
+        uintptr_t o = owner_ref(d, OWN_DECL);
         for (int k = 0; ok && k < ACC_D_COUNT; k++)
-            ok = add(nm, o, d->cname[k]);
+            ok = add(nm, o, k);
         for (const acc_enumerator *v = d->values; ok && v != NULL;
              v = v->next)
-            ok = add(nm, owner(nm, NULL, NULL, d, v), v->cname);
+            ok = add(nm, owner_ref(v, OWN_VALUE), 0);
     }
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         if (a->bad)
             continue;
         bool ok = true;
-        const name_owner *o = owner(nm, a, NULL, NULL, NULL);
+        uintptr_t o = owner_ref(a, OWN_ACTOR);
         for (int k = 0; ok && k < ACC_A_COUNT; k++)
-            ok = add(nm, o, a->cname[k]);
+            ok = add(nm, o, k);
         for (const acc_message *m = a->messages; ok && m != NULL;
              m = m->next) {
             if (m->bad)
                 continue;
             bool mok = true;
-            const name_owner *mo = owner(nm, a, m, NULL, NULL);
+            uintptr_t mo = owner_ref(m, OWN_MSG);
             for (int k = 0; mok && k < ACC_M_COUNT; k++)
-                mok = add(nm, mo, m->cname[k]);
+                mok = add(nm, mo, k);
         }
     }
 }
 
-static size_t made(const char *const *names, int n)
+/* The filter's passes over every name module_names may record (of the
+ * same owners; past an error it records fewer, never others): the first
+ * sets the bits, the second (`counting`) counts the candidates, so that
+ * the table is made once for them (grown, it would hold its old table and
+ * its new one at once, twice what it needs). */
+static void filter_name(namer *nm, uintptr_t o, int row)
 {
-    size_t count = 0;
-    for (int k = 0; k < n; k++)
-        count += names[k] != NULL;
-    return count;
+    name_table *t = nm->names;
+    acc_cname c;
+    if (!cname_of(o, row, &c))
+        return;
+    size_t len;
+    const char *name = spell(&nm->ck->cx->arena, &nm->name, &c, &len);
+    uint32_t h = name_hash(name, len);
+    if (nm->counting) {
+        t->count += candidate(t, h);
+        return;
+    }
+    size_t b = filter_bit(t, h);
+    if (bit_get(t->once, b))
+        bit_set(t->twice, b);
+    else
+        bit_set(t->once, b);
 }
 
-/* How many names module_names may record (those made): the table is made
- * that size at once, rather than grown through every smaller one. */
+static void filter_names(acc_module *mod, void *arg)
+{
+    namer *nm = arg;
+    if (mod->bad || !mod->has_name)
+        return;
+    filter_name(nm, owner_ref(mod, OWN_MODULE), 0);
+    for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+        if (d->bad)
+            continue;
+        for (int k = 0; k < ACC_D_COUNT; k++)
+            filter_name(nm, owner_ref(d, OWN_DECL), k);
+        for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
+            filter_name(nm, owner_ref(v, OWN_VALUE), 0);
+    }
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        if (a->bad)
+            continue;
+        for (int k = 0; k < ACC_A_COUNT; k++)
+            filter_name(nm, owner_ref(a, OWN_ACTOR), k);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            if (!m->bad)
+                for (int k = 0; k < ACC_M_COUNT; k++)
+                    filter_name(nm, owner_ref(m, OWN_MSG), k);
+    }
+}
+
+/* How many names module_names may record: the filter's size. */
 static void count_names(acc_module *mod, void *arg)
 {
     size_t *n = arg;
@@ -1019,62 +1177,92 @@ static void count_names(acc_module *mod, void *arg)
         return;
     *n += 1;
     for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
-        *n += made(d->cname, ACC_D_COUNT);
+        *n += ACC_D_COUNT;
         for (const acc_enumerator *v = d->values; v != NULL; v = v->next)
             *n += 1;
     }
+    /* Those made, not every row: the filter is 2 bytes a name. */
+    acc_cname c;
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        *n += made(a->cname, ACC_A_COUNT);
+        for (int k = 0; k < ACC_A_COUNT; k++)
+            *n += acc_actor_cname_of(a, (acc_actor_cname)k, &c);
         for (const acc_message *m = a->messages; m != NULL; m = m->next)
-            *n += made(m->cname, ACC_M_COUNT);
+            *n += m->has_reply ? ACC_M_COUNT : ACC_M_REPLY_STRUCT;
     }
 }
 
-static void shadows(checker *ck, const name_table *names, acc_name n,
-                    const char *what)
+/* Field and message names are struct and union members, and message
+ * fields are parameters of the send functions: named like a generated
+ * type or function, one would shadow it there (or, in C++, change its
+ * meaning inside the struct). With `mark`, the filter's pass: a name
+ * whose bit a generated name set makes that bit a candidate's, so that
+ * the generated name is recorded to be found. */
+static void shadows(checker *ck, name_table *names, acc_name n,
+                    const char *what, bool mark)
 {
-    const name_owner *o = table_get(names, n.s, n.len);
-    if (o != NULL) {
-        gen_name g = unpack(o, n.s, n.len);
+    uint32_t h = name_hash(n.s, n.len);
+    if (mark) {
+        size_t b = filter_bit(names, h);
+        if (bit_get(names->once, b))
+            bit_set(names->twice, b);
+        return;
+    }
+    if (!candidate(names, h))
+        return;
+    name_rec *r = table_find(names, &ck->cx->arena, n.s, n.len, h);
+    if (r->owner != 0) {
+        gen_name g = unpack(r->owner, (int)r->row);
         error(ck, loc_of(n), "'%.*s' cannot be used as %s name: it "
               "is %s", (int)n.len, n.s, what, describe(ck, &g));
     }
 }
 
-static void check_shadowing(checker *ck, const name_table *names,
-                            const acc_field *fields, const acc_message *m)
+static void check_shadowing(checker *ck, name_table *names,
+                            const acc_field *fields, const acc_message *m,
+                            bool mark)
 {
     if (m != NULL)
-        shadows(ck, names, m->name, "a message");
+        shadows(ck, names, m->name, "a message", mark);
     for (const acc_field *f = fields; f != NULL; f = f->next)
-        shadows(ck, names, f->name, "a field");
+        shadows(ck, names, f->name, "a field", mark);
+}
+
+static void each_shadow(checker *ck, name_table *names, bool mark)
+{
+    for (const acc_decl *d = ck->mod->decls; d != NULL; d = d->next)
+        check_shadowing(ck, names, d->fields, NULL, mark);
+    for (const acc_actor *a = ck->mod->actors; a != NULL; a = a->next) {
+        check_shadowing(ck, names, a->state, NULL, mark);
+        if (a->start != NULL)
+            check_shadowing(ck, names, a->start->fields, NULL, mark);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            check_shadowing(ck, names, m->fields, m, mark);
+            check_shadowing(ck, names, m->reply, NULL, mark);
+        }
+    }
 }
 
 static void check_generated_names(checker *ck)
 {
+    acc_arena *ar = &ck->cx->arena;
     name_table names;
     size_t count = 0;
     acc_each_module(ck->cx, ck->mod, count_names, &count);
-    table_init(&names, &ck->cx->arena, count);
-    namer nm = { ck, &names, false, NULL };
+    filter_init(&names, ar, count);
+    namer nm = { ck, &names, { NULL, 0 }, false, false };
+    acc_each_module(ck->cx, ck->mod, filter_names, &nm);
+    each_shadow(ck, &names, true);
+    names.count = 0;
+    nm.counting = true;
+    acc_each_module(ck->cx, ck->mod, filter_names, &nm);
+    table_init(&names, ar, names.count);
     /* The imports' names first: a clash is reported in this file. */
     acc_each_module(ck->cx, ck->mod, module_names, &nm);
-
-    /* Field and message names are struct and union members, and message
-     * fields are parameters of the send functions: named like a generated
-     * type or function, one would shadow it there (or, in C++, change its
-     * meaning inside the struct). */
-    for (const acc_decl *d = ck->mod->decls; d != NULL; d = d->next)
-        check_shadowing(ck, &names, d->fields, NULL);
-    for (const acc_actor *a = ck->mod->actors; a != NULL; a = a->next) {
-        check_shadowing(ck, &names, a->state, NULL);
-        if (a->start != NULL)
-            check_shadowing(ck, &names, a->start->fields, NULL);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-            check_shadowing(ck, &names, m->fields, m);
-            check_shadowing(ck, &names, m->reply, NULL);
-        }
-    }
+    each_shadow(ck, &names, false);
+    /* The generators need none of it: what outgrew a chunk goes back. */
+    acc_arena_give_back(ar, names.slots);
+    acc_arena_give_back(ar, names.once);
+    acc_arena_give_back(ar, names.twice);
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -1103,8 +1291,14 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     int before = cx->errors;
     if (!mod->has_name)
         return;
-    acc_name_module(&cx->arena, mod);
-    acc_map_init(&mod->scope, &cx->arena);
+    /* Sized once for every declaration: a map growing through its tables
+     * leaves the smaller ones behind. */
+    size_t names = 0;
+    for (acc_decl *d = mod->decls; d != NULL; d = d->next)
+        names++;
+    for (acc_actor *a = mod->actors; a != NULL; a = a->next)
+        names++;
+    acc_map_init_for(&mod->scope, &cx->arena, names);
     ck.scope = mod->scope;
     check_module(&ck);
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)

@@ -147,9 +147,14 @@ static void run(job *j, const char *text, size_t len, const acc_options *opt,
                        "imports", len, ACC_MAX_INPUT, ACC_MAX_INPUT >> 20);
     } else {
         cx->source_bytes = len;
-        /* The lexer wants a NUL after the text. */
-        char *src = acc_alloc(&cx->arena, len + 1);
-        memcpy(src, text, len);
+        /* The lexer wants a NUL after the text: a copy has one, and text
+         * read in place has its own. */
+        const char *src = text;
+        if (!opt->in_place) {
+            char *copy = acc_alloc(&cx->arena, len + 1);
+            memcpy(copy, text, len);
+            src = copy;
+        }
         acc_module *mod = acc_alloc(&cx->arena, sizeof(*mod));
         mod->file.filename = cx->filename;
         mod->file.path = cx->filename;
@@ -299,8 +304,14 @@ int acc_compile_file(const char *path, const acc_options *opt,
         res->diagnostics_len = strlen(res->diagnostics);
         return 1;
     }
+    acc_options in_place;
+    if (opt != NULL)
+        in_place = *opt;
+    else
+        acc_options_init(&in_place);
+    in_place.in_place = true;           /* acc_read_file ends it in a NUL */
     int rc = acc_compile_buffer(strcmp(path, "-") == 0 ? "<stdin>" : path,
-                                text, len, opt, res);
+                                text, len, &in_place, res);
     free(text);
     return rc;
 }

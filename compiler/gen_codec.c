@@ -174,10 +174,11 @@ static void tail_value(const emitter *e, const acc_type *t, const char *v,
     } else if (is_struct(t)) {
         if (is_deep(t))
             acc_gen_line(g, "%s%s__tail(&%s, &%s, %s);", in,
-                         t->decl->cname[ACC_D_TYPE], v, e->at, e->depth);
+                         acc_decl_cstr(g, t->decl, ACC_D_TYPE), v, e->at,
+                         e->depth);
         else
             acc_gen_line(g, "%s%s__tail(&%s, &%s);", in,
-                         t->decl->cname[ACC_D_TYPE], v, e->at);
+                         acc_decl_cstr(g, t->decl, ACC_D_TYPE), v, e->at);
     } else if (t->kind == ACC_SEQ) {
         const char *et = acc_gen_ctype(g, t->elem);
         refuse_null_view(e, in, v);
@@ -213,7 +214,7 @@ static void copy_value(const emitter *e, const acc_type *t, const char *v,
     }
     if (is_struct(t)) {
         acc_gen_line(g, "%s%s__copy(&%s, base, &%s);", in,
-                     t->decl->cname[ACC_D_TYPE], v, at);
+                     acc_decl_cstr(g, t->decl, ACC_D_TYPE), v, at);
         return;
     }
     acc_gen_line(g, "%s{", in);
@@ -267,10 +268,11 @@ static void enc_value(const emitter *e, const acc_type *t, const char *v,
             acc_gen_line(g, "%sac_wire_u32(o, (uint32_t)(int32_t)%s);", in, v);
         else if (is_deep(t))
             acc_gen_line(g, "%sif (!%s__enc(&%s, o, %s))\n%s    return false;",
-                         in, t->decl->cname[ACC_D_TYPE], v, e->depth, in);
+                         in, acc_decl_cstr(g, t->decl, ACC_D_TYPE), v,
+                         e->depth, in);
         else
             acc_gen_line(g, "%s%s__enc(&%s, o);", in,
-                         t->decl->cname[ACC_D_TYPE], v);
+                         acc_decl_cstr(g, t->decl, ACC_D_TYPE), v);
         return;
     case ACC_BOOL:
         acc_gen_line(g, "%sac_wire_u8(o, %s ? 1 : 0);", in, v);
@@ -318,7 +320,7 @@ static void dsize_value(const emitter *e, const acc_type *t, const char *v,
             each_elem(e, dsize_value, t, NULL, depth);
         return;
     case ACC_NAMED: {
-        const char *n = t->decl->cname[ACC_D_TYPE];
+        const char *n = acc_decl_cstr(g, t->decl, ACC_D_TYPE);
         if (is_enum(t)) {
             acc_gen_line(g, "%sif (!%s__valid((int32_t)ac_wire_get_u32(in)))",
                          in, n);
@@ -379,7 +381,7 @@ static void dec_value(const emitter *e, const acc_type *t, const char *v,
             each_elem(e, dec_value, t, v, depth);
         return;
     case ACC_NAMED: {
-        const char *n = t->decl->cname[ACC_D_TYPE];
+        const char *n = acc_decl_cstr(g, t->decl, ACC_D_TYPE);
         if (is_enum(t))
             acc_gen_line(g, "%s%s = (%s)(int32_t)ac_wire_get_u32(in);", in, v,
                          n);
@@ -605,7 +607,7 @@ static acc_decl *need_type(acc_gen *g, needs *nd, const acc_type *t)
         t = t->elem;
     if (t->kind != ACC_NAMED)
         return NULL;
-    const char *n = t->decl->cname[ACC_D_TYPE];
+    const char *n = acc_decl_cstr(g, t->decl, ACC_D_TYPE);
     if (acc_map_get(&nd->seen, n, strlen(n)) != NULL)
         return NULL;
     acc_map_put(&nd->seen, n, strlen(n), (void *)t->decl);
@@ -651,6 +653,13 @@ static void need_fields(acc_gen *g, needs *nd, const acc_field *fields)
     }
 }
 
+/* The position of struct d in the list mark_recursion indexed by name. */
+static uint32_t index_of(acc_gen *g, const acc_map *index, const acc_decl *d)
+{
+    const char *c = acc_decl_cstr(g, d, ACC_D_TYPE);
+    return (uint32_t)(uintptr_t)acc_map_get(index, c, strlen(c)) - 1;
+}
+
 /* Marks the structs in nd that are recursive and deep (acc_decl). They are
  * the strongly connected components of the graph of "a field holds this
  * struct" (Tarjan's algorithm), kept iterative so that a long chain of
@@ -676,11 +685,10 @@ static void mark_recursion(acc_gen *g, needs *nd)
 
     acc_map_init(&index, ar);
     for (uint32_t i = 0; i < n; i++) {
-        const char *c = nd->list[i]->cname[ACC_D_TYPE];
+        const char *c = acc_decl_cstr(g, nd->list[i], ACC_D_TYPE);
         acc_map_put(&index, c, strlen(c), (void *)(uintptr_t)(i + 1));
     }
-#define INDEX_OF(d) ((uint32_t)(uintptr_t)acc_map_get(&index, \
-        (d)->cname[ACC_D_TYPE], strlen((d)->cname[ACC_D_TYPE])) - 1)
+#define INDEX_OF(d) index_of(g, &index, (d))
     for (uint32_t root = 0; root < n; root++) {
         if (order[root] != 0 || nd->list[root]->kind != ACC_STRUCT)
             continue;
@@ -759,8 +767,9 @@ void acc_gen_type_codecs(acc_gen *g)
                     "------------------------- */\n");
     for (size_t i = 0; i < nd.count; i++) {
         const acc_decl *d = nd.list[i];
-        const char *n = d->cname[ACC_D_TYPE];
         if (d->kind == ACC_ENUM) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            const char *n = acc_decl_cstr(g, d, ACC_D_TYPE);
             acc_gen_line(g, "static bool %s__valid(int32_t v)\n{", n);
             acc_gen_line(g, "    switch (v) {");
             for (const acc_enumerator *e = d->values; e != NULL; e = e->next)
@@ -769,17 +778,22 @@ void acc_gen_type_codecs(acc_gen *g)
                 else
                     acc_gen_line(g, "    case %lld:", (long long)e->value);
             acc_gen_line(g, "        return true;\n    }\n    return false;\n}\n");
+            acc_arena_release(&g->cx->arena, mk);
         }
     }
     for (size_t i = 0; i < nd.count; i++)
-        if (nd.list[i]->kind == ACC_STRUCT)
-            helper_protos(g, nd.list[i]->cname[ACC_D_TYPE],
+        if (nd.list[i]->kind == ACC_STRUCT) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            helper_protos(g, acc_decl_cstr(g, nd.list[i], ACC_D_TYPE),
                           nd.list[i]->fields, struct_shape(nd.list[i]));
+            acc_arena_release(&g->cx->arena, mk);
+        }
 
     for (size_t i = 0; i < nd.count; i++)
         if (nd.list[i]->kind == ACC_STRUCT) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-            helpers(g, nd.list[i]->cname[ACC_D_TYPE], nd.list[i]->fields,
+            helpers(g, acc_decl_cstr(g, nd.list[i], ACC_D_TYPE),
+                    nd.list[i]->fields,
                     struct_shape(nd.list[i]), false);
             acc_arena_release(&g->cx->arena, mk);
         }
@@ -794,9 +808,10 @@ static void put_cases(acc_gen *g, const acc_actor *a, bool reply, pass ps)
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         if (reply && !m->has_reply)
             continue;
-        const char *n = m->cname[reply ? ACC_M_REPLY_STRUCT
-                                      : ACC_M_STRUCT];
-        acc_gen_line(g, "    case %s:", m->cname[ACC_M_TAG]);
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+        acc_msg_cname row = reply ? ACC_M_REPLY_STRUCT : ACC_M_STRUCT;
+        const char *n = acc_msg_cstr(g, m, row);
+        acc_gen_line(g, "    case %s:", acc_msg_cstr(g, m, ACC_M_TAG));
         if (ps == P_ENC && fields_deep(reply ? m->reply : m->fields)) {
             acc_gen_line(g, "        if (!%s__enc((const %s *)m_, &o_))", n, n);
             acc_gen_line(g, "            return AC_EINVAL;");
@@ -811,6 +826,7 @@ static void put_cases(acc_gen *g, const acc_actor *a, bool reply, pass ps)
                             "&at_);", n, n);
         }
         acc_gen_line(g, "        break;");
+        acc_arena_release(&g->cx->arena, mk);
     }
 }
 
@@ -824,7 +840,7 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
     if (reply)
         acc_gen_line(g, "\nlong %s(uint32_t tag, const ac_envelope *reply, "
                         "uint8_t *buf, size_t cap)\n{",
-                     a->cname[ACC_A_ENCODE_REPLY]);
+                     acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY));
     else
         acc_gen_line(g, "\nstatic long %s__encode(const ac_envelope *e, "
                         "uint8_t *buf, size_t cap)\n{", p);
@@ -850,7 +866,7 @@ static void put_codec_fns(acc_gen *g, const acc_actor *a, const char *p,
     if (reply)
         acc_gen_line(g, "\nint %s(ac_ctx *cx, uint32_t tag, const ac_reply_to "
                         "*to, const uint8_t *buf, size_t len, ac_envelope "
-                        "**out)\n{", a->cname[ACC_A_DECODE_REPLY]);
+                        "**out)\n{", acc_actor_cstr(g, a, ACC_A_DECODE_REPLY));
     else
         acc_gen_line(g, "\nstatic int %s__decode(ac_ctx *cx, uint32_t tag, "
                         "const uint8_t *buf, size_t len,\n"
@@ -893,26 +909,27 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
     acc_arena *ar = &g->cx->arena;
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(ar);
-        helper_protos(g, m->cname[ACC_M_STRUCT], m->fields,
+        helper_protos(g, acc_msg_cstr(g, m, ACC_M_STRUCT), m->fields,
                       msg_shape(m->fields));
         if (m->has_reply)
-            helper_protos(g, m->cname[ACC_M_REPLY_STRUCT], m->reply,
+            helper_protos(g, acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT), m->reply,
                           msg_shape(m->reply));
         acc_arena_release(ar, mk);
     }
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(ar);
-        helpers(g, m->cname[ACC_M_STRUCT], m->fields, msg_shape(m->fields),
+        helpers(g, acc_msg_cstr(g, m, ACC_M_STRUCT), m->fields,
+                msg_shape(m->fields),
                 m->has_reply);
         if (m->has_reply)
-            helpers(g, m->cname[ACC_M_REPLY_STRUCT], m->reply,
+            helpers(g, acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT), m->reply,
                     msg_shape(m->reply), false);
         acc_arena_release(ar, mk);
     }
 
     put_codec_fns(g, a, p, false);
     /* An actor with a request has reply codecs, named in names.c. */
-    if (a->cname[ACC_A_ENCODE_REPLY] != NULL)
+    if (acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY) != NULL)
         put_codec_fns(g, a, p, true);
 }
 
@@ -936,16 +953,16 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    m_ = ac_envelope_payload((ac_envelope *)e);");
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
-        const char *n = m->cname[ACC_M_STRUCT];
+        /* The names spelled for one case go with it. */
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+        const char *n = acc_msg_cstr(g, m, ACC_M_STRUCT);
         bool var = acc_fields_have_var(m->fields);
-        acc_gen_line(g, "    case %s: {", m->cname[ACC_M_TAG]);
+        acc_gen_line(g, "    case %s: {", acc_msg_cstr(g, m, ACC_M_TAG));
         acc_gen_line(g, "        const %s *s_ = (const %s *)m_;", n, n);
         acc_gen_line(g, "        %s *d_;\n", n);
         acc_gen_line(g, "        size_ = sizeof(%s);", n);
         if (var) {
-            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_tail(g, m->fields, "s_->", "size_", 1);
-            acc_arena_release(&g->cx->arena, mk);
             acc_gen_line(g, "        if (size_ > AC_MAX_PAYLOAD)\n"
                             "            return NULL;");
         }
@@ -958,13 +975,14 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
             acc_gen_line(g, "        %s__copy(d_, (unsigned char *)d_, &size_);", n);
         }
         acc_gen_line(g, "        return c_;\n    }");
+        acc_arena_release(&g->cx->arena, mk);
     }
     acc_gen_line(g, "    }\n    return NULL;\n}");
 }
 
 void acc_gen_actor_codecs(acc_gen *g, const acc_actor *a)
 {
-    const char *p = a->cname[ACC_A_STATE];
+    const char *p = acc_actor_cstr(g, a, ACC_A_STATE);
     put_codecs(g, a, p);
     put_copy(g, a, p);
 }

@@ -38,16 +38,19 @@ static void put_state(acc_gen *g, const acc_actor *a, const char *p)
 
 static void put_messages(acc_gen *g, const acc_actor *a)
 {
-    acc_gen_line(g, "\nenum %s {", a->cname[ACC_A_TAG_ENUM]);
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
-        acc_gen_line(g, "    %s = %u%s", m->cname[ACC_M_TAG],
+    acc_gen_line(g, "\nenum %s {", acc_actor_cstr(g, a, ACC_A_TAG_ENUM));
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+        acc_gen_line(g, "    %s = %u%s", acc_msg_cstr(g, m, ACC_M_TAG),
                      (unsigned)m->tag, m->next ? "," : "");
+        acc_arena_release(&g->cx->arena, mk);
+    }
     acc_gen_line(g, "};");
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-        const char *sn = m->cname[ACC_M_STRUCT];
-        const char *rn = m->cname[ACC_M_REPLY_STRUCT];
+        const char *sn = acc_msg_cstr(g, m, ACC_M_STRUCT);
+        const char *rn = acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT);
         acc_buf_putc(g->out, '\n');
         acc_gen_doc(g, m->doc, 0);
         acc_gen_line(g, "typedef struct %s {", sn);
@@ -76,33 +79,39 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
     if (a->start != NULL && a->start->fields != NULL) {
         acc_buf_putc(g->out, '\n');
         acc_gen_doc(g, a->start->doc, 0);
-        acc_gen_line(g, "typedef struct %s {", a->cname[ACC_A_START_ARGS]);
+        acc_gen_line(g, "typedef struct %s {",
+                     acc_actor_cstr(g, a, ACC_A_START_ARGS));
         put_fields(g, a->start->fields);
-        acc_gen_line(g, "} %s;", a->cname[ACC_A_START_ARGS]);
+        acc_gen_line(g, "} %s;", acc_actor_cstr(g, a, ACC_A_START_ARGS));
     }
     if (a->messages == NULL && a->start == NULL && a->stop == NULL &&
         a->down == NULL && a->exit == NULL)
         return;
     acc_gen_line(g, "\n/* Handlers, written by the user. A non-zero result "
                     "fails the actor. */");
-    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *m);",
-                     m->cname[ACC_M_HANDLER], p, m->cname[ACC_M_STRUCT]);
+                     acc_msg_cstr(g, m, ACC_M_HANDLER), p,
+                     acc_msg_cstr(g, m, ACC_M_STRUCT));
+        acc_arena_release(&g->cx->arena, mk);
+    }
     if (a->start != NULL && a->start->fields != NULL)
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *args);",
-                     a->cname[ACC_A_ON_START], p, a->cname[ACC_A_START_ARGS]);
+                     acc_actor_cstr(g, a, ACC_A_ON_START), p,
+                     acc_actor_cstr(g, a, ACC_A_START_ARGS));
     else if (a->start != NULL)
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx);",
-                     a->cname[ACC_A_ON_START], p);
+                     acc_actor_cstr(g, a, ACC_A_ON_START), p);
     if (a->stop != NULL)
         acc_gen_line(g, "void %s(%s *self, ac_ctx *cx);",
-                     a->cname[ACC_A_ON_STOP], p);
+                     acc_actor_cstr(g, a, ACC_A_ON_STOP), p);
     if (a->down != NULL)
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const ac_down *m);",
-                     a->cname[ACC_A_ON_DOWN], p);
+                     acc_actor_cstr(g, a, ACC_A_ON_DOWN), p);
     if (a->exit != NULL)
         acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const ac_exit *m);",
-                     a->cname[ACC_A_ON_EXIT], p);
+                     acc_actor_cstr(g, a, ACC_A_ON_EXIT), p);
 }
 
 static void put_functions(acc_gen *g, const acc_actor *a)
@@ -111,7 +120,7 @@ static void put_functions(acc_gen *g, const acc_actor *a)
         acc_gen_line(g, "\n/* Spawns an actor of type %.*s into *out, running "
                         "%s before\n * it returns (its result is "
                         "spawn's). */", (int)a->name.len, a->name.s,
-                     a->cname[ACC_A_ON_START]);
+                     acc_actor_cstr(g, a, ACC_A_ON_START));
     else
         acc_gen_line(g, "\n/* Spawns an actor of type %.*s (zeroed state) into "
                         "*out. */", (int)a->name.len, a->name.s);
@@ -162,10 +171,11 @@ static void put_functions(acc_gen *g, const acc_actor *a)
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             if (!m->has_reply)
                 continue;
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "typedef int (*%s)(void *self, ac_ctx *cx, "
                             "int status, const %s *reply, void *arg);",
-                         m->cname[ACC_M_FN], m->cname[ACC_M_REPLY_STRUCT]);
-            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+                         acc_msg_cstr(g, m, ACC_M_FN),
+                         acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT));
             acc_gen_line(g, "%s;", acc_gen_reply_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, true));
@@ -175,10 +185,10 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                         "its request's tag. */");
         acc_gen_line(g, "long %s(uint32_t tag, const ac_envelope *reply, "
                         "uint8_t *buf, size_t cap);",
-                     a->cname[ACC_A_ENCODE_REPLY]);
+                     acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY));
         acc_gen_line(g, "int %s(ac_ctx *cx, uint32_t tag, const ac_reply_to "
                         "*to, const uint8_t *buf, size_t len, ac_envelope "
-                        "**out);", a->cname[ACC_A_DECODE_REPLY]);
+                        "**out);", acc_actor_cstr(g, a, ACC_A_DECODE_REPLY));
     }
 
     acc_gen_line(g, "\n/* The actor registered as `name` (ac_whereis) into "
@@ -186,35 +196,41 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                     "are untyped: the holder is trusted to be\n * of type %.*s. */",
                  (int)a->name.len, a->name.s);
     acc_gen_line(g, "int %s(ac_ctx *cx, const char *name, %s *out);",
-                 a->cname[ACC_A_WHEREIS], a->cname[ACC_A_REF]);
+                 acc_actor_cstr(g, a, ACC_A_WHEREIS),
+                 acc_actor_cstr(g, a, ACC_A_REF));
     acc_gen_line(g, "/* An address as a typed reference (from an ac_down, a "
                     "group's members, a\n * router), trusted to be an actor of type %.*s. */",
                  (int)a->name.len, a->name.s);
-    acc_gen_line(g, "%s %s(ac_addr addr);", a->cname[ACC_A_REF],
-                 a->cname[ACC_A_REF_OF]);
+    acc_gen_line(g, "%s %s(ac_addr addr);", acc_actor_cstr(g, a, ACC_A_REF),
+                 acc_actor_cstr(g, a, ACC_A_REF_OF));
     acc_gen_line(g, "/* The running %.*s's own reference (in its handlers and "
                     "hooks; nil on a thread running no actor). */",
                  (int)a->name.len, a->name.s);
-    acc_gen_line(g, "%s %s(const ac_ctx *cx);", a->cname[ACC_A_REF],
-                 a->cname[ACC_A_REF_SELF]);
+    acc_gen_line(g, "%s %s(const ac_ctx *cx);",
+                 acc_actor_cstr(g, a, ACC_A_REF),
+                 acc_actor_cstr(g, a, ACC_A_REF_SELF));
     acc_gen_line(g, "\n/* The actor type, for the runtime. */");
-    acc_gen_line(g, "extern const ac_actor_type %s;", a->cname[ACC_A_TYPE]);
+    acc_gen_line(g, "extern const ac_actor_type %s;",
+                 acc_actor_cstr(g, a, ACC_A_TYPE));
 }
 
 static void put_enum(acc_gen *g, const acc_decl *d)
 {
-    const char *n = d->cname[ACC_D_TYPE];
+    const char *n = acc_decl_cstr(g, d, ACC_D_TYPE);
     acc_buf_putc(g->out, '\n');
     acc_gen_doc(g, d->doc, 0);
     acc_gen_line(g, "typedef enum %s {", n);
     for (const acc_enumerator *e = d->values; e != NULL; e = e->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         acc_gen_doc(g, e->doc, 4);
         if (e->value == INT32_MIN)
-            acc_gen_line(g, "    %s = -2147483647 - 1%s", e->cname,
+            acc_gen_line(g, "    %s = -2147483647 - 1%s", acc_value_cstr(g, e),
                          e->next ? "," : "");
         else
-            acc_gen_line(g, "    %s = %lld%s", e->cname, (long long)e->value,
+            acc_gen_line(g, "    %s = %lld%s", acc_value_cstr(g, e),
+                         (long long)e->value,
                          e->next ? "," : "");
+        acc_arena_release(&g->cx->arena, mk);
     }
     acc_gen_line(g, "} %s;", n);
 }
@@ -230,7 +246,7 @@ static void put_struct_body(acc_gen *g, const acc_decl *d)
 {
     acc_buf_putc(g->out, '\n');
     acc_gen_doc(g, d->doc, 0);
-    acc_gen_line(g, "struct %s {", d->cname[ACC_D_TYPE]);
+    acc_gen_line(g, "struct %s {", acc_decl_cstr(g, d, ACC_D_TYPE));
     put_fields(g, d->fields);
     acc_gen_line(g, "};");
 }
@@ -282,25 +298,41 @@ static void put_types(acc_gen *g)
     }
     if (structs) {
         acc_gen_line(g, "\n/* Structs (defined below). */");
-        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             if (d->kind == ACC_STRUCT)
-                acc_gen_line(g, "typedef struct %s %s;", d->cname[ACC_D_TYPE],
-                             d->cname[ACC_D_TYPE]);
+                acc_gen_line(g, "typedef struct %s %s;",
+                             acc_decl_cstr(g, d, ACC_D_TYPE),
+                             acc_decl_cstr(g, d, ACC_D_TYPE));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     }
     if (mod->actors != NULL) {
         acc_gen_line(g, "\n/* Typed references: a message for one actor type "
                         "cannot be sent to another. */");
-        for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "typedef struct %s { ac_addr addr; } %s;",
-                         a->cname[ACC_A_REF], a->cname[ACC_A_REF]);
+                         acc_actor_cstr(g, a, ACC_A_REF),
+                         acc_actor_cstr(g, a, ACC_A_REF));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     }
     if (mod->decls != NULL || mod->actors != NULL) {
         acc_gen_line(g, "\n/* Sequences (T[]): views of `len` elements, "
                         "copied by the send. */");
-        for (const acc_decl *d = mod->decls; d != NULL; d = d->next)
-            put_seq(g, d->cname[ACC_D_SEQ], d->cname[ACC_D_TYPE]);
-        for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
-            put_seq(g, a->cname[ACC_A_REF_SEQ], a->cname[ACC_A_REF]);
+        for (const acc_decl *d = mod->decls; d != NULL; d = d->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            put_seq(g, acc_decl_cstr(g, d, ACC_D_SEQ),
+                    acc_decl_cstr(g, d, ACC_D_TYPE));
+            acc_arena_release(&g->cx->arena, mk);
+        }
+        for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            put_seq(g, acc_actor_cstr(g, a, ACC_A_REF_SEQ),
+                    acc_actor_cstr(g, a, ACC_A_REF));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     }
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
         if (d->kind == ACC_STRUCT) {
@@ -313,7 +345,7 @@ static void put_types(acc_gen *g)
 void acc_gen_header(acc_gen *g)
 {
     const acc_module *mod = g->mod;
-    const char *guard = mod->guard;
+    const char *guard = acc_guard_cstr(g, mod);
 
     acc_gen_banner(g);
     acc_gen_line(g, "#ifndef %s\n#define %s\n\n#include <actorc.h>", guard,
@@ -335,7 +367,7 @@ void acc_gen_header(acc_gen *g)
     for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
         /* What an actor's code needs goes once it is written. */
         acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-        const char *p = a->cname[ACC_A_STATE];
+        const char *p = acc_actor_cstr(g, a, ACC_A_STATE);
         acc_gen_section(g, "actor", &a->name);
         put_state(g, a, p);
         if (a->messages != NULL)

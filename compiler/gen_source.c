@@ -30,9 +30,12 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
 
     if (a->messages != NULL) {
         acc_gen_line(g, "union %s__messages {", p);
-        for (const acc_message *m = a->messages; m != NULL; m = m->next)
-            acc_gen_line(g, "    %s %.*s;", m->cname[ACC_M_STRUCT],
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            acc_gen_line(g, "    %s %.*s;", acc_msg_cstr(g, m, ACC_M_STRUCT),
                          (int)m->name.len, m->name.s);
+            acc_arena_release(&g->cx->arena, mk);
+        }
         acc_gen_line(g, "};\n");
     }
 
@@ -49,22 +52,26 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
      * C++ leaves undefined. */
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
         int n = (int)m->name.len;
-        acc_gen_line(g, "    case %s:", m->cname[ACC_M_TAG]);
+        acc_gen_line(g, "    case %s:", acc_msg_cstr(g, m, ACC_M_TAG));
         acc_gen_line(g, "        return %s(self, cx, &m->%.*s);",
-                     m->cname[ACC_M_HANDLER], n, m->name.s);
+                     acc_msg_cstr(g, m, ACC_M_HANDLER), n, m->name.s);
+        acc_arena_release(&g->cx->arena, mk);
     }
     /* The runtime's own messages, for the hooks the actor declares; the
      * others reach AC_EBADTAG, which the runtime counts as unhandled. */
     if (a->down != NULL) {
         acc_gen_line(g, "    case AC_TAG_DOWN:");
         acc_gen_line(g, "        return %s(self, cx, (const ac_down *)"
-                        "ac_envelope_payload(e));", a->cname[ACC_A_ON_DOWN]);
+                        "ac_envelope_payload(e));",
+                        acc_actor_cstr(g, a, ACC_A_ON_DOWN));
     }
     if (a->exit != NULL) {
         acc_gen_line(g, "    case AC_TAG_EXIT:");
         acc_gen_line(g, "        return %s(self, cx, (const ac_exit *)"
-                        "ac_envelope_payload(e));", a->cname[ACC_A_ON_EXIT]);
+                        "ac_envelope_payload(e));",
+                        acc_actor_cstr(g, a, ACC_A_ON_EXIT));
     }
     acc_gen_line(g, "    }\n    return AC_EBADTAG;\n}\n");
     if (a->messages == NULL)
@@ -85,16 +92,17 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
         if (a->start->fields != NULL)
             acc_gen_line(g, "    return %s((%s *)state, cx,\n"
                             "                       (const %s *)args);",
-                         a->cname[ACC_A_ON_START], p,
-                         a->cname[ACC_A_START_ARGS]);
+                         acc_actor_cstr(g, a, ACC_A_ON_START), p,
+                         acc_actor_cstr(g, a, ACC_A_START_ARGS));
         else
             acc_gen_line(g, "    (void)args;\n    return %s((%s *)state, cx);",
-                         a->cname[ACC_A_ON_START], p);
+                         acc_actor_cstr(g, a, ACC_A_ON_START), p);
         acc_gen_line(g, "}");
     }
     if (a->stop != NULL) {
         acc_gen_line(g, "\nstatic void %s__stop(void *state, ac_ctx *cx)\n{", p);
-        acc_gen_line(g, "    %s((%s *)state, cx);\n}", a->cname[ACC_A_ON_STOP],
+        acc_gen_line(g, "    %s((%s *)state, cx);\n}",
+                     acc_actor_cstr(g, a, ACC_A_ON_STOP),
                      p);
     }
 }
@@ -102,7 +110,8 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
 static void put_type(acc_gen *g, const acc_actor *a, const char *p)
 {
     const acc_name *mn = &g->mod->name;
-    acc_gen_line(g, "\nconst ac_actor_type %s = {", a->cname[ACC_A_TYPE]);
+    acc_gen_line(g, "\nconst ac_actor_type %s = {",
+                 acc_actor_cstr(g, a, ACC_A_TYPE));
     acc_gen_line(g, "    AC_ABI_VERSION,");
     acc_gen_line(g, "    \"%.*s.%.*s\",", (int)mn->len, mn->s,
                  (int)a->name.len, a->name.s);
@@ -125,9 +134,10 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     else
         acc_gen_line(g, "    NULL,");
     acc_gen_line(g, "    %s__encode,\n    %s__decode,", p, p);
-    if (a->cname[ACC_A_ENCODE_REPLY] != NULL)
-        acc_gen_line(g, "    %s,\n    %s,", a->cname[ACC_A_ENCODE_REPLY],
-                     a->cname[ACC_A_DECODE_REPLY]);
+    if (acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY) != NULL)
+        acc_gen_line(g, "    %s,\n    %s,",
+                     acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY),
+                     acc_actor_cstr(g, a, ACC_A_DECODE_REPLY));
     else
         acc_gen_line(g, "    NULL, /* no requests */\n    NULL,");
     acc_gen_line(g, "    %s__copy,", p);
@@ -226,12 +236,12 @@ static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
                         const char *mn, const char *args)
 {
     acc_arena *ar = &g->cx->arena;
-    const char *type = a->cname[ACC_A_TYPE];
+    const char *type = acc_actor_cstr(g, a, ACC_A_TYPE);
 
     open_fn(g, acc_gen_params(g, acc_aprintf(ar, "static int %s__build(ac_ctx "
                               "*cx, ac_envelope **built_", mn), m->fields, ""));
     put_fill(g, mn, m->fields, acc_aprintf(ar, "ac_envelope_new(cx, %s, "
-             "size_)", m->cname[ACC_M_TAG]), "ac_envelope_payload",
+             "size_)", acc_msg_cstr(g, m, ACC_M_TAG)), "ac_envelope_payload",
              "AC_MAX_PAYLOAD", m->has_reply);
     acc_gen_line(g, "    *built_ = env_;\n    return 0;\n}");
 
@@ -254,18 +264,18 @@ static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
 static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
                         const char *mn, const char *args)
 {
-    const char *rn = m->cname[ACC_M_REPLY_STRUCT];
+    const char *rn = acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT);
 
     open_fn(g, acc_aprintf(&g->cx->arena, "static int %s__call(ac_any_fn fn, "
                            "void *state, ac_ctx *cx, int status, const void "
                            "*body, void *arg)", mn));
     acc_gen_line(g, "    return ((%s)fn)(state, cx, status, (const %s *)body, "
-                    "arg);", m->cname[ACC_M_FN], rn);
+                    "arg);", acc_msg_cstr(g, m, ACC_M_FN), rn);
     acc_gen_line(g, "}");
 
     /* Typed, as sends are: the ask, its reply and the blocking ask also
      * cross nodes. */
-    const char *type = a->cname[ACC_A_TYPE];
+    const char *type = acc_actor_cstr(g, a, ACC_A_TYPE);
     put_built(g, acc_gen_ask_decl(g, a, m, false), mn, args, acc_aprintf(
               &g->cx->arena, "ac_ask_via(cx, &to.addr, &%s, env_, timeout_ms, "
               "%s__call, (ac_any_fn)fn, arg)", type, mn), false);
@@ -286,7 +296,7 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
     put_fill(g, rn, m->reply, "ac_reply_new(cx, to, size_)", "ac_reply_body",
              "AC_MAX_PAYLOAD - AC_REPLY_HEAD_SIZE", false);
     acc_gen_line(g, "    return ac_reply_typed(cx, to, &%s, %s, env_);", type,
-                 m->cname[ACC_M_TAG]);
+                 acc_msg_cstr(g, m, ACC_M_TAG));
     acc_gen_line(g, "}");
 }
 
@@ -295,10 +305,12 @@ static void put_functions(acc_gen *g, const acc_actor *a)
     /* The plain spawn is spawn_opts without options: one copy of the
      * start arguments' packing. */
     const acc_field *start = a->start != NULL ? a->start->fields : NULL;
-    const char *type = a->cname[ACC_A_TYPE], *ref = a->cname[ACC_A_REF];
+    const char *type = acc_actor_cstr(g, a, ACC_A_TYPE),
+    *ref = acc_actor_cstr(g, a, ACC_A_REF);
     open_fn(g, acc_gen_spawn_decl(g, a, true));
     if (start != NULL) {
-        acc_gen_line(g, "    %s args_;\n", a->cname[ACC_A_START_ARGS]);
+        acc_gen_line(g, "    %s args_;\n",
+                     acc_actor_cstr(g, a, ACC_A_START_ARGS));
         for (const acc_field *f = start; f != NULL; f = f->next)
             assign(g, "args_.", f);
         acc_gen_line(g, "    return ac_spawn_opts(cx, &%s, &args_, opts, "
@@ -309,11 +321,12 @@ static void put_functions(acc_gen *g, const acc_actor *a)
     }
     open_fn(g, acc_gen_spawn_decl(g, a, false));
     acc_gen_line(g, "    return %s(cx, NULL, out%s);\n}",
-                 a->cname[ACC_A_SPAWN_OPTS], args_of(g, start));
+                 acc_actor_cstr(g, a, ACC_A_SPAWN_OPTS), args_of(g, start));
 
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-        const char *mn = m->cname[ACC_M_STRUCT], *args = args_of(g, m->fields);
+        const char *mn = acc_msg_cstr(g, m, ACC_M_STRUCT),
+        *args = args_of(g, m->fields);
         put_senders(g, a, m, mn, args);
         if (m->has_reply)
             put_request(g, a, m, mn, args);
@@ -321,19 +334,21 @@ static void put_functions(acc_gen *g, const acc_actor *a)
     }
 
     open_fn(g, acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const char "
-                           "*name, %s *out)", a->cname[ACC_A_WHEREIS], ref));
+                           "*name, %s *out)",
+                           acc_actor_cstr(g, a, ACC_A_WHEREIS), ref));
     acc_gen_line(g, "    int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr "
                     ": NULL);\n");
     acc_gen_line(g, "    if (rc_ != 0 && out != NULL)");
     acc_gen_line(g, "        memset(&out->addr, 0, sizeof(out->addr));");
     acc_gen_line(g, "    return rc_;\n}");
 
-    acc_gen_line(g, "\n%s %s(ac_addr addr)\n{", ref, a->cname[ACC_A_REF_OF]);
+    acc_gen_line(g, "\n%s %s(ac_addr addr)\n{", ref,
+                 acc_actor_cstr(g, a, ACC_A_REF_OF));
     acc_gen_line(g, "    %s ref;\n", ref);
     acc_gen_line(g, "    ref.addr = addr;\n    return ref;\n}");
 
     acc_gen_line(g, "\n%s %s(const ac_ctx *cx)\n{", ref,
-                 a->cname[ACC_A_REF_SELF]);
+                 acc_actor_cstr(g, a, ACC_A_REF_SELF));
     acc_gen_line(g, "    %s ref = { { { 0 } } };", ref);
     acc_gen_line(g, "    const ac_addr *self = ac_self(cx);\n");
     acc_gen_line(g, "    if (self != NULL)\n        ref.addr = *self;");
@@ -350,7 +365,7 @@ void acc_gen_source(acc_gen *g)
     for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next) {
         /* What an actor's code needs goes once it is written. */
         acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-        const char *p = a->cname[ACC_A_STATE];
+        const char *p = acc_actor_cstr(g, a, ACC_A_STATE);
         acc_gen_section(g, "actor", &a->name);
         put_dispatch(g, a, p);
         put_hooks(g, a, p);

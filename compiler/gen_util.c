@@ -52,17 +52,17 @@ const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
 {
     switch (t->kind) {
     case ACC_REF:
-        return t->actor->cname[ACC_A_REF];
+        return acc_actor_cstr(g, t->actor, ACC_A_REF);
     case ACC_NAMED:
-        return t->decl->cname[ACC_D_TYPE];
+        return acc_decl_cstr(g, t->decl, ACC_D_TYPE);
     case ACC_ARRAY:
         return acc_gen_ctype(g, t->elem);
     case ACC_SEQ: {
         const acc_type *e = t->elem;
         if (e->kind == ACC_REF)
-            return e->actor->cname[ACC_A_REF_SEQ];
+            return acc_actor_cstr(g, e->actor, ACC_A_REF_SEQ);
         if (e->kind == ACC_NAMED)
-            return e->decl->cname[ACC_D_SEQ];
+            return acc_decl_cstr(g, e->decl, ACC_D_SEQ);
         return acc_aprintf(&g->cx->arena, "ac_%s_seq", scalar_idl[e->kind]);
     }
     default:
@@ -265,14 +265,16 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m)
 {
     const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to",
-                                   m->cname[ACC_M_SEND], a->cname[ACC_A_REF]);
+                                   acc_msg_cstr(g, m, ACC_M_SEND),
+                                   acc_actor_cstr(g, a, ACC_A_REF));
     return acc_gen_params(g, head, m->fields, "");
 }
 
 const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m)
 {
     const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const "
-                                   "ac_reply_to *to", m->cname[ACC_M_REPLY]);
+                                   "ac_reply_to *to",
+                                   acc_msg_cstr(g, m, ACC_M_REPLY));
     return acc_gen_params(g, head, m->reply, "");
 }
 
@@ -281,22 +283,25 @@ const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
 {
     acc_arena *ar = &g->cx->arena;
     const char *head = acc_aprintf(ar, "int %s(ac_ctx *cx, %s to",
-                                   m->cname[wait ? ACC_M_ASK_WAIT : ACC_M_ASK],
-                                   a->cname[ACC_A_REF]);
+                                   acc_msg_cstr(g, m, wait ? ACC_M_ASK_WAIT
+                                                         : ACC_M_ASK),
+                                   acc_actor_cstr(g, a, ACC_A_REF));
     const char *extra = wait
         ? acc_aprintf(ar, ", int timeout_ms, %s **out",
-                      m->cname[ACC_M_REPLY_STRUCT])
+                      acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT))
         : acc_aprintf(ar, ", uint32_t timeout_ms, %s fn, void *arg",
-                      m->cname[ACC_M_FN]);
+                      acc_msg_cstr(g, m, ACC_M_FN));
     return acc_gen_params(g, head, m->fields, extra);
 }
 
 const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
 {
-    const char *fn = a->cname[opts ? ACC_A_SPAWN_OPTS : ACC_A_SPAWN];
+    const char *fn = acc_actor_cstr(g, a,
+                                    opts ? ACC_A_SPAWN_OPTS : ACC_A_SPAWN);
     const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s%s "
                                    "*out", fn, opts ? "const ac_spawn_options "
-                                   "*opts, " : "", a->cname[ACC_A_REF]);
+                                   "*opts, " : "",
+                                   acc_actor_cstr(g, a, ACC_A_REF));
     return acc_gen_params(g, head, a->start != NULL ? a->start->fields : NULL,
                           "");
 }
@@ -304,16 +309,19 @@ const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
 const char *acc_gen_publish_decl(acc_gen *g, const acc_message *m)
 {
     const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, const "
-                                   "char *group", m->cname[ACC_M_PUBLISH]);
+                                   "char *group",
+                                   acc_msg_cstr(g, m, ACC_M_PUBLISH));
     return acc_gen_params(g, head, m->fields, "");
 }
 
 const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
                                const acc_message *m, bool every)
 {
-    const char *fn = m->cname[every ? ACC_M_SEND_EVERY : ACC_M_SEND_AFTER];
+    const char *fn = acc_msg_cstr(g, m,
+                                  every ? ACC_M_SEND_EVERY : ACC_M_SEND_AFTER);
     const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, "
-                                   "uint32_t %s", fn, a->cname[ACC_A_REF],
+                                   "uint32_t %s", fn,
+                                   acc_actor_cstr(g, a, ACC_A_REF),
                                    every ? "period_ms" : "delay_ms");
     return acc_gen_params(g, head, m->fields, ", ac_timer_id *timer_id");
 }

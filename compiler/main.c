@@ -497,6 +497,7 @@ int main(int argc, char **argv)
         writer w = { .c = &c };
         opt.write = writer_put;
         opt.write_arg = &w;
+        opt.in_place = true;            /* acc_read_file ends it in a NUL */
         acc_compile_buffer(is_stdin ? "<stdin>" : input, text, len, &opt, &r);
         free(text);
         fwrite(r.diagnostics, 1, r.diagnostics_len, stderr);

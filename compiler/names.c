@@ -1,15 +1,18 @@
 /*
  * names.c — the C names generated for a module: one table of the kinds of
  * names per actor, message and type, each with its spelling and what it
- * is called in a diagnostic. The check pass fills the names in (and finds
- * collisions among them); the generators print them as filled in, so the
- * scheme is spelled here only.
+ * is called in a diagnostic, and the one speller of them all. No name is
+ * stored: the check spells each one to find collisions, and the
+ * generators spell one where they print it (a dozen names a message, held
+ * for the whole check, were most of its memory), so the scheme is spelled
+ * here only.
  *
  * Every name here is public (the header declares it). The generators'
  * private names add "__" and a suffix to one of these, and locals end in
  * '_': neither can be spelled by a user name (lexer.re).
  */
 #include <ctype.h>
+#include <string.h>
 
 #include "acc.h"
 
@@ -79,41 +82,108 @@ static bool actor_has(const acc_actor *a, acc_actor_cname k)
     }
 }
 
-static const char *spell(acc_arena *ar, const char *owner,
-                         const acc_cname_rule *r, const acc_name *n)
+static const acc_name no_name = { NULL, 0, 0 };
+
+bool acc_actor_cname_of(const acc_actor *a, acc_actor_cname k,
+                        acc_cname *out)
 {
-    if (n == NULL)
-        return acc_aprintf(ar, "%s%s%s", owner, r->pre, r->post);
-    return acc_aprintf(ar, "%s%s%.*s%s", owner, r->pre, (int)n->len, n->s,
-                       r->post);
+    *out = (acc_cname){ a->mod, a->name, &acc_actor_cnames[k], no_name,
+                        false };
+    return actor_has(a, k);
 }
 
-void acc_name_module(acc_arena *ar, acc_module *mod)
+bool acc_msg_cname_of(const acc_message *m, acc_msg_cname k, acc_cname *out)
 {
-    int mn = (int)mod->name.len;
-    const char *ms = mod->name.s;
-    char *guard = acc_aprintf(ar, "%.*s%s", mn, ms, acc_guard_cname.post);
-    for (char *p = guard; *p != '\0'; p++)
-        *p = (char)toupper((unsigned char)*p);
-    mod->guard = guard;
+    *out = (acc_cname){ m->actor->mod, m->actor->name, &acc_msg_cnames[k],
+                        m->name, false };
+    return k < ACC_M_REPLY_STRUCT || m->has_reply;
+}
 
-    for (acc_decl *d = mod->decls; d != NULL; d = d->next) {
-        const char *t = acc_aprintf(ar, "%.*s_%.*s", mn, ms,
-                                    (int)d->name.len, d->name.s);
-        for (int k = 0; k < ACC_D_COUNT; k++)
-            d->cname[k] = spell(ar, t, &acc_decl_cnames[k], NULL);
-        for (acc_enumerator *v = d->values; v != NULL; v = v->next)
-            v->cname = spell(ar, t, &acc_value_cname, &v->name);
+void acc_decl_cname_of(const acc_decl *d, acc_decl_cname k, acc_cname *out)
+{
+    *out = (acc_cname){ d->mod, d->name, &acc_decl_cnames[k], no_name,
+                        false };
+}
+
+void acc_value_cname_of(const acc_enumerator *v, acc_cname *out)
+{
+    *out = (acc_cname){ v->decl->mod, v->decl->name, &acc_value_cname,
+                        v->name, false };
+}
+
+void acc_guard_cname_of(const acc_module *m, acc_cname *out)
+{
+    *out = (acc_cname){ m, no_name, &acc_guard_cname, no_name, true };
+}
+
+size_t acc_cname_len(const acc_cname *c)
+{
+    size_t n = c->mod->name.len + strlen(c->rule->pre) + c->member.len +
+               strlen(c->rule->post);
+    return c->guard ? n : n + 1 + c->owner.len;
+}
+
+/* Spelled with memcpy, not printf: the generators spell a name at each
+ * use, and the check each name once or twice. */
+static char *put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+void acc_cname_write(const acc_cname *c, char *out)
+{
+    char *p = put(out, c->mod->name.s, c->mod->name.len);
+    if (!c->guard) {
+        *p++ = '_';
+        p = put(p, c->owner.s, c->owner.len);
     }
-    for (acc_actor *a = mod->actors; a != NULL; a = a->next) {
-        const char *p = acc_aprintf(ar, "%.*s_%.*s", mn, ms,
-                                    (int)a->name.len, a->name.s);
-        for (int k = 0; k < ACC_A_COUNT; k++)
-            a->cname[k] = actor_has(a, (acc_actor_cname)k)
-                ? spell(ar, p, &acc_actor_cnames[k], NULL) : NULL;
-        for (acc_message *m = a->messages; m != NULL; m = m->next)
-            for (int k = 0; k < ACC_M_COUNT; k++)
-                m->cname[k] = k < ACC_M_REPLY_STRUCT || m->has_reply
-                    ? spell(ar, p, &acc_msg_cnames[k], &m->name) : NULL;
-    }
+    p = put(p, c->rule->pre, strlen(c->rule->pre));
+    if (c->member.len > 0)
+        p = put(p, c->member.s, c->member.len);
+    p = put(p, c->rule->post, strlen(c->rule->post));
+    *p = '\0';
+    if (c->guard)
+        for (p = out; *p != '\0'; p++)
+            *p = (char)toupper((unsigned char)*p);
+}
+
+const char *acc_cname_str(acc_arena *ar, const acc_cname *c)
+{
+    char *s = acc_alloc_chars(ar, acc_cname_len(c));
+    acc_cname_write(c, s);
+    return s;
+}
+
+const char *acc_actor_cstr(acc_gen *g, const acc_actor *a, acc_actor_cname k)
+{
+    acc_cname c;
+    return acc_actor_cname_of(a, k, &c) ? acc_cname_str(&g->cx->arena, &c) : NULL;
+}
+
+const char *acc_msg_cstr(acc_gen *g, const acc_message *m, acc_msg_cname k)
+{
+    acc_cname c;
+    return acc_msg_cname_of(m, k, &c) ? acc_cname_str(&g->cx->arena, &c) : NULL;
+}
+
+const char *acc_decl_cstr(acc_gen *g, const acc_decl *d, acc_decl_cname k)
+{
+    acc_cname c;
+    acc_decl_cname_of(d, k, &c);
+    return acc_cname_str(&g->cx->arena, &c);
+}
+
+const char *acc_value_cstr(acc_gen *g, const acc_enumerator *v)
+{
+    acc_cname c;
+    acc_value_cname_of(v, &c);
+    return acc_cname_str(&g->cx->arena, &c);
+}
+
+const char *acc_guard_cstr(acc_gen *g, const acc_module *m)
+{
+    acc_cname c;
+    acc_guard_cname_of(m, &c);
+    return acc_cname_str(&g->cx->arena, &c);
 }
