@@ -17,6 +17,27 @@
  * re-checks every queue; a notifier publishes work, then reads `idle`. Both
  * separate the two steps with a seq_cst fence, so at least one of them sees
  * the other: no wake-up is lost.
+ *
+ * Taking what a long turn holds. The LIFO slot and the drained actor are
+ * the owner's, taken and put with plain loads and stores between turns,
+ * but a handler that blocks would keep them (and the actors in them) for
+ * the whole block. So while a worker is inside a turn (`turn` odd) a thief
+ * may take both, through a Dekker pair that is asymmetric, so that the
+ * owner's side costs no fence: the owner ends each turn by storing `turn`
+ * even, then (after only a compiler barrier) reading `steal`; the thief
+ * sets `steal`, then issues membarrier(2), which runs a full barrier on
+ * every thread of the process, then reads `turn`. Either the owner's store
+ * is visible to the thief (who then takes nothing) or the thief's flag is
+ * visible to the owner (who waits until the thief has cleared it, and then
+ * sees what it took): never both touching the slot at once. Inside a turn
+ * the owner only puts into the slot (ac__schedule); a thief takes with an
+ * exchange, and the put is a store when the slot is empty (only the owner
+ * fills an empty slot) and an exchange otherwise, so a put and a take
+ * cannot both get one actor. Without membarrier (Linux before 4.14, or
+ * a filter that forbids it) nothing is taken. A thief takes only from a worker whose turn is the same one it
+ * noted LONG_TURN_US before; a parked worker wakes every PARK_POLL_MS to
+ * look while another worker is awake, since a slot filled by a turn that
+ * then blocks wakes nobody.
  */
 #include "sched.h"
 
@@ -26,7 +47,10 @@
 
 #include "../lib/xorshift.h"
 
+#include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include <sys/syscall.h>
@@ -65,6 +89,12 @@
 #define PAUSES_PER_ROUND AC_PAUSES_PER_ROUND
 /* Turns between two attempts to finalize retired actors. */
 #define REAP_INTERVAL 16
+/* A turn that has lasted this long may lose its slot and drained actor to
+ * a thief (Go steals runnext after about 3 µs; a longer wait keeps a
+ * ping-pong pair on one core through any ordinary turn). */
+#define LONG_TURN_US 500
+/* A parked worker's poll for long turns while another worker is awake. */
+#define PARK_POLL_MS 1
 
 static inline void cpu_relax(void)
 {
@@ -80,9 +110,85 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
 
+/* Returns false if it timed out. */
+static bool futex_wait_ms(_Atomic uint32_t *word, uint32_t expected, long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0) == 0 ||
+           errno != ETIMEDOUT;
+}
+
 static void futex_wake(_Atomic uint32_t *word)
 {
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* ---- the window in which thieves may take the slot ------------------------ */
+
+/* Whether membarrier(2)'s expedited private command is registered: then
+ * the owner's half of the window's Dekker pair needs no fence. */
+static bool asym;
+static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
+
+static void asym_init(void)
+{
+    asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* The owner: the turn begins; thieves may take the slot and the drained
+ * actor from now on. `tick` grows between turns, so each turn's odd value
+ * is its own. Release: a thief that reads it (acquire) sees what the owner
+ * put into the slot before. */
+static inline void window_open(ac__worker *w)
+{
+    atomic_store_explicit(&w->turn, w->tick << 1 | 1u, memory_order_release);
+}
+
+/* A thief is deciding; it holds the flag for a few instructions after one
+ * system call. Out of line: the turn's path stays short. */
+static __attribute__((noinline, cold)) void wait_thief(ac__worker *w)
+{
+    /* Acquire: what the thief took is visible once it has left. */
+    for (unsigned spins = 0; atomic_load_explicit(&w->steal, memory_order_acquire) != 0; spins++) {
+        if (spins < 64)
+            cpu_relax();
+        else
+            sched_yield();  /* it was preempted */
+    }
+}
+
+/* The owner: the turn is over; returns once no thief is in the window, and
+ * the slot and the drained actor are the owner's again. */
+static inline void window_close(ac__worker *w)
+{
+#ifdef AC__TSAN
+    /* Two seq_cst RMWs per side stand in for the fences TSan does not
+     * model (core/atomics.h). */
+    atomic_exchange_explicit(&w->turn, w->tick << 1, memory_order_seq_cst);
+    if (atomic_fetch_add_explicit(&w->steal, 0, memory_order_seq_cst) != 0)
+        wait_thief(w);
+#else
+    /* Relaxed store, then the store-load barrier: the thief's membarrier
+     * supplies the fence on our side, so a compiler barrier is enough.
+     * Without membarrier thieves never take (steal_held): no fence either. */
+    atomic_store_explicit(&w->turn, w->tick << 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    /* Acquire: if a thief was in, its takes are visible once it left. */
+    if (atomic_load_explicit(&w->steal, memory_order_acquire) != 0)
+        wait_thief(w);
+#endif
+}
+
+static inline ac__actor *slot_get(ac__worker *w)
+{
+    /* Relaxed: outside a turn only the owner touches the slot (window). */
+    return atomic_load_explicit(&w->lifo, memory_order_relaxed);
+}
+
+static inline void slot_set(ac__worker *w, ac__actor *a)
+{
+    /* Relaxed: outside a turn; window_open's release publishes it. */
+    atomic_store_explicit(&w->lifo, a, memory_order_relaxed);
 }
 
 /* ---- the injection queue (threads that are not workers) ------------------ */
@@ -195,11 +301,19 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
     }
     if (cx->current != NULL) {
         /* Woken by the running actor: it runs next here, where the message
-         * is still in cache. The slot's previous occupant is queued. */
-        ac__actor *prev = w->lifo;
-        w->lifo = a;
-        if (prev == NULL)
+         * is still in cache. The slot's previous occupant is queued. A
+         * thief may take from the slot meanwhile, but never fills it: an
+         * empty slot stays empty until this store (release: the thief that
+         * takes it sees the actor as we left it). A full one is swapped, so
+         * that it and a thief's exchange cannot both get its occupant. */
+        ac__actor *prev = atomic_load_explicit(&w->lifo, memory_order_relaxed);
+        if (prev == NULL) {
+            atomic_store_explicit(&w->lifo, a, memory_order_release);
             return;
+        }
+        prev = atomic_exchange_explicit(&w->lifo, a, memory_order_acq_rel);
+        if (prev == NULL)
+            return;  /* a thief took it */
         a = prev;
     }
     push_local(w, a, true);
@@ -209,10 +323,10 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
  * case, and worker_main's inline fast path). */
 static inline ac__actor *take_slot(ac__worker *w)
 {
-    ac__actor *a = w->lifo;
+    ac__actor *a = slot_get(w);
     if (a == NULL || w->lifo_streak >= LIFO_LIMIT)
         return NULL;
-    w->lifo = NULL;
+    slot_set(w, NULL);
     w->lifo_streak++;
     w->since_oldest++;
     return a;
@@ -240,8 +354,8 @@ static ac__actor *next_local(ac__worker *w)
     ac__actor *a = take_slot(w);
     if (a)
         return a;
-    if ((a = w->lifo) != NULL) {
-        w->lifo = NULL;
+    if ((a = slot_get(w)) != NULL) {
+        slot_set(w, NULL);
         w->lifo_streak = 0;
         if (ac__deque_size(&w->deque) == 0 &&
             atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0) {
@@ -278,17 +392,18 @@ static ac__actor *next_local(ac__worker *w)
  * others. */
 static void requeue(ac__worker *w, ac__actor *a, bool soon)
 {
-    if (soon && w->lifo == NULL)
-        w->lifo = a;
+    if (soon && slot_get(w) == NULL)
+        slot_set(w, a);
     else
         push_local(w, a, soon);
 }
 
 /* Releases the actor kept drained by the last turn (see run_turn). */
-static void release_drained(ac__worker *w)
+static inline void release_drained(ac__worker *w)
 {
-    ac__actor *a = w->drained;
-    w->drained = NULL;
+    /* Relaxed: outside a turn, as the slot. */
+    ac__actor *a = atomic_load_explicit(&w->drained, memory_order_relaxed);
+    atomic_store_explicit(&w->drained, NULL, memory_order_relaxed);
     if (a != NULL && !ac__turn_release(a))
         requeue(w, a, true);
 }
@@ -302,12 +417,14 @@ static void release_drained(ac__worker *w)
 static void run_turn(ac__worker *w, ac__actor *a)
 {
     unsigned handled;
+    window_open(w);
     ac__turn end = ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &handled);
+    window_close(w);
     release_drained(w);
     if (end == AC__TURN_MORE)
         requeue(w, a, false);
     else if (end == AC__TURN_DRAINED)
-        w->drained = a;
+        atomic_store_explicit(&w->drained, a, memory_order_relaxed);  /* as above */
 }
 
 /* ---- searching and parking --------------------------------------------------- */
@@ -362,6 +479,88 @@ static ac__actor *steal_round(ac__worker *w)
     return inject_pop(rt);
 }
 
+static uint32_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+}
+
+/* The thief's half of the window (the header comment): takes the victim's
+ * slot and drained actor if it is still inside turn `t`. */
+static ac__actor *take_held(ac__worker *w, ac__worker *v, uint32_t t)
+{
+    uint32_t free_ = 0;
+    /* Acquire on success: after an earlier thief's release of the flag, we
+     * see the slot as it left it. One thief at a time. */
+    if (!atomic_compare_exchange_strong_explicit(&v->steal, &free_, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return NULL;
+    uint32_t now;
+#ifdef AC__TSAN
+    now = atomic_fetch_add_explicit(&v->turn, 0, memory_order_seq_cst);
+#else
+    /* The flag's store, then a barrier on every thread (the owner's half
+     * of the fence), then the look. */
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    /* Acquire: pairs with window_open, so the slot's contents are seen. */
+    now = atomic_load_explicit(&v->turn, memory_order_acquire);
+#endif
+    ac__actor *a = NULL, *d = NULL;
+    if (now == t) {
+        /* Exchanges (acquire: the actor as its last owner left it): an
+         * owner's put may race with the take, never an owner's take. */
+        a = atomic_exchange_explicit(&v->lifo, NULL, memory_order_acquire);
+        d = atomic_exchange_explicit(&v->drained, NULL, memory_order_acquire);
+    }
+    /* Release: the owner waiting in window_close sees our takes. */
+    atomic_store_explicit(&v->steal, 0, memory_order_release);
+    /* The drained actor is ours, still owned: release it as its owner
+     * would, and keep it if messages came in meanwhile. */
+    if (d != NULL && ac__turn_release(d))
+        d = NULL;
+    if (a == NULL)
+        return d;
+    if (d != NULL)
+        push_local(w, d, false);
+    return a;
+}
+
+/* Takes what a turn that has lasted LONG_TURN_US holds, from any worker. A
+ * turn's length is judged from `seen`, a note any thief updates: racy, but
+ * only a heuristic; take_held decides safely. */
+static ac__actor *steal_held(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+#ifndef AC__TSAN
+    if (!asym)
+        return NULL;  /* no membarrier: the owner's half has no fence */
+#endif
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac__worker *v = &rt->workers[i];
+        /* Relaxed peeks: hints, re-checked under the window. */
+        uint32_t t = atomic_load_explicit(&v->turn, memory_order_relaxed);
+        if (v == w || (t & 1u) == 0 ||
+            (atomic_load_explicit(&v->lifo, memory_order_relaxed) == NULL &&
+             atomic_load_explicit(&v->drained, memory_order_relaxed) == NULL))
+            continue;
+        uint32_t now = now_us();
+        uint64_t seen = atomic_load_explicit(&v->seen, memory_order_relaxed);
+        if ((uint32_t)(seen >> 32) != t) {
+            atomic_store_explicit(&v->seen, (uint64_t)t << 32 | now, memory_order_relaxed);
+            continue;
+        }
+        if (now - (uint32_t)seen < LONG_TURN_US)
+            continue;
+        ac__actor *a = take_held(w, v, t);
+        if (a != NULL) {
+            AC__COUNT(&w->cx, steals, 1);
+            return a;
+        }
+    }
+    return NULL;
+}
+
 static bool work_visible(ac_runtime *rt)
 {
     if (atomic_load_explicit(&rt->inject_len, memory_order_relaxed) != 0)
@@ -404,7 +603,8 @@ static void cancel_park(ac__worker *w)
     pthread_mutex_unlock(&rt->sleep_lock);
 }
 
-static void park(ac__worker *w)
+/* Returns true if it woke only to poll (nobody notified it). */
+static bool park(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
     ac_ctx *cx = &w->cx;
@@ -437,29 +637,44 @@ static void park(ac__worker *w)
         if (!work)
             signal_quiet(rt);
     }
+    /* While another worker is awake, its turn may block holding actors
+     * that nobody is told about (the header comment): wake now and then to
+     * look (search's steal_held). */
+    bool poll = AC__IDLE_SLEEPING(now) < rt->nworkers;
     if (work) {
         cancel_park(w);
     } else {
         /* Acquire: pairs with the notifier's release store. */
-        while (atomic_load_explicit(&w->park_state, memory_order_acquire) == AC__PARKED)
-            futex_wait(&w->park_state, AC__PARKED);
+        while (atomic_load_explicit(&w->park_state, memory_order_acquire) == AC__PARKED) {
+            if (!poll) {
+                futex_wait(&w->park_state, AC__PARKED);
+            } else if (!futex_wait_ms(&w->park_state, AC__PARKED, PARK_POLL_MS)) {
+                cancel_park(w);  /* leaves the list, unless notified meanwhile */
+                ac__qsbr_online(cx);
+                return !w->searching;
+            }
+        }
         w->searching = true;  /* the notifier counted us as searching */
         atomic_store_explicit(&w->park_state, AC__RUNNING, memory_order_relaxed);
     }
     ac__qsbr_online(cx);
+    return false;
 }
 
 static ac__actor *search(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
     release_drained(w);
+    bool polled = false;
     for (;;) {
         if (atomic_load_explicit(&rt->exiting, memory_order_acquire))
             return NULL;
         ac__actor *a = next_local(w);
         if (a)
             return a;
-        if (begin_search(w)) {
+        /* A poll looks only for long turns: the re-check in park saw the
+         * queues empty just before, and anything queued since notifies. */
+        if (!polled && begin_search(w)) {
             for (int round = 0; round < SPIN_ROUNDS; round++) {
                 if ((a = steal_round(w)) != NULL)
                     return a;
@@ -467,7 +682,9 @@ static ac__actor *search(ac__worker *w)
                     cpu_relax();
             }
         }
-        park(w);
+        if (rt->nworkers > 1 && (a = steal_held(w)) != NULL)
+            return a;
+        polled = park(w);
     }
 }
 
@@ -501,6 +718,7 @@ static void *worker_main(void *arg)
 
 int ac__workers_start(ac_runtime *rt)
 {
+    pthread_once(&asym_once, asym_init);
     for (unsigned i = 0; i < rt->nworkers; i++) {
         if (pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]) != 0) {
             rt->nworkers = i;  /* the ones started are stopped by the caller */

@@ -18,14 +18,21 @@
 struct ac__worker {
     ac_ctx cx;
     ac__deque deque;
-    ac__actor *lifo;                /* the LIFO slot: runs next, for locality */
-    ac__actor *drained;             /* owned, mailbox empty, not yet released */
     unsigned lifo_streak;
     unsigned fresh;                 /* woken actors at the deque's bottom */
     unsigned since_oldest;          /* turns since the deque's top was served */
     uint32_t tick;
     uint64_t rng;
     bool searching;
+    /* What a thief may take from a worker stuck in one long turn (sched.c,
+     * "Taking what a long turn holds"): one line, written by the owner at
+     * every turn, read by thieves only before they park. */
+    alignas(AC__CACHE_LINE) _Atomic uint32_t turn;  /* turns << 1 | in a turn */
+    _Atomic uint32_t steal;                 /* a thief holds the window */
+    _Atomic(ac__actor *) lifo;      /* the LIFO slot: runs next, for locality */
+    _Atomic(ac__actor *) drained;   /* owned, mailbox empty, not yet released */
+    /* Thieves' note: `turn` as last seen, and when (µs, low 32 bits). */
+    alignas(AC__CACHE_LINE) _Atomic uint64_t seen;
     alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
     struct ac__worker *next_sleeper;
     pthread_t thread;
