@@ -26,7 +26,8 @@ struct ac__worker {
     bool searching;
     /* What a thief may take from a worker stuck in one long turn (sched.c,
      * "Taking what a long turn holds"): one line, written by the owner at
-     * every turn, read by thieves only before they park. */
+     * every turn, read by thieves only before they park and by the monitor
+     * at most every MON_POLL_US. */
     alignas(AC__CACHE_LINE) _Atomic uint32_t turn;  /* turns << 1 | in a turn */
     _Atomic uint32_t steal;                 /* a thief holds the window */
     _Atomic(ac__actor *) lifo;      /* the LIFO slot: runs next, for locality */
@@ -63,5 +64,11 @@ bool ac__run_here_until(ac_runtime *rt, uint64_t deadline);
 /* The monotonic clock in ms (real time, also in deterministic mode). */
 uint64_t ac__monotonic_ms(void);
 bool ac__quiescent(ac_runtime *rt);
+/* Test hooks (tests/runtime/test_steal.c): how often the monitor has
+ * returned from a sleep, and whether it sleeps with no timeout now (1),
+ * is awake (0), or does not exist (-1: fewer than 2 workers, or no
+ * membarrier). */
+uint64_t ac__sched_monitor_wakes(ac_runtime *rt);
+int ac__sched_monitor_state(ac_runtime *rt);
 
 #endif /* AC_CORE_SCHED_H */

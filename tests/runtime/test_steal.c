@@ -1,9 +1,12 @@
 /*
  * test_steal.c — a handler that blocks cannot hold hostage the actors its
  * worker keeps for it (the LIFO slot, the drained actor): another worker
- * takes them, and no actor ever runs on two workers at once.
+ * takes them, and no actor ever runs on two workers at once; the monitor
+ * that sees such a turn sleeps while the runtime is idle.
  */
 #include "fixtures.h"
+
+#include "core/sched.h"  /* the monitor's test hooks */
 
 #include <time.h>
 
@@ -67,6 +70,25 @@ static const ac_actor_type waker_type = {
     .message_names = tag_names,
 };
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Waits until the monitor sleeps with no timeout; false after a generous
+ * give-up (not a timing assert: it backs off to 10 ms looks at most). */
+static bool monitor_asleep(ac_runtime *rt)
+{
+    for (int i = 0; i < 10000; i++) {
+        if (ac__sched_monitor_state(rt) == 1)
+            return true;
+        sleep_ms(1);
+    }
+    return false;
+}
+
 static void blocked_handler(uint32_t first, const ac_addr *to)
 {
     atomic_store(&woken_ran, false);
@@ -76,6 +98,10 @@ static void blocked_handler(uint32_t first, const ac_addr *to)
     cr_assert_eq(ac_spawn(cx, &blocker_type, NULL, &blocker), 0);
     cr_assert_eq(ac_spawn(cx, &waker_type, NULL, &waker), 0);
     ac_runtime_run(rt);  /* both idle, the other worker parked */
+    /* The send below then wakes one worker from full idle: the monitor
+     * must wake with it (old code: nobody looked, and this waited). */
+    if (ac__sched_monitor_state(rt) >= 0)
+        cr_assert(monitor_asleep(rt), "the monitor never slept with every worker parked");
     cr_assert_eq(send_tag(cx, to, first), 0);
     ac_runtime_run(rt);
     cr_assert(atomic_load(&blocker_saw), "the woken actor waited for the blocked handler");
@@ -198,4 +224,30 @@ Test(steal, no_actor_runs_twice_at_once_with_two_workers, .timeout = 120)
 Test(steal, no_actor_runs_twice_at_once_with_four_workers, .timeout = 120)
 {
     no_double_runs(4);
+}
+
+/* ---- the monitor sleeps while every worker is parked ------------------ */
+
+Test(steal, an_idle_runtime_wakes_the_monitor_never_and_work_wakes_it, .timeout = 60)
+{
+    ac_runtime *rt = make_runtime(4);
+    if (ac__sched_monitor_state(rt) < 0) {
+        ac_runtime_destroy(rt);
+        cr_skip_test("no monitor: membarrier(2) is not available here");
+    }
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr target = spawn_counter(cx);
+    ac_runtime_run(rt);  /* every worker parked */
+    cr_assert(monitor_asleep(rt), "the monitor never slept with every worker parked");
+    uint64_t before = ac__sched_monitor_wakes(rt);
+    sleep_ms(200);
+    cr_assert_eq(ac__sched_monitor_wakes(rt), before, "the monitor woke %llu times while idle",
+                 (unsigned long long)(ac__sched_monitor_wakes(rt) - before));
+    cr_assert_eq(ac__sched_monitor_state(rt), 1);
+    /* A message wakes a worker, and that transition wakes the monitor. */
+    cr_assert_eq(send_tag(cx, &target, 0), 0);
+    ac_runtime_run(rt);
+    cr_assert(monitor_asleep(rt), "the monitor stayed awake after the work was done");
+    cr_assert_gt(ac__sched_monitor_wakes(rt), before, "the wake-up from idle did not wake it");
+    ac_runtime_destroy(rt);
 }
