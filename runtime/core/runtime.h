@@ -73,6 +73,14 @@ struct ac_runtime {
     ac__worker *sleepers;
     _Atomic bool exiting;           /* workers leave their loop */
 
+    /* The monitor (sched.c, "The monitor"): one thread that watches for
+     * turns that block holding actors, awake only while a worker is. */
+    alignas(AC__CACHE_LINE) _Atomic uint32_t mon_state;  /* futex word */
+    _Atomic uint64_t mon_wakes;     /* its returns from sleep (test hook) */
+    pthread_t mon_thread;
+    int mon_timer;                  /* timerfd: the kick's delayed wake-up */
+    _Atomic bool mon_started;       /* set before the monitor exists */
+
     alignas(AC__CACHE_LINE) _Atomic uint64_t gp;  /* QSBR grace-period counter */
 
     pthread_mutex_t inject_lock;    /* the global injection queue */

@@ -17,6 +17,41 @@
  * re-checks every queue; a notifier publishes work, then reads `idle`. Both
  * separate the two steps with a seq_cst fence, so at least one of them sees
  * the other: no wake-up is lost.
+ *
+ * Taking what a long turn holds. The LIFO slot and the drained actor are
+ * the owner's, taken and put with plain loads and stores between turns,
+ * but a handler that blocks would keep them (and the actors in them) for
+ * the whole block. So while a worker is inside a turn (`turn` odd) a thief
+ * may take both, through a Dekker pair that is asymmetric, so that the
+ * owner's side costs no fence: the owner ends each turn by storing `turn`
+ * even, then (after only a compiler barrier) reading `steal`; the thief
+ * sets `steal`, then issues membarrier(2), which runs a full barrier on
+ * every thread of the process, then reads `turn`. Either the owner's store
+ * is visible to the thief (who then takes nothing) or the thief's flag is
+ * visible to the owner (who waits until the thief has cleared it, and then
+ * sees what it took): never both touching the slot at once. Inside a turn
+ * the owner only puts into the slot (ac__schedule); a thief takes with an
+ * exchange, and the put is a store when the slot is empty (only the owner
+ * fills an empty slot) and an exchange otherwise, so a put and a take
+ * cannot both get one actor. Without membarrier (Linux before 4.14, or
+ * a filter that forbids it) nothing is taken. A thief takes only from a
+ * worker whose turn is the same one it noted LONG_TURN_US before.
+ *
+ * The monitor. A slot filled by a turn that then blocks wakes nobody, so
+ * one thread (Go's sysmon, minus everything but this) looks at every
+ * worker's `turn` every MON_POLL_US while any worker is awake, and when a
+ * turn has lasted LONG_TURN_US holding actors, wakes a parked worker
+ * (ac__notify_work), whose search takes them: the monitor only notifies,
+ * workers run actors. It backs off to MON_POLL_MAX_US while no turn is
+ * long, and while every worker is parked it sleeps on a futex with no
+ * timeout (a read of its timerfd, disarmed): an idle runtime has no
+ * wake-ups at all. The transition from every worker parked to one awake
+ * (ac__notify_work, cancel_park) wakes it (monitor_kick), through a Dekker
+ * pair of seq_cst RMWs and loads on `idle` and `mon_state`, so it cannot
+ * sleep through a worker's wake-up; only that transition pays a system
+ * call, and only if it was asleep: it arms the timerfd MON_POLL_US ahead
+ * rather than waking the monitor at once, which would take the core the
+ * woken worker is about to run on.
  */
 #include "sched.h"
 
@@ -26,10 +61,14 @@
 
 #include "../lib/xorshift.h"
 
+#include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 /* Consecutive turns from the LIFO slot before it yields to the queue:
@@ -65,6 +104,20 @@
 #define PAUSES_PER_ROUND AC_PAUSES_PER_ROUND
 /* Turns between two attempts to finalize retired actors. */
 #define REAP_INTERVAL 16
+/* A turn that has lasted this long may lose its slot and drained actor to
+ * a thief (Go steals runnext after about 3 µs; a longer wait keeps a
+ * ping-pong pair on one core through any ordinary turn). */
+#define LONG_TURN_US 500
+/* The monitor's look at the workers while one is awake; after
+ * MON_QUIET_CHECKS looks in a row that found no long turn, the interval
+ * doubles up to MON_POLL_MAX_US (Go's sysmon backs off to 10 ms alike).
+ * A long turn seen brings it back to MON_POLL_US. */
+#define MON_POLL_US 1000
+#define MON_POLL_MAX_US 10000
+#define MON_QUIET_CHECKS 50
+
+/* mon_state, the monitor's futex word. */
+enum { MON_AWAKE = 0, MON_ASLEEP = 1, MON_EXIT = 2 };
 
 static inline void cpu_relax(void)
 {
@@ -80,9 +133,83 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
 
+static void futex_wait_us(_Atomic uint32_t *word, uint32_t expected, uint32_t us)
+{
+    struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000L};
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+}
+
 static void futex_wake(_Atomic uint32_t *word)
 {
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* ---- the window in which thieves may take the slot ------------------------ */
+
+/* Whether membarrier(2)'s expedited private command is registered: then
+ * the owner's half of the window's Dekker pair needs no fence. */
+static bool asym;
+static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
+
+static void asym_init(void)
+{
+    asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* The owner: the turn begins; thieves may take the slot and the drained
+ * actor from now on. `tick` grows between turns, so each turn's odd value
+ * is its own. Release: a thief that reads it (acquire) sees what the owner
+ * put into the slot before. */
+static inline void window_open(ac__worker *w)
+{
+    atomic_store_explicit(&w->turn, w->tick << 1 | 1u, memory_order_release);
+}
+
+/* A thief is deciding; it holds the flag for a few instructions after one
+ * system call. Out of line: the turn's path stays short. */
+static __attribute__((noinline, cold)) void wait_thief(ac__worker *w)
+{
+    /* Acquire: what the thief took is visible once it has left. */
+    for (unsigned spins = 0; atomic_load_explicit(&w->steal, memory_order_acquire) != 0; spins++) {
+        if (spins < 64)
+            cpu_relax();
+        else
+            sched_yield();  /* it was preempted */
+    }
+}
+
+/* The owner: the turn is over; returns once no thief is in the window, and
+ * the slot and the drained actor are the owner's again. */
+static inline void window_close(ac__worker *w)
+{
+#ifdef AC__TSAN
+    /* Two seq_cst RMWs per side stand in for the fences TSan does not
+     * model (core/atomics.h). */
+    atomic_exchange_explicit(&w->turn, w->tick << 1, memory_order_seq_cst);
+    if (atomic_fetch_add_explicit(&w->steal, 0, memory_order_seq_cst) != 0)
+        wait_thief(w);
+#else
+    /* Relaxed store, then the store-load barrier: the thief's membarrier
+     * supplies the fence on our side, so a compiler barrier is enough.
+     * Without membarrier thieves never take (steal_held): no fence either. */
+    atomic_store_explicit(&w->turn, w->tick << 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    /* Acquire: if a thief was in, its takes are visible once it left. */
+    if (atomic_load_explicit(&w->steal, memory_order_acquire) != 0)
+        wait_thief(w);
+#endif
+}
+
+static inline ac__actor *slot_get(ac__worker *w)
+{
+    /* Relaxed: outside a turn only the owner touches the slot (window). */
+    return atomic_load_explicit(&w->lifo, memory_order_relaxed);
+}
+
+static inline void slot_set(ac__worker *w, ac__actor *a)
+{
+    /* Relaxed: outside a turn; window_open's release publishes it. */
+    atomic_store_explicit(&w->lifo, a, memory_order_relaxed);
 }
 
 /* ---- the injection queue (threads that are not workers) ------------------ */
@@ -120,6 +247,44 @@ static ac__actor *inject_pop(ac_runtime *rt)
 
 /* ---- waking ----------------------------------------------------------------- */
 
+/* Wakes the sleeping monitor `us` from now. Not at once: a monitor woken
+ * at once takes the core the worker just woken is about to run on (bench/
+ * idle's wake-up from full idle took 33 µs instead of 14), while its first
+ * look is useful only once a turn could be long. The timer is armed only
+ * here, by the one kick that moved mon_state from asleep to awake, or by
+ * the exit, and the monitor reads every expiry a kick arms (monitor_sleep).
+ * It cannot fail on a valid timerfd with these arguments. */
+static void monitor_alarm(ac_runtime *rt, uint32_t us)
+{
+    struct itimerspec when = {.it_value = {.tv_sec = us / 1000000u,
+                                           .tv_nsec = (long)(us % 1000000u) * 1000L}};
+    (void)timerfd_settime(rt->mon_timer, 0, &when, NULL);
+}
+
+/* A worker left the sleepers; `prev` is `idle` before it did. If every
+ * worker was parked, the monitor may be asleep with no timeout: wake it.
+ * Seq_cst: our RMW on `idle`, then this load of `mon_state`, against the
+ * monitor's RMW on `mon_state`, then its load of `idle` (monitor_sleep):
+ * in the single order of seq_cst operations one of the two loads comes
+ * last and sees the other side's write, so either the monitor sees this
+ * worker awake and stays up, or we see it asleep and wake it. */
+static void monitor_kick(ac_runtime *rt, uint32_t prev)
+{
+    /* Seq_cst on mon_started too: it is set before the monitor exists, so
+     * a kick that reads it unset comes before any monitor's sleep in that
+     * order, and the monitor's look at `idle` sees this worker awake. */
+    if (AC__IDLE_SLEEPING(prev) != rt->nworkers ||
+        !atomic_load_explicit(&rt->mon_started, memory_order_seq_cst))
+        return;
+    uint32_t asleep = MON_ASLEEP;
+    /* The load first: the CAS's exclusive line only when it is asleep.
+     * Relaxed failure: a failed CAS means it woke already (or exits). */
+    if (atomic_load_explicit(&rt->mon_state, memory_order_seq_cst) == MON_ASLEEP &&
+        atomic_compare_exchange_strong_explicit(&rt->mon_state, &asleep, MON_AWAKE,
+                                                memory_order_seq_cst, memory_order_relaxed))
+        monitor_alarm(rt, MON_POLL_US);
+}
+
 void ac__notify_work(ac_runtime *rt)
 {
     /* Store-load barrier: the work we published is ordered before reading
@@ -138,12 +303,13 @@ void ac__notify_work(ac_runtime *rt)
     rt->sleepers = w->next_sleeper;
     /* The woken worker starts out searching: one sleeper fewer, one
      * searcher more (modular arithmetic on the packed counters). */
-    atomic_fetch_add_explicit(&rt->idle, AC__IDLE_SEARCH_ONE - AC__IDLE_SLEEP_ONE,
-                              memory_order_seq_cst);
+    uint32_t prev = atomic_fetch_add_explicit(&rt->idle, AC__IDLE_SEARCH_ONE - AC__IDLE_SLEEP_ONE,
+                                              memory_order_seq_cst);
     /* Release: the woken worker sees everything published before. */
     atomic_store_explicit(&w->park_state, AC__NOTIFIED, memory_order_release);
     pthread_mutex_unlock(&rt->sleep_lock);
     futex_wake(&w->park_state);
+    monitor_kick(rt, prev);
 }
 
 /* ---- local queues ------------------------------------------------------------- */
@@ -195,11 +361,19 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
     }
     if (cx->current != NULL) {
         /* Woken by the running actor: it runs next here, where the message
-         * is still in cache. The slot's previous occupant is queued. */
-        ac__actor *prev = w->lifo;
-        w->lifo = a;
-        if (prev == NULL)
+         * is still in cache. The slot's previous occupant is queued. A
+         * thief may take from the slot meanwhile, but never fills it: an
+         * empty slot stays empty until this store (release: the thief that
+         * takes it sees the actor as we left it). A full one is swapped, so
+         * that it and a thief's exchange cannot both get its occupant. */
+        ac__actor *prev = atomic_load_explicit(&w->lifo, memory_order_relaxed);
+        if (prev == NULL) {
+            atomic_store_explicit(&w->lifo, a, memory_order_release);
             return;
+        }
+        prev = atomic_exchange_explicit(&w->lifo, a, memory_order_acq_rel);
+        if (prev == NULL)
+            return;  /* a thief took it */
         a = prev;
     }
     push_local(w, a, true);
@@ -209,10 +383,10 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
  * case, and worker_main's inline fast path). */
 static inline ac__actor *take_slot(ac__worker *w)
 {
-    ac__actor *a = w->lifo;
+    ac__actor *a = slot_get(w);
     if (a == NULL || w->lifo_streak >= LIFO_LIMIT)
         return NULL;
-    w->lifo = NULL;
+    slot_set(w, NULL);
     w->lifo_streak++;
     w->since_oldest++;
     return a;
@@ -240,8 +414,8 @@ static ac__actor *next_local(ac__worker *w)
     ac__actor *a = take_slot(w);
     if (a)
         return a;
-    if ((a = w->lifo) != NULL) {
-        w->lifo = NULL;
+    if ((a = slot_get(w)) != NULL) {
+        slot_set(w, NULL);
         w->lifo_streak = 0;
         if (ac__deque_size(&w->deque) == 0 &&
             atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0) {
@@ -278,17 +452,18 @@ static ac__actor *next_local(ac__worker *w)
  * others. */
 static void requeue(ac__worker *w, ac__actor *a, bool soon)
 {
-    if (soon && w->lifo == NULL)
-        w->lifo = a;
+    if (soon && slot_get(w) == NULL)
+        slot_set(w, a);
     else
         push_local(w, a, soon);
 }
 
 /* Releases the actor kept drained by the last turn (see run_turn). */
-static void release_drained(ac__worker *w)
+static inline void release_drained(ac__worker *w)
 {
-    ac__actor *a = w->drained;
-    w->drained = NULL;
+    /* Relaxed: outside a turn, as the slot. */
+    ac__actor *a = atomic_load_explicit(&w->drained, memory_order_relaxed);
+    atomic_store_explicit(&w->drained, NULL, memory_order_relaxed);
     if (a != NULL && !ac__turn_release(a))
         requeue(w, a, true);
 }
@@ -302,12 +477,14 @@ static void release_drained(ac__worker *w)
 static void run_turn(ac__worker *w, ac__actor *a)
 {
     unsigned handled;
+    window_open(w);
     ac__turn end = ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &handled);
+    window_close(w);
     release_drained(w);
     if (end == AC__TURN_MORE)
         requeue(w, a, false);
     else if (end == AC__TURN_DRAINED)
-        w->drained = a;
+        atomic_store_explicit(&w->drained, a, memory_order_relaxed);  /* as above */
 }
 
 /* ---- searching and parking --------------------------------------------------- */
@@ -362,6 +539,209 @@ static ac__actor *steal_round(ac__worker *w)
     return inject_pop(rt);
 }
 
+static uint32_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+}
+
+/* The thief's half of the window (the header comment): takes the victim's
+ * slot and drained actor if it is still inside turn `t`. */
+static ac__actor *take_held(ac__worker *w, ac__worker *v, uint32_t t)
+{
+    uint32_t free_ = 0;
+    /* Acquire on success: after an earlier thief's release of the flag, we
+     * see the slot as it left it. One thief at a time. */
+    if (!atomic_compare_exchange_strong_explicit(&v->steal, &free_, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return NULL;
+    uint32_t now;
+#ifdef AC__TSAN
+    now = atomic_fetch_add_explicit(&v->turn, 0, memory_order_seq_cst);
+#else
+    /* The flag's store, then a barrier on every thread (the owner's half
+     * of the fence), then the look. */
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    /* Acquire: pairs with window_open, so the slot's contents are seen. */
+    now = atomic_load_explicit(&v->turn, memory_order_acquire);
+#endif
+    ac__actor *a = NULL, *d = NULL;
+    if (now == t) {
+        /* Exchanges (acquire: the actor as its last owner left it): an
+         * owner's put may race with the take, never an owner's take. */
+        a = atomic_exchange_explicit(&v->lifo, NULL, memory_order_acquire);
+        d = atomic_exchange_explicit(&v->drained, NULL, memory_order_acquire);
+    }
+    /* Release: the owner waiting in window_close sees our takes. */
+    atomic_store_explicit(&v->steal, 0, memory_order_release);
+    /* The drained actor is ours, still owned: release it as its owner
+     * would, and keep it if messages came in meanwhile. */
+    if (d != NULL && ac__turn_release(d))
+        d = NULL;
+    if (a == NULL)
+        return d;
+    if (d != NULL)
+        push_local(w, d, false);
+    return a;
+}
+
+/* Whether worker v's turn `t` (odd) has lasted LONG_TURN_US. A turn's
+ * length is judged from `seen`, a note that thieves and the monitor all
+ * update: racy, but only a heuristic; take_held decides safely. */
+static bool turn_is_long(ac__worker *v, uint32_t t, uint32_t now)
+{
+    /* Relaxed: a hint; nothing is read through it. */
+    uint64_t seen = atomic_load_explicit(&v->seen, memory_order_relaxed);
+    if ((uint32_t)(seen >> 32) != t) {
+        atomic_store_explicit(&v->seen, (uint64_t)t << 32 | now, memory_order_relaxed);
+        return false;
+    }
+    return now - (uint32_t)seen >= LONG_TURN_US;
+}
+
+/* Whether v's slot or drained actor holds an actor (relaxed: a hint;
+ * take_held re-checks under the window). */
+static bool holds_actors(ac__worker *v)
+{
+    return atomic_load_explicit(&v->lifo, memory_order_relaxed) != NULL ||
+           atomic_load_explicit(&v->drained, memory_order_relaxed) != NULL;
+}
+
+/* Takes what a turn that has lasted LONG_TURN_US holds, from any worker. */
+static ac__actor *steal_held(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+#ifndef AC__TSAN
+    if (!asym)
+        return NULL;  /* no membarrier: the owner's half has no fence */
+#endif
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac__worker *v = &rt->workers[i];
+        /* Relaxed peeks: hints, re-checked under the window. */
+        uint32_t t = atomic_load_explicit(&v->turn, memory_order_relaxed);
+        if (v == w || (t & 1u) == 0 || !holds_actors(v) || !turn_is_long(v, t, now_us()))
+            continue;
+        ac__actor *a = take_held(w, v, t);
+        if (a != NULL) {
+            AC__COUNT(&w->cx, steals, 1);
+            return a;
+        }
+    }
+    return NULL;
+}
+
+/* ---- the monitor (the header comment) --------------------------------------- */
+
+/* One look at every worker. Returns whether some turn was long; if a long
+ * turn holds actors, wakes a parked worker to take them. If nobody could
+ * be woken (all awake, or one already searching), the next look tries
+ * again while the turn lasts: a searcher looks (steal_held) before it
+ * parks, and a worker that parks is woken then. */
+static bool monitor_look(ac_runtime *rt)
+{
+    bool long_turn = false, hostage = false;
+    uint32_t now = now_us();
+    for (unsigned i = 0; i < rt->nworkers; i++) {
+        ac__worker *v = &rt->workers[i];
+        /* Relaxed: a hint, as in steal_held. */
+        uint32_t t = atomic_load_explicit(&v->turn, memory_order_relaxed);
+        if ((t & 1u) == 0 || !turn_is_long(v, t, now))
+            continue;
+        long_turn = true;
+        hostage |= holds_actors(v);
+    }
+    if (hostage)
+        ac__notify_work(rt);
+    return long_turn;
+}
+
+static void count_wake(ac_runtime *rt)
+{
+    /* Relaxed, load and store: only the monitor writes it; the test hook
+     * reads a figure, not an order. */
+    atomic_store_explicit(&rt->mon_wakes,
+                          atomic_load_explicit(&rt->mon_wakes, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Every worker looked parked: sleep until one wakes (monitor_kick). */
+static void monitor_sleep(ac_runtime *rt)
+{
+    uint32_t awake = MON_AWAKE;
+    /* Seq_cst: the monitor's half of the Dekker pair (monitor_kick). It
+     * fails only on MON_EXIT. */
+    if (!atomic_compare_exchange_strong_explicit(&rt->mon_state, &awake, MON_ASLEEP,
+                                                 memory_order_seq_cst, memory_order_relaxed))
+        return;
+    uint32_t s = atomic_load_explicit(&rt->idle, memory_order_seq_cst);
+    uint32_t asleep = MON_ASLEEP;
+    /* A worker woke in between: stay up, unless its kick (or the exit)
+     * already moved us awake, and then take the expiry it arms, so that
+     * none is left pending for a later sleep. Relaxed: no data. */
+    if (AC__IDLE_SLEEPING(s) != rt->nworkers &&
+        atomic_compare_exchange_strong_explicit(&rt->mon_state, &asleep, MON_AWAKE,
+                                                memory_order_relaxed, memory_order_relaxed))
+        return;
+    /* Relaxed: the kick carries no data; the looks read `idle` afresh. An
+     * expiry is only ever armed after mon_state left MON_ASLEEP, so this
+     * loop ends with the read of that expiry (or on an interrupted read
+     * after it moved, whose expiry is then left for the next sleep's read:
+     * one early look, never a lost wake-up). */
+    uint64_t expiries;
+    do {
+        if (read(rt->mon_timer, &expiries, sizeof expiries) < 0 && errno != EINTR)
+            return;  /* no timer to wait on: look, as if woken */
+        count_wake(rt);
+    } while (atomic_load_explicit(&rt->mon_state, memory_order_relaxed) == MON_ASLEEP);
+}
+
+static void *monitor_main(void *arg)
+{
+    ac_runtime *rt = arg;
+    uint32_t delay = MON_POLL_US;
+    unsigned quiet = 0;  /* looks in a row that found no long turn */
+    /* Relaxed: MON_EXIT carries no data (workers_stop joins us). */
+    while (atomic_load_explicit(&rt->mon_state, memory_order_relaxed) != MON_EXIT) {
+        /* Seq_cst: as monitor_sleep's load; a stale "awake" only costs one
+         * more look. */
+        if (AC__IDLE_SLEEPING(atomic_load_explicit(&rt->idle, memory_order_seq_cst)) ==
+            rt->nworkers) {
+            /* Woken MON_POLL_US after the kick: look at once. */
+            monitor_sleep(rt);
+            delay = MON_POLL_US;
+            quiet = 0;
+        } else {
+            /* On mon_state so that the exit cuts the wait short; kicks
+             * never touch an awake monitor's word. */
+            futex_wait_us(&rt->mon_state, MON_AWAKE, delay);
+            count_wake(rt);
+        }
+        if (monitor_look(rt)) {
+            quiet = 0;
+            delay = MON_POLL_US;
+        } else if (++quiet >= MON_QUIET_CHECKS && delay < MON_POLL_MAX_US) {
+            delay = delay * 2 < MON_POLL_MAX_US ? delay * 2 : MON_POLL_MAX_US;
+        }
+    }
+    return NULL;
+}
+
+uint64_t ac__sched_monitor_wakes(ac_runtime *rt)
+{
+    /* Relaxed: a figure for tests. */
+    return atomic_load_explicit(&rt->mon_wakes, memory_order_relaxed);
+}
+
+int ac__sched_monitor_state(ac_runtime *rt)
+{
+    /* Relaxed: set before ac_runtime_create returned. */
+    if (!atomic_load_explicit(&rt->mon_started, memory_order_relaxed))
+        return -1;
+    /* Relaxed: a figure for tests. */
+    return atomic_load_explicit(&rt->mon_state, memory_order_relaxed) == MON_ASLEEP;
+}
+
 static bool work_visible(ac_runtime *rt)
 {
     if (atomic_load_explicit(&rt->inject_len, memory_order_relaxed) != 0)
@@ -390,18 +770,20 @@ static void signal_quiet(ac_runtime *rt)
 static void cancel_park(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
+    uint32_t prev = 0;  /* not all parked: no kick, unless we left below */
     pthread_mutex_lock(&rt->sleep_lock);
     if (atomic_load_explicit(&w->park_state, memory_order_relaxed) == AC__PARKED) {
         ac__worker **link = &rt->sleepers;
         while (*link != w)
             link = &(*link)->next_sleeper;
         *link = w->next_sleeper;
-        atomic_fetch_sub_explicit(&rt->idle, AC__IDLE_SLEEP_ONE, memory_order_seq_cst);
+        prev = atomic_fetch_sub_explicit(&rt->idle, AC__IDLE_SLEEP_ONE, memory_order_seq_cst);
     } else {
         w->searching = true;  /* a notifier woke us and counted us searching */
     }
     atomic_store_explicit(&w->park_state, AC__RUNNING, memory_order_relaxed);
     pthread_mutex_unlock(&rt->sleep_lock);
+    monitor_kick(rt, prev);
 }
 
 static void park(ac__worker *w)
@@ -437,6 +819,8 @@ static void park(ac__worker *w)
         if (!work)
             signal_quiet(rt);
     }
+    /* No timeout: a turn that blocks holding actors is the monitor's to
+     * see, and it wakes us (the header comment). */
     if (work) {
         cancel_park(w);
     } else {
@@ -449,7 +833,10 @@ static void park(ac__worker *w)
     ac__qsbr_online(cx);
 }
 
-static ac__actor *search(ac__worker *w)
+/* Out of line: reached only when this worker has nothing local, and
+ * inlined it costs worker_main's hop about 2 instructions in register
+ * moves (callgrind, runtime/README.md). */
+static __attribute__((noinline)) ac__actor *search(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
     release_drained(w);
@@ -467,6 +854,10 @@ static ac__actor *search(ac__worker *w)
                     cpu_relax();
             }
         }
+        /* Before parking: a turn that blocks holding actors wakes nobody,
+         * and the monitor's notify may have been what woke us. */
+        if (rt->nworkers > 1 && (a = steal_held(w)) != NULL)
+            return a;
         park(w);
     }
 }
@@ -501,10 +892,33 @@ static void *worker_main(void *arg)
 
 int ac__workers_start(ac_runtime *rt)
 {
+    pthread_once(&asym_once, asym_init);
     for (unsigned i = 0; i < rt->nworkers; i++) {
         if (pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]) != 0) {
             rt->nworkers = i;  /* the ones started are stopped by the caller */
             return AC_ENOMEM;
+        }
+    }
+    /* Only where a thief can take anything (steal_held). After the
+     * workers, so that nworkers is final when it reads it. */
+    bool stealing = asym;
+#ifdef AC__TSAN
+    stealing = true;
+#endif
+    if (rt->nworkers > 1 && stealing) {
+        rt->mon_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        if (rt->mon_timer < 0)
+            return AC_ENOMEM;  /* out of descriptors; the caller stops the workers */
+        /* Awake: it looks at `idle` itself before it ever sleeps, so the
+         * kicks before it exists lose nothing (monitor_kick). Seq_cst: see
+         * there. */
+        atomic_store_explicit(&rt->mon_state, MON_AWAKE, memory_order_seq_cst);
+        atomic_store_explicit(&rt->mon_started, true, memory_order_seq_cst);
+        if (pthread_create(&rt->mon_thread, NULL, monitor_main, rt) != 0) {
+            /* Relaxed: no monitor ever slept, so no kick armed the timer. */
+            atomic_store_explicit(&rt->mon_started, false, memory_order_relaxed);
+            close(rt->mon_timer);
+            return AC_ENOMEM;  /* the caller stops the workers */
         }
     }
     return 0;
@@ -512,6 +926,18 @@ int ac__workers_start(ac_runtime *rt)
 
 void ac__workers_stop(ac_runtime *rt)
 {
+    /* Relaxed: written by this thread's ac_runtime_create, or before. */
+    if (atomic_load_explicit(&rt->mon_started, memory_order_relaxed)) {
+        /* Relaxed: the join orders everything after. Never overwritten:
+         * the monitor and the kicks only swap AWAKE and ASLEEP. */
+        atomic_store_explicit(&rt->mon_state, MON_EXIT, memory_order_relaxed);
+        futex_wake(&rt->mon_state);  /* its wait while awake */
+        monitor_alarm(rt, 1);        /* its sleep */
+        pthread_join(rt->mon_thread, NULL);
+        close(rt->mon_timer);
+        /* mon_started stays set: a kick now finds MON_EXIT and does
+         * nothing. Called once (shutdown's last step). */
+    }
     atomic_store_explicit(&rt->exiting, true, memory_order_seq_cst);
     pthread_mutex_lock(&rt->sleep_lock);
     while (rt->sleepers) {

@@ -18,14 +18,22 @@
 struct ac__worker {
     ac_ctx cx;
     ac__deque deque;
-    ac__actor *lifo;                /* the LIFO slot: runs next, for locality */
-    ac__actor *drained;             /* owned, mailbox empty, not yet released */
     unsigned lifo_streak;
     unsigned fresh;                 /* woken actors at the deque's bottom */
     unsigned since_oldest;          /* turns since the deque's top was served */
     uint32_t tick;
     uint64_t rng;
     bool searching;
+    /* What a thief may take from a worker stuck in one long turn (sched.c,
+     * "Taking what a long turn holds"): one line, written by the owner at
+     * every turn, read by thieves only before they park and by the monitor
+     * at most every MON_POLL_US. */
+    alignas(AC__CACHE_LINE) _Atomic uint32_t turn;  /* turns << 1 | in a turn */
+    _Atomic uint32_t steal;                 /* a thief holds the window */
+    _Atomic(ac__actor *) lifo;      /* the LIFO slot: runs next, for locality */
+    _Atomic(ac__actor *) drained;   /* owned, mailbox empty, not yet released */
+    /* Thieves' note: `turn` as last seen, and when (µs, low 32 bits). */
+    alignas(AC__CACHE_LINE) _Atomic uint64_t seen;
     alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
     struct ac__worker *next_sleeper;
     pthread_t thread;
@@ -56,5 +64,11 @@ bool ac__run_here_until(ac_runtime *rt, uint64_t deadline);
 /* The monotonic clock in ms (real time, also in deterministic mode). */
 uint64_t ac__monotonic_ms(void);
 bool ac__quiescent(ac_runtime *rt);
+/* Test hooks (tests/runtime/test_steal.c): how often the monitor has
+ * returned from a sleep, and whether it sleeps with no timeout now (1),
+ * is awake (0), or does not exist (-1: fewer than 2 workers, or no
+ * membarrier). */
+uint64_t ac__sched_monitor_wakes(ac_runtime *rt);
+int ac__sched_monitor_state(ac_runtime *rt);
 
 #endif /* AC_CORE_SCHED_H */
