@@ -7,6 +7,9 @@
 #include "priority.actor.h"
 
 #include "fixtures.h"
+#include "nodes.h"
+
+#include <sched.h>
 
 #define SENDERS 16
 #define TRACE_MAX 8192
@@ -67,6 +70,20 @@ int prio_Log_on_count(prio_Log *self, ac_ctx *cx, const prio_Log_count *m)
     return prio_Log_reply_count(cx, &m->reply_to,
                                 atomic_load_explicit(&g_notes, memory_order_relaxed),
                                 atomic_load_explicit(&g_alarms, memory_order_relaxed));
+}
+
+/* The gate wait_gate holds its worker at; g_holding says it got there. */
+static _Atomic int g_gate, g_holding;
+
+int prio_Log_on_wait_gate(prio_Log *self, ac_ctx *cx, const prio_Log_wait_gate *m)
+{
+    (void)self;
+    (void)cx;
+    (void)m;
+    atomic_store(&g_holding, 1);
+    while (!atomic_load(&g_gate))
+        sched_yield();
+    return 0;
 }
 
 /* Every third message urgent, each priority numbered from 0. */
@@ -291,4 +308,40 @@ Test(priority, urgent_mail_overtakes_a_stop_and_dies_with_a_kill, .timeout = 30)
     cr_assert_eq(st.refused, 1);
     assert_reconciles(rt, 1);
     ac_runtime_destroy(rt);
+}
+
+/* The priority crosses nodes: alpha sends notes, an alarm and one note
+ * more to a Log on beta that is held in a handler. Once beta's node thread
+ * has counted the last note as its send, it has pushed the alarm (it sends
+ * in order, and counts a send before pushing it): the gate opens and the
+ * alarm goes first. */
+Test(priority, urgent_mail_from_another_node_overtakes, .timeout = 60)
+{
+    enum { NOTES = 40 };
+    pair_of_nodes p;
+    start_pair(&p, 30000, 0);
+    ac_ctx *ca = ac_runtime_ctx(p.ra), *cb = ac_runtime_ctx(p.rb);
+    prio_Log_ref log;
+    cr_assert_eq(prio_Log_spawn(cb, &log), 0);
+    cr_assert_eq(prio_Log_send_wait_gate(cb, log), 0);
+    while (!atomic_load(&g_holding))
+        sched_yield();
+    for (uint64_t i = 0; i < NOTES; i++)
+        cr_assert_eq(prio_Log_send_note(ca, log, SENDERS, i, 0), 0);
+    cr_assert_eq(prio_Log_send_alarm(ca, log, SENDERS, 0), 0);
+    cr_assert_eq(prio_Log_send_note(ca, log, SENDERS, NOTES, 0), 0);
+    ac_stats st = {0};
+    for (uint64_t t0 = now_ms(); st.sends < NOTES + 3 && now_ms() - t0 < WAIT_MS;) {
+        usleep(1000);
+        ac_runtime_stats(p.rb, &st);
+    }
+    cr_assert_eq(st.sends, NOTES + 3, "beta's node thread sent them all on");
+    atomic_store(&g_gate, 1);
+    for (uint64_t t0 = now_ms(); atomic_load(&g_len) < NOTES + 2 && now_ms() - t0 < WAIT_MS;)
+        usleep(1000);
+    cr_assert_eq(atomic_load(&g_len), NOTES + 2);
+    cr_assert_eq(traced(0), 0 | ALARM);
+    for (uint64_t i = 0; i <= NOTES; i++)
+        cr_assert_eq(traced(1 + i), i);
+    stop_pair(&p);
 }
