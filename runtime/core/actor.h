@@ -110,8 +110,9 @@ static inline bool ac__is_urgent(const ac__actor *a, const ac__env *e)
 
 static inline unsigned ac__flags(ac__actor *a)
 {
-    /* Relaxed: the owner reads its own writes; a KILLED set by another
-     * thread is also announced by a message (actor.c), which orders it. */
+    /* Relaxed: the owner reads its own writes; a KILLED or an URGENT set
+     * by another thread is also announced by a message (actor.c: the kill
+     * envelope; mailbox.c: the urgent wake-up), which orders it. */
     return atomic_load_explicit(&a->flags, memory_order_relaxed);
 }
 
