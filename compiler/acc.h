@@ -364,6 +364,7 @@ typedef struct acc_message {
     bool bad;               /* has a name error: skip in the collision check */
     bool has_parens;        /* `on x();` rather than `on x;` */
     bool has_reply;         /* `on x(...) -> (...);` */
+    bool urgent;            /* `on urgent x...;`: ac_priority URGENT */
     acc_field *reply;       /* the reply's fields (may be none) */
     struct acc_actor *actor;    /* whose it is (its C names start with its) */
     struct acc_message *next;
@@ -570,6 +571,8 @@ void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_int_tok *bound, const acc_token *policy);
 void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
                    const acc_token *arrow, acc_field *fields);
+void acc_ast_priority(acc_parser *ps, acc_actor *a, const acc_token *name,
+                      const acc_token *priority);
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
                    const acc_type_tok *type, const acc_token *name);
 acc_type_tok acc_ast_type(acc_kind kind, const acc_token *first,

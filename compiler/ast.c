@@ -209,6 +209,35 @@ void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
     m->reply = fields;
 }
 
+/* The priority of the message just added, `on urgent x...;`: `urgent` is
+ * the one there is (a word, not a keyword, like a mailbox policy: it
+ * stays free as a name). */
+void acc_ast_priority(acc_parser *ps, acc_actor *a, const acc_token *name,
+                      const acc_token *priority)
+{
+    const acc_file *f = &ps->mod->file;
+    acc_loc at = { priority->off, priority->len };
+    acc_message *m = a->messages_tail;
+    bool known = is_tok(priority, "urgent");
+    if (!known) {
+        size_t d = acc_edit_distance(priority->s, priority->len, "urgent", 6, 3);
+        if (d <= 3)
+            acc_error(ps->cx, f, at, "unknown message priority '%.*s'; did you "
+                      "mean 'urgent'?", (int)priority->len, priority->s);
+        else
+            acc_error(ps->cx, f, at, "unknown message priority '%.*s' (the one "
+                      "there is: 'urgent')", (int)priority->len, priority->s);
+        return;
+    }
+    if (m == NULL || m->name.off != name->off) {
+        /* It was a hook: the message list did not grow. */
+        acc_error(ps->cx, f, at, "a hook has no priority (only messages can "
+                  "be urgent)");
+        return;
+    }
+    m->urgent = true;
+}
+
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
                    const acc_type_tok *type, const acc_token *name)
 {

@@ -107,9 +107,28 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
     }
 }
 
+/* Whether some message of `a` is urgent: then the type carries a
+ * priority by tag, and its actors get the runtime's urgent lane. */
+static bool has_urgent(const acc_actor *a)
+{
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        if (m->urgent)
+            return true;
+    return false;
+}
+
 static void put_type(acc_gen *g, const acc_actor *a, const char *p)
 {
     const acc_name *mn = &g->mod->name;
+    bool urgent = has_urgent(a);
+    if (urgent) {
+        acc_gen_line(g, "\nstatic const uint8_t %s__priority[] = {", p);
+        for (const acc_message *m = a->messages; m != NULL; m = m->next)
+            acc_gen_line(g, "    %s%s /* %.*s */",
+                         m->urgent ? "AC_PRIORITY_URGENT" : "AC_PRIORITY_NORMAL",
+                         m->next ? "," : "", (int)m->name.len, m->name.s);
+        acc_gen_line(g, "};");
+    }
     acc_gen_line(g, "\nconst ac_actor_type %s = {",
                  acc_actor_cstr(g, a, ACC_A_TYPE));
     acc_gen_line(g, "    AC_ABI_VERSION,");
@@ -149,7 +168,11 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     else
         acc_gen_line(g, "    %luu, /* mailbox bound */",
                      (unsigned long)a->mailbox_bound);
-    acc_gen_line(g, "    %s\n};", overflow[a->mailbox_overflow]);
+    acc_gen_line(g, "    %s,", overflow[a->mailbox_overflow]);
+    if (urgent)
+        acc_gen_line(g, "    %s__priority\n};", p);
+    else
+        acc_gen_line(g, "    NULL /* every message normal */\n};");
 }
 
 /* Assigns field f (a parameter of the same name) to dst f, dst being

@@ -10,7 +10,8 @@
  *   actor   ::= "actor" ID "{" ( state | message | mailbox )* "}"
  *   state   ::= "state" "{" ( type ID ";" )* "}"
  *   mailbox ::= "mailbox" [ "-" ] NUMBER [ ID ] ";"
- *   message ::= "on" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
+ *   message ::= "on" [ ID ] ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
+ *               (the first ID, when there are two, is a priority: `urgent`)
  *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
  *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
  *             | "ref" "<" qname ">" | qname
@@ -147,6 +148,22 @@ body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params(Q
     R = B;
     acc_ast_message(ps, R, &K, &N, P.head, true);
     acc_ast_reply(ps, R, &N, &A, Q.head);
+}
+body(R) ::= body(B) ON(K) ID(U) ID(N) LPAREN params(P) RPAREN SEMI. {
+    R = B;
+    acc_ast_message(ps, R, &K, &N, P.head, true);
+    acc_ast_priority(ps, R, &N, &U);
+}
+body(R) ::= body(B) ON(K) ID(U) ID(N) SEMI. {
+    R = B;
+    acc_ast_message(ps, R, &K, &N, NULL, false);
+    acc_ast_priority(ps, R, &N, &U);
+}
+body(R) ::= body(B) ON(K) ID(U) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params(Q) RPAREN SEMI. {
+    R = B;
+    acc_ast_message(ps, R, &K, &N, P.head, true);
+    acc_ast_reply(ps, R, &N, &A, Q.head);
+    acc_ast_priority(ps, R, &N, &U);
 }
 body(R) ::= body(B) MAILBOX(K) int(N) SEMI. {
     R = B;

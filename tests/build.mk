@@ -51,7 +51,8 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_amap.o $(BUILD)/obj/tests/runtime/test_steal.o: CPPFLAGS += -Iruntime
 $(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o \
-    $(BUILD)/obj/tests/runtime/test_remote.o $(BUILD)/obj/tests/runtime/test_stats.o: CPPFLAGS += -Itests/support
+    $(BUILD)/obj/tests/runtime/test_remote.o $(BUILD)/obj/tests/runtime/test_stats.o \
+    $(BUILD)/obj/tests/runtime/test_priority.o: CPPFLAGS += -Itests/support
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Itests/fuzz
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
     -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'

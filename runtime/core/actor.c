@@ -40,13 +40,16 @@ void ac__leave(ac_ctx *cx)
     }
 }
 
-/* Bytes in front of the control block: a bound's counters, and padding
+/* Bytes in front of the control block: the urgent lane, a bound's
+ * counters, and padding
  * that puts a strictly aligned state on its boundary (the state sits 80
  * bytes into the block). Both are fixed by the type and the attributes, so
  * ac__actor_free finds the allocation's start again. */
 static size_t prefix_size(const ac_actor_type *type, unsigned attrs)
 {
     size_t pre = (attrs & AC__ATTR_BOUNDED) ? sizeof(ac__bound) : 0;
+    if (attrs & AC__ATTR_URGENT)
+        pre += sizeof(ac__urgent);
     size_t align = type->state_align;
     if (align > 16) {
         size_t state_at = pre + offsetof(ac__actor, state);
@@ -79,6 +82,8 @@ ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
     a->klass = klass;
     a->attrs = (uint8_t)attrs;
     atomic_init(&a->flags, 0);
+    if (attrs & AC__ATTR_URGENT)
+        atomic_init(&ac__urgent_of(a)->top, NULL);
     return a;
 }
 
@@ -86,6 +91,16 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
     if (a->tail != ac__stub_of(a))
         ac__pool_free(cx, a->tail);
+    if (a->attrs & AC__ATTR_URGENT) {
+        /* Nothing waits here once the finalize envelope was taken (the
+         * turn takes the lane first); an actor that never ran may hold
+         * some (a spawn undone). */
+        for (ac__env *u = ac__mailbox_take_urgent(a), *next; u != NULL; u = next) {
+            /* Relaxed: ours since the take. */
+            next = atomic_load_explicit(&u->next, memory_order_relaxed);
+            ac__pool_free(cx, u);
+        }
+    }
     unsigned char *base = (unsigned char *)a - prefix_size(a->type, a->attrs);
     ac__block_free(cx, base, a->klass);
 }
@@ -217,7 +232,8 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
         return AC_ESHUTDOWN;
-    unsigned at = (limit ? AC__ATTR_BOUNDED : 0) | (attrs & AC__ATTR_SUPERVISED);
+    unsigned at = (limit ? AC__ATTR_BOUNDED : 0) | (attrs & AC__ATTR_SUPERVISED) |
+                  (type->message_priority ? AC__ATTR_URGENT : 0);
     ac__actor *a = ac__actor_new(cx, type, at);
     if (a == NULL)
         return AC_ENOMEM;
@@ -312,6 +328,41 @@ static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
     return reject ? AC_EFULL : 1;
 }
 
+/* A user send to a bounded actor, or to one with urgent messages: one
+ * attribute test on the plain path sends both here. The bound counts
+ * urgent mail too. Kept out of line: inlined, it made send_env keep the
+ * attributes in a register for it, one instruction more on every send
+ * (callgrind, ring). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    bool urgent = ac__is_urgent(a, e);
+    /* The wake-up is taken before anything is counted or pushed, so that
+     * running out of memory leaves nothing half done. */
+    ac__env *wake = NULL;
+    if (urgent && (wake = ac__system_envelope(cx, AC__TAG_URGENT, 0)) == NULL) {
+        ac__pool_free(cx, e);
+        return AC_ENOMEM;
+    }
+    if (a->attrs & AC__ATTR_BOUNDED) {
+        int rc = bound_admit(cx, a, e);
+        if (rc != 0) {
+            if (wake != NULL)
+                ac__pool_free(cx, wake);
+            return rc > 0 ? 0 : rc;  /* dropped as the policy says, counted */
+        }
+    }
+    AC__COUNT(cx, sends, 1);
+    if (!urgent)
+        return ac__deliver(cx, a, e);
+    if (ac__mailbox_push_urgent(a, e))
+        return ac__deliver(cx, a, wake);
+    ac__pool_free(cx, wake);  /* the wake-up of an earlier push covers it */
+    return 0;
+}
+
 /* No actor of this runtime at `to`. An address of another node goes to the
  * service that routes there (the node); whatever nobody takes is a dead
  * letter. Off the path of a local send, which finds its actor. */
@@ -353,9 +404,8 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
         ac__actor *a = ac__route_lookup(&cx->rt->route, to);
         if (a == NULL) {
             rc = send_elsewhere(cx, to, e, system, type);
-        } else if (!system && (a->attrs & AC__ATTR_BOUNDED) &&
-                   (rc = bound_admit(cx, a, e)) != 0) {
-            rc = rc > 0 ? 0 : rc;  /* dropped as the policy says, counted */
+        } else if (!system && (a->attrs & (AC__ATTR_BOUNDED | AC__ATTR_URGENT))) {
+            rc = send_marked(cx, a, e);
         } else {
             if (!system)
                 AC__COUNT(cx, sends, 1);
@@ -528,12 +578,16 @@ ac_runtime *ac_ctx_runtime(const ac_ctx *cx)
 }
 
 /* A bounded actor counts a message out; under drop-oldest it drops the
- * oldest while senders have asked it to. Returns true to drop `e`. */
-static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e)
+ * oldest while senders have asked it to. Returns true to drop `e`. An
+ * urgent message is shed only when no normal one waits behind it in the
+ * normal lane: normal mail goes first. */
+static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e, bool urgent)
 {
     ac__bound *b = ac__bound_of(a);
     atomic_fetch_sub_explicit(&b->len, 1, memory_order_relaxed);
     uint32_t shed = atomic_load_explicit(&b->shed, memory_order_relaxed);
+    if (urgent && shed > 0 && ac__mailbox_has_next(a))
+        return false;
     while (shed > 0) {
         if (atomic_compare_exchange_weak_explicit(&b->shed, &shed, shed - 1,
                                                   memory_order_relaxed,
@@ -575,36 +629,32 @@ static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
     return rc;
 }
 
-/* Handles one envelope. Returns false once the actor has been freed. */
-static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+/* A message to an actor that is dead or being killed. */
+static void handle_dead(ac_ctx *cx, ac__actor *a, ac__env *e, unsigned f)
 {
-    if (e->tag == AC__TAG_FINALIZE) {
-        ac__actor_free(cx, a);  /* the last envelope it will ever get */
-        return false;
+    /* Killed: what is queued in front of the kill is dropped; the kill's
+     * envelope, which carries the reason, ends the actor. */
+    if (!(f & AC__ACTOR_DEAD) && e->tag == AC__TAG_KILL) {
+        const kill_note *k = ac_envelope_payload(ac__env_pub(e));
+        die(cx, a, k->reason, k->code);
+    } else if (counted_env(e)) {
+        ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* a runtime message is nobody's loss */
     }
-    if ((e->flags & AC__ENV_BOUNDED) && bound_release(cx, a, e))
-        return true;
-    unsigned f = ac__flags(a);
-    if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED)) {
-        /* Killed: what is queued in front of the kill is dropped; the
-         * kill's envelope, which carries the reason, ends the actor. */
-        if (!(f & AC__ACTOR_DEAD) && e->tag == AC__TAG_KILL) {
-            const kill_note *k = ac_envelope_payload(ac__env_pub(e));
-            die(cx, a, k->reason, k->code);
-        }
-        else if (counted_env(e))
-            ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* a runtime message is nobody's loss */
-        return true;
-    }
+}
+
+/* A message to a live actor. */
+static inline void handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
     if (e->tag >= AC__TAG_STOP) {
         /* A service may take a stop over (a supervisor stops its children
-         * first, one at a time, and then itself): the actor lives on. */
+         * first, one at a time, and then itself): the actor lives on. An
+         * urgent wake-up has done its work by now. */
         int rc = 0;
         if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
             after_handler(cx, a, rc);
         else if (e->tag == AC__TAG_STOP)
             die(cx, a, AC_REASON_NORMAL, 0);
-        return true;
+        return;
     }
     int rc;
     if (e->tag >= AC_TAG_SYSTEM) {
@@ -614,6 +664,58 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
         AC__COUNT(cx, messages, 1);
     }
     after_handler(cx, a, rc);
+}
+
+static void take_urgent(ac_ctx *cx, ac__actor *a);
+
+/* Handles one envelope other than the finalize one. `outer`: one taken
+ * from the normal lane, in front of which the urgent lane is taken when
+ * its flag is up; the flag shares the test of DEAD and KILLED, so a
+ * normal message pays nothing for it. */
+static inline void handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool outer)
+{
+    if ((e->flags & AC__ENV_BOUNDED) && bound_release(cx, a, e, !outer))
+        return;
+    unsigned f = ac__flags(a);
+    if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED | AC__ACTOR_URGENT)) {
+        if (outer && (f & AC__ACTOR_URGENT)) {
+            take_urgent(cx, a);
+            f = ac__flags(a);
+        }
+        if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED))
+            handle_dead(cx, a, e, f);
+        else
+            handle_live(cx, a, e);
+        return;
+    }
+    handle_live(cx, a, e);
+}
+
+/* Handles what waits in the urgent lane, oldest first. One take: what is
+ * sent meanwhile waits for the next message or its own wake-up, so an
+ * actor sending itself urgent mail still ends its turn. */
+static void take_urgent(ac_ctx *cx, ac__actor *a)
+{
+    for (ac__env *u = ac__mailbox_take_urgent(a), *next; u != NULL; u = next) {
+        /* Relaxed: ours since the take. */
+        next = atomic_load_explicit(&u->next, memory_order_relaxed);
+        handle_one(cx, a, u, false);
+        ac__pool_free(cx, u);  /* off the normal lane: no pop frees it */
+    }
+}
+
+/* Handles one envelope. Returns false once the actor has been freed. */
+static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    if (e->tag == AC__TAG_FINALIZE) {
+        /* Nothing can be pushed now (qsbr.c), and the last pushes are
+         * visible: what the urgent lane holds ends as dead letters. */
+        if (ac__flags(a) & AC__ACTOR_URGENT)
+            take_urgent(cx, a);
+        ac__actor_free(cx, a);  /* the last envelope it will ever get */
+        return false;
+    }
+    handle_one(cx, a, e, true);
     return true;
 }
 

@@ -28,15 +28,20 @@ enum {
     AC__ACTOR_STOP_REQUESTED = 1u << 1, /* ac_stop_self in this handler */
     AC__ACTOR_FAIL_REQUESTED = 1u << 2, /* ac_fail in this handler */
     AC__ACTOR_KILLED = 1u << 3,         /* ac_kill: die before the next message */
-    AC__ACTOR_TRAP_EXITS = 1u << 4      /* linked deaths arrive as messages */
+    AC__ACTOR_TRAP_EXITS = 1u << 4,     /* linked deaths arrive as messages */
+    /* Urgent mail waits in the actor's second lane (mailbox.c): set by
+     * the sender that pushed it, cleared by the owner as it takes them. */
+    AC__ACTOR_URGENT = 1u << 5
 };
 
 /* Attributes are fixed before the actor is published and never change. */
 enum {
     AC__ATTR_BOUNDED = 1u << 0,         /* an ac__bound precedes the block */
     AC__ATTR_INBOX = 1u << 1,           /* a thread's inbox (inbox.c) */
-    AC__ATTR_SUPERVISED = 1u << 2       /* a supervisor's child: shutdown's stop
+    AC__ATTR_SUPERVISED = 1u << 2,      /* a supervisor's child: shutdown's stop
                                            walk leaves it to its supervisor */
+    AC__ATTR_URGENT = 1u << 3           /* its type has urgent messages: an
+                                           ac__urgent precedes the block */
 };
 
 /* An actor's control block, followed by its state in the same block. Every
@@ -78,10 +83,36 @@ static inline ac__bound *ac__bound_of(ac__actor *a)
     return (ac__bound *)(void *)((unsigned char *)a - sizeof(ac__bound));
 }
 
+/* The lane of urgent mail of an actor whose type has urgent messages, in
+ * front of its bound if it has one (mailbox.c). Producers push onto `top`
+ * (a stack: a push is one CAS); the owner takes the whole stack at once
+ * and reverses it, so each sender's urgent messages stay in order. */
+typedef struct ac__urgent {
+    _Atomic(ac__env *) top;
+    void *unused;           /* keeps the block 16-byte aligned */
+} ac__urgent;
+
+_Static_assert(sizeof(ac__urgent) == 16, "keeps the block 16-byte aligned");
+
+static inline ac__urgent *ac__urgent_of(ac__actor *a)
+{
+    size_t off = sizeof(ac__urgent) +
+                 ((a->attrs & AC__ATTR_BOUNDED) ? sizeof(ac__bound) : 0);
+    return (ac__urgent *)(void *)((unsigned char *)a - off);
+}
+
+/* Whether e, a user message to a, is urgent by a's type. */
+static inline bool ac__is_urgent(const ac__actor *a, const ac__env *e)
+{
+    return (a->attrs & AC__ATTR_URGENT) && e->tag < a->type->message_count &&
+           a->type->message_priority[e->tag] != AC_PRIORITY_NORMAL;
+}
+
 static inline unsigned ac__flags(ac__actor *a)
 {
-    /* Relaxed: the owner reads its own writes; a KILLED set by another
-     * thread is also announced by a message (actor.c), which orders it. */
+    /* Relaxed: the owner reads its own writes; a KILLED or an URGENT set
+     * by another thread is also announced by a message (actor.c: the kill
+     * envelope; mailbox.c: the urgent wake-up), which orders it. */
     return atomic_load_explicit(&a->flags, memory_order_relaxed);
 }
 

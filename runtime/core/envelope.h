@@ -32,6 +32,9 @@ static inline ac_envelope *ac__env_pub(ac__env *e) { return (ac_envelope *)(void
 #define AC__TAG_STOP 0xFFFFFFF0u
 #define AC__TAG_FINALIZE 0xFFFFFFF1u
 #define AC__TAG_KILL 0xFFFFFFF2u     /* wakes a killed actor (ac_kill) */
+/* Wakes an actor that urgent mail waits for (mailbox.c): it carries
+ * nothing, reaches no hook and is counted nowhere. */
+#define AC__TAG_URGENT 0xFFFFFFF3u
 
 /* Envelope flags (ac__env.flags). */
 enum {

@@ -12,6 +12,18 @@
  * pop, which frees it; so the envelope a handler reads is never freed under
  * it. The first stub is a single link inside the actor (ac__stub_of): the
  * queue only ever touches a node's link, so that is all it needs.
+ *
+ * Urgent mail (a message its actor type marks urgent) goes into a second
+ * lane, a stack in front of the block (ac__urgent), so that the normal
+ * lane's push and pop stay what they were. The sender pushes onto the
+ * stack, then sets AC__ACTOR_URGENT in the actor's flags; the one whose
+ * fetch_or turned the flag on also pushes a wake-up envelope through the
+ * normal lane, which schedules the actor like any message. The owner
+ * looks at the flag where it already tests its flags for every message
+ * (actor.c: handle), and when it is set takes the whole stack, oldest
+ * first, before the message it has in hand. So an urgent message sent
+ * before a normal one (by one sender, or in any happens-before order) is
+ * handled before it, and the wake-up, once it comes, finds nothing.
  */
 #include "mailbox.h"
 
@@ -83,4 +95,51 @@ bool ac__mailbox_mark_empty(ac__actor *a)
     return atomic_compare_exchange_strong_explicit(
         &a->head, &head, with_empty_bit(tail), memory_order_acq_rel,
         memory_order_acquire);
+}
+
+bool ac__mailbox_push_urgent(ac__actor *a, ac__env *e)
+{
+    ac__urgent *u = ac__urgent_of(a);
+    /* Relaxed: the CAS below reads the current top again before it
+     * links; a stale value only costs a retry. No ABA: the owner never
+     * pops one node, it takes them all, so whenever top equals `top`
+     * again, e->next == top is still the right link. */
+    ac__env *top = atomic_load_explicit(&u->top, memory_order_relaxed);
+    do {
+        atomic_store_explicit(&e->next, top, memory_order_relaxed);
+        /* Release: the owner's acquire exchange in take_urgent sees e
+         * and its payload (and, through the release sequence of these
+         * CASes, every node below it). */
+    } while (!atomic_compare_exchange_weak_explicit(&u->top, &top, e, memory_order_release,
+                                                   memory_order_relaxed));
+    /* acq_rel: release, so that an owner whose flag read (or clear) sees
+     * this set also sees the push above; acquire, so that if the owner's
+     * clear came first we read it and send the wake-up. Either the
+     * owner's take after its clear finds e, or the flag is still set
+     * when it looks again (take_urgent's comment). */
+    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint8_t)AC__ACTOR_URGENT,
+                                            memory_order_acq_rel);
+    return !(old & AC__ACTOR_URGENT);
+}
+
+ac__env *ac__mailbox_take_urgent(ac__actor *a)
+{
+    ac__urgent *u = ac__urgent_of(a);
+    /* acq_rel: a sender pushes and then sets the flag; we clear it and
+     * then take. If our clear comes after a set in the flag's order, it
+     * synchronises with it and the exchange below sees that push; if it
+     * comes before, the set leaves the flag on (and its sender pushed a
+     * wake-up), so the message is taken at the next look. */
+    atomic_fetch_and_explicit(&a->flags, (uint8_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
+    /* Acquire: pairs with the pushes' release CASes. */
+    ac__env *top = atomic_exchange_explicit(&u->top, NULL, memory_order_acquire);
+    ac__env *fifo = NULL;
+    while (top != NULL) {
+        /* Relaxed: made visible by the exchange's acquire. */
+        ac__env *below = atomic_load_explicit(&top->next, memory_order_relaxed);
+        atomic_store_explicit(&top->next, fifo, memory_order_relaxed);
+        fifo = top;
+        top = below;
+    }
+    return fifo;
 }

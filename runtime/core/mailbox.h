@@ -14,5 +14,11 @@ bool ac__mailbox_push(ac__actor *a, ac__env *e);   /* true: was empty */
 ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a);
 bool ac__mailbox_mark_empty(ac__actor *a);
 bool ac__mailbox_has_next(ac__actor *a);
+/* The urgent lane (AC__ATTR_URGENT actors only). push_urgent returns true
+ * when it set AC__ACTOR_URGENT: the caller must then push a wake-up
+ * (AC__TAG_URGENT) through the normal lane. take_urgent clears the flag
+ * and returns what waits, oldest first, linked through `next`. */
+bool ac__mailbox_push_urgent(ac__actor *a, ac__env *e);
+ac__env *ac__mailbox_take_urgent(ac__actor *a);
 
 #endif /* AC_CORE_MAILBOX_H */

@@ -42,7 +42,7 @@ extern "C" {
  * ac_envelope, ac_actor_type, the signatures generated code calls, or the
  * layout of a struct a program passes in (7: ac_config.shutdown_ms; 8:
  * ac_child_spec.supervisor and ac_supervisor_spec.name). */
-#define AC_ABI_VERSION 8
+#define AC_ABI_VERSION 9
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -389,7 +389,18 @@ typedef struct ac_actor_type {
     ac_copy_fn copy;                   /* NULL: messages cannot be copied */
     uint32_t mailbox_bound;            /* 0: unbounded (the IDL's `mailbox`) */
     uint32_t mailbox_overflow;         /* ac_overflow, when bounded */
+    /* Since AC_ABI_VERSION 9: the priority of each message, indexed by tag
+     * (ac_priority), or NULL when every message is normal (the IDL's
+     * `on urgent x(...)`). An urgent message overtakes the normal mail
+     * waiting for the actor; each priority stays FIFO per sender. */
+    const uint8_t *message_priority;
 } ac_actor_type;
+
+/* A message's priority in its actor type's `message_priority`. */
+typedef enum ac_priority {
+    AC_PRIORITY_NORMAL = 0,
+    AC_PRIORITY_URGENT = 1
+} ac_priority;
 
 /* What a send to a full bounded mailbox does. Every drop is counted
  * (`mailbox_drops`). */

@@ -39,7 +39,7 @@ static const char *const cases[] = {
     "too_large",
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
-    "mailbox", "down_exit_hooks", "down_collision", "reply_collision",
+    "mailbox", "priority", "down_exit_hooks", "down_collision", "reply_collision",
     "reply_hook", "service_collision", "service_params",
 };
 
@@ -134,6 +134,7 @@ DIAG(too_large)
 DIAG(same_module)
 DIAG(unterminated_string)
 DIAG(mailbox)
+DIAG(priority)
 DIAG(down_exit_hooks)
 DIAG(down_collision)
 DIAG(reply_collision)

@@ -315,7 +315,8 @@ const ac_actor_type edge_Odd_type = {
     NULL,
     edge_Odd__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int edge_Odd_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -641,7 +642,8 @@ const ac_actor_type edge_Empty_type = {
     NULL,
     edge_Empty__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int edge_Empty_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -735,7 +737,8 @@ const ac_actor_type edge_Nothing_type = {
     NULL,
     edge_Nothing__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int edge_Nothing_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

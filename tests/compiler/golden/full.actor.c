@@ -319,6 +319,7 @@ union full_Store__messages {
     full_Store_ping ping;
     full_Store_lookup lookup;
     full_Store_sync sync;
+    full_Store_halt halt;
 };
 
 static int full_Store__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
@@ -340,6 +341,8 @@ static int full_Store__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         return full_Store_on_lookup(self, cx, &m->lookup);
     case full_Store_TAG_sync:
         return full_Store_on_sync(self, cx, &m->sync);
+    case full_Store_TAG_halt:
+        return full_Store_on_halt(self, cx, &m->halt);
     }
     return AC_EBADTAG;
 }
@@ -350,7 +353,8 @@ static const char *const full_Store__names[] = {
     "many",
     "ping",
     "lookup",
-    "sync"
+    "sync",
+    "halt"
 };
 
 static int full_Store__start(void *state, ac_ctx *cx, const void *args)
@@ -409,6 +413,12 @@ static void full_Store_sync_reply__dsize(ac_wire_in *in, size_t *at);
 static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
                                        ac_wire_in *in, unsigned char *base,
                                        size_t *at);
+static void full_Store_halt__copy(full_Store_halt *v, unsigned char *base,
+                                  size_t *at);
+static void full_Store_halt__enc(const full_Store_halt *v, ac_wire_out *o);
+static void full_Store_halt__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_halt__dec(full_Store_halt *v, ac_wire_in *in,
+                                 unsigned char *base, size_t *at);
 
 static void full_Store_put__copy(full_Store_put *v, unsigned char *base,
                                  size_t *at)
@@ -868,6 +878,49 @@ static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
     v->unused_ = 0;
 }
 
+static void full_Store_halt__copy(full_Store_halt *v, unsigned char *base,
+                                  size_t *at)
+{
+    {
+        char *d0_ = (char *)(base + *at);
+        if (v->why.len > 0)
+            memcpy(d0_, v->why.data, v->why.len);
+        d0_[v->why.len] = '\0';
+        v->why.data = d0_;
+        *at += (size_t)v->why.len + 1;
+    }
+}
+
+static void full_Store_halt__enc(const full_Store_halt *v, ac_wire_out *o)
+{
+    ac_wire_u32(o, v->why.len);
+    ac_wire_bytes(o, v->why.data, v->why.len);
+}
+
+static void full_Store_halt__dsize(ac_wire_in *in, size_t *at)
+{
+    {
+        uint32_t n0_ = ac_wire_get_u32(in);
+        (void)ac_wire_take(in, n0_);
+        ac_wire_grow(&*at, 1, (size_t)n0_ + 1, 1);
+    }
+}
+
+static void full_Store_halt__dec(full_Store_halt *v, ac_wire_in *in,
+                                 unsigned char *base, size_t *at)
+{
+    {
+        uint32_t n0_ = ac_wire_get_u32(in);
+        char *d0_ = (char *)(base + *at);
+        if (n0_ > 0)
+            memcpy(d0_, ac_wire_take(in, n0_), n0_);
+        d0_[n0_] = '\0';
+        v->why.data = d0_;
+        v->why.len = n0_;
+        *at += (size_t)n0_ + 1;
+    }
+}
+
 static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_;
@@ -895,6 +948,9 @@ static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
         break;
     case full_Store_TAG_sync:
         full_Store_sync__enc((const full_Store_sync *)m_, &o_);
+        break;
+    case full_Store_TAG_halt:
+        full_Store_halt__enc((const full_Store_halt *)m_, &o_);
         break;
     default:
         return AC_EBADTAG;
@@ -940,6 +996,10 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
         size_ = sizeof(full_Store_sync);
         full_Store_sync__dsize(&in_, &size_);
         break;
+    case full_Store_TAG_halt:
+        size_ = sizeof(full_Store_halt);
+        full_Store_halt__dsize(&in_, &size_);
+        break;
     default:
         return AC_EBADTAG;
     }
@@ -979,6 +1039,11 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     case full_Store_TAG_sync:
         at_ = sizeof(full_Store_sync);
         full_Store_sync__dec((full_Store_sync *)m_, &in_, (unsigned char *)m_,
+                             &at_);
+        break;
+    case full_Store_TAG_halt:
+        at_ = sizeof(full_Store_halt);
+        full_Store_halt__dec((full_Store_halt *)m_, &in_, (unsigned char *)m_,
                              &at_);
         break;
     }
@@ -1189,9 +1254,38 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
         *d_ = *s_;
         return c_;
     }
+    case full_Store_TAG_halt: {
+        const full_Store_halt *s_ = (const full_Store_halt *)m_;
+        full_Store_halt *d_;
+
+        size_ = sizeof(full_Store_halt);
+        if (s_->why.data == NULL && s_->why.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
+        ac_wire_grow(&size_, 1, (size_t)s_->why.len + 1, 1);
+        if (size_ > AC_MAX_PAYLOAD)
+            return NULL;
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_halt *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        size_ = sizeof(full_Store_halt);
+        full_Store_halt__copy(d_, (unsigned char *)d_, &size_);
+        return c_;
+    }
     }
     return NULL;
 }
+
+static const uint8_t full_Store__priority[] = {
+    AC_PRIORITY_NORMAL, /* put */
+    AC_PRIORITY_NORMAL, /* tree */
+    AC_PRIORITY_NORMAL, /* many */
+    AC_PRIORITY_NORMAL, /* ping */
+    AC_PRIORITY_NORMAL, /* lookup */
+    AC_PRIORITY_NORMAL, /* sync */
+    AC_PRIORITY_URGENT /* halt */
+};
 
 const ac_actor_type full_Store_type = {
     AC_ABI_VERSION,
@@ -1201,7 +1295,7 @@ const ac_actor_type full_Store_type = {
     full_Store__dispatch,
     full_Store__start,
     full_Store__stop,
-    6,
+    7,
     full_Store__names,
     full_Store__encode,
     full_Store__decode,
@@ -1209,7 +1303,8 @@ const ac_actor_type full_Store_type = {
     full_Store_decode_reply,
     full_Store__copy,
     1000u, /* mailbox bound */
-    AC_OVERFLOW_DROP_OLDEST
+    AC_OVERFLOW_DROP_OLDEST,
+    full_Store__priority
 };
 
 int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -1774,6 +1869,74 @@ int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to)
     return ac_reply_typed(cx, to, &full_Store_type, full_Store_TAG_sync, env_);
 }
 
+static int full_Store_halt__build(ac_ctx *cx, ac_envelope **built_,
+                                  ac_string why)
+{
+    size_t size_ = sizeof(full_Store_halt);
+    ac_envelope *env_;
+    full_Store_halt *msg_;
+
+    if (why.data == NULL && why.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, 1, (size_t)why.len + 1, 1);
+    if (size_ > AC_MAX_PAYLOAD)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, full_Store_TAG_halt, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_halt *)ac_envelope_payload(env_);
+    msg_->why = why;
+    size_ = sizeof(full_Store_halt);
+    full_Store_halt__copy(msg_, (unsigned char *)msg_, &size_);
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_halt(ac_ctx *cx, full_Store_ref to, ac_string why)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
+}
+
+int full_Store_publish_halt(ac_ctx *cx, const char *group, ac_string why)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
+}
+
+int full_Store_send_halt_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_string why,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
+}
+
+int full_Store_send_halt_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_string why,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
+}
+
 int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out)
 {
     int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
@@ -1961,7 +2124,8 @@ const ac_actor_type full_Bare_type = {
     NULL,
     full_Bare__copy,
     16u, /* mailbox bound */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

@@ -211,7 +211,8 @@ const ac_actor_type pingpong_Pinger_type = {
     NULL,
     pingpong_Pinger__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -538,7 +539,8 @@ const ac_actor_type pingpong_Ponger_type = {
     NULL,
     pingpong_Ponger__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

@@ -187,7 +187,8 @@ const ac_actor_type types_Holder_type = {
     NULL,
     types_Holder__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -477,7 +478,8 @@ const ac_actor_type types_Other_type = {
     NULL,
     types_Other__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

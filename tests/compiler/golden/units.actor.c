@@ -148,7 +148,8 @@ const ac_actor_type units_Meter_type = {
     NULL,
     units_Meter__copy,
     0, /* mailbox: unbounded */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

@@ -1464,7 +1464,8 @@ const ac_actor_type cov_Server_type = {
     cov_Server_decode_reply,
     cov_Server__copy,
     64u, /* mailbox bound */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int cov_Server_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -2297,7 +2298,8 @@ const ac_actor_type cov_Client_type = {
     NULL,
     cov_Client__copy,
     16u, /* mailbox bound */
-    AC_OVERFLOW_DROP_NEWEST
+    AC_OVERFLOW_DROP_NEWEST,
+    NULL /* every message normal */
 };
 
 int cov_Client_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -2558,7 +2560,8 @@ const ac_actor_type cov_Queue_type = {
     NULL,
     cov_Queue__copy,
     3u, /* mailbox bound */
-    AC_OVERFLOW_DROP_OLDEST
+    AC_OVERFLOW_DROP_OLDEST,
+    NULL /* every message normal */
 };
 
 int cov_Queue_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
