@@ -129,8 +129,9 @@ void ac__count_taken(ac_ctx *cx, const ac__env *e)
 
 /* The actor stops (reason normal), fails or is killed. Its remaining
  * messages are dropped as they are popped; it is freed once its grace
- * period is over. */
-static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
+ * period is over. `tag`: what it was handling (AC_TAG_START in its start
+ * hook), for a failure's report. */
+static void die(ac_ctx *cx, ac__actor *a, int reason, int code, uint32_t tag)
 {
     /* seq_cst: the death is announced before services_used is read; pairs
      * with ac__service_alive, which sets services_used and then reads the
@@ -150,8 +151,19 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
         AC__COUNT(cx, failed, 1);
     else
         AC__COUNT(cx, killed, 1);
-    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst))
+    /* A supervised child is reported by its supervisor, which reads the
+     * tag from its down once it has decided what to do (supervisors.c);
+     * one whose start hook failed has no down (the supervisor was not
+     * watching yet, and counts it as a failed restart): reported here. */
+    bool supervised = a->attrs & AC__ATTR_SUPERVISED;
+    if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
+        ac__failure_report(cx, &a->addr, a->type, tag, code,
+                           supervised ? AC_FAILURE_START_FAILED : AC_FAILURE_UNSUPERVISED, NULL);
+    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
+        cx->failing_tag = reason == AC_REASON_FAILED ? tag : AC__NO_TAG;
         ac__services_died(cx, a, reason, code);
+        cx->failing_tag = AC__NO_TAG;
+    }
     /* Out of memory for its finalize envelope, the actor is never freed:
      * it keeps draining whatever still reaches it, counted as dead
      * letters, rather than risk a sender touching freed memory. */
@@ -165,15 +177,15 @@ static int exit_code_of(const ac__actor *a, int rc)
     return a->exit_code != 0 ? a->exit_code : AC_EFAILED;
 }
 
-static void after_handler(ac_ctx *cx, ac__actor *a, int rc)
+static void after_handler(ac_ctx *cx, ac__actor *a, int rc, uint32_t tag)
 {
     unsigned f = ac__flags(a);
     if (f & AC__ACTOR_DEAD)
         return;
     if (rc != 0 || (f & AC__ACTOR_FAIL_REQUESTED))
-        die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
+        die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc), tag);
     else if (f & AC__ACTOR_STOP_REQUESTED)
-        die(cx, a, AC_REASON_NORMAL, 0);
+        die(cx, a, AC_REASON_NORMAL, 0, tag);
     /* KILLED waits for its envelope, already queued: it carries the code. */
 }
 
@@ -258,9 +270,9 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
             rc = exit_code_of(a, 0);
     }
     if (rc != 0 && !(ac__flags(a) & AC__ACTOR_DEAD))
-        die(cx, a, AC_REASON_FAILED, rc);
+        die(cx, a, AC_REASON_FAILED, rc, AC_TAG_START);
     else
-        after_handler(cx, a, 0);
+        after_handler(cx, a, 0, AC_TAG_START);
     cx->current = caller;
     /* Hand the actor to the scheduler: run it if messages arrived during
      * the start hook (or, if it died there, to drop them). */
@@ -366,7 +378,9 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
     return rc;
 }
 
-/* A user's send: checked, then sent. */
+/* A user's send: its arguments checked, then sent. A target that is gone
+ * is AC_ENOTFOUND here, counted and shown as a dead letter either way;
+ * the plain sends make it 0. */
 static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
                             const ac_actor_type *type)
 {
@@ -385,12 +399,25 @@ static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
     return send_env(cx, to, ac__env_of(e), false, type);
 }
 
+/* A dead letter is not the sender's failure: `return m_B_send_x(...)` in
+ * a handler must not fail the handler's actor because B stopped first
+ * (Erlang's `Pid ! Msg` to a dead process does nothing to the sender). */
+static inline int unchecked(int rc)
+{
+    return rc == AC_ENOTFOUND ? 0 : rc;
+}
+
 int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
 {
-    return send_user(cx, to, e, NULL);
+    return unchecked(send_user(cx, to, e, NULL));
 }
 
 int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
+{
+    return unchecked(send_user(cx, to, e, type));
+}
+
+int ac_send_checked(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
 {
     return send_user(cx, to, e, type);
 }
@@ -590,7 +617,7 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
          * kill's envelope, which carries the reason, ends the actor. */
         if (!(f & AC__ACTOR_DEAD) && e->tag == AC__TAG_KILL) {
             const kill_note *k = ac_envelope_payload(ac__env_pub(e));
-            die(cx, a, k->reason, k->code);
+            die(cx, a, k->reason, k->code, AC__NO_TAG);
         }
         else if (counted_env(e))
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* a runtime message is nobody's loss */
@@ -601,19 +628,20 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
          * first, one at a time, and then itself): the actor lives on. */
         int rc = 0;
         if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
-            after_handler(cx, a, rc);
+            after_handler(cx, a, rc, e->tag);
         else if (e->tag == AC__TAG_STOP)
-            die(cx, a, AC_REASON_NORMAL, 0);
+            die(cx, a, AC_REASON_NORMAL, 0, e->tag);
         return true;
     }
     int rc;
-    if (e->tag >= AC_TAG_SYSTEM) {
+    uint32_t tag = e->tag;  /* for a failure's report, whatever the handler did with e */
+    if (tag >= AC_TAG_SYSTEM) {
         rc = dispatch_system(cx, a, e);  /* counts it itself */
     } else {
         rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
         AC__COUNT(cx, messages, 1);
     }
-    after_handler(cx, a, rc);
+    after_handler(cx, a, rc, tag);
     return true;
 }
 
