@@ -52,9 +52,14 @@ int ac_failure_format(const ac_failure *f, char *buf, size_t cap)
         snprintf(tag, sizeof tag, "tag %u", (unsigned)f->tag);
         name = tag;
     }
-    return snprintf(buf, cap, "actorc: actor %s %s failed handling %s: %s (%d); supervisor: %s",
-                    type, who, name, ac_strerror(f->code), (int)f->code,
-                    action_text(f->action));
+    /* A program's own codes are positive: ac_strerror knows only AC_E*. */
+    char why[96];
+    if (f->code < 0)
+        snprintf(why, sizeof why, "%s (%d)", ac_strerror(f->code), (int)f->code);
+    else
+        snprintf(why, sizeof why, "code %d", (int)f->code);
+    return snprintf(buf, cap, "actorc: actor %s %s failed handling %s: %s; supervisor: %s",
+                    type, who, name, why, action_text(f->action));
 }
 
 void ac_failure_print(ac_ctx *cx, const ac_failure *f, void *arg)

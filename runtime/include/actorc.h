@@ -918,8 +918,11 @@ void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn,
  * or called ac_fail) is reported once, like Erlang's crash report: by
  * default one line on stderr,
  *
- *   actorc: actor bank.Account 3fa2c1d0 failed handling withdraw: a handler
- *   failed its actor without a code (-8); supervisor: restarted
+ *   actorc: actor bank.Account 3fa2c1d04be5a7e0 failed handling withdraw:
+ *   code 7; supervisor: restarted
+ *
+ * (an AC_E* code is spelled by ac_strerror, a program's positive code as a
+ * number).
  *
  * A supervised child is reported by its supervisor once it has decided
  * what to do about it; any other actor as it fails. Killed actors (ac_kill,
@@ -972,7 +975,7 @@ int ac_failure_format(const ac_failure *f, char *buf, size_t cap);
 typedef struct ac_stats {
     uint64_t messages;       /* user messages (and replies a program sent)
                                 handled or taken from an inbox */
-    uint64_t sends;          /* user sends accepted (returned 0, also when
+    uint64_t sends;          /* user sends a mailbox accepted (also when
                                 drop-newest then dropped the message) */
     uint64_t dead_letters;   /* sends to no actor, and messages dropped by
                                 actors that stopped or failed */
@@ -1000,7 +1003,9 @@ typedef struct ac_stats {
      * dead_letters + mailbox_drops + node_forwarded (docs/RUNTIME.md,
      * "Counters that reconcile"). */
     uint64_t refused;            /* user sends refused at routing: no actor
-                                    (AC_ENOTFOUND) or a full mailbox (AC_EFULL) */
+                                    (which ac_send returns as 0, and
+                                    ac_send_checked as AC_ENOTFOUND) or a
+                                    full mailbox (AC_EFULL) */
     uint64_t system_messages;    /* down, exit, timeouts and other runtime
                                     messages that reached a live actor or inbox */
     uint64_t node_forwarded;     /* messages and replies that left for another

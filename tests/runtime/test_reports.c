@@ -136,8 +136,8 @@ Test(reports, a_failure_is_reported_once_with_its_type_tag_and_code, .timeout = 
     ac_failure_format(f, line, sizeof line);
     ac_addr_format(&c, who, 8);
     char want[256];
-    snprintf(want, sizeof want, "actorc: actor tests.Counter %s failed handling fail: %s (42); "
-             "supervisor: none", who, ac_strerror(42));
+    snprintf(want, sizeof want, "actorc: actor tests.Counter %s failed handling fail: code 42; "
+             "supervisor: none", who);
     cr_assert_str_eq(line, want);
     ac_runtime_destroy(rt);
 }
@@ -158,6 +158,22 @@ static const ac_actor_type failing_start_type = {
     .dispatch = no_dispatch,
     .on_start = fail_start,
 };
+
+Test(reports, the_line_names_an_ac_code_and_the_supervisors_action, .timeout = 30)
+{
+    ac_failure f;
+    memset(&f, 0, sizeof f);
+    memset(&f.who, 0xab, sizeof f.who);
+    f.type = &counter_type;
+    f.tag = 77;  /* not one of its messages */
+    f.code = AC_EFAILED;
+    f.action = AC_FAILURE_GAVE_UP;
+    char line[256], want[256];
+    ac_failure_format(&f, line, sizeof line);
+    snprintf(want, sizeof want, "actorc: actor tests.Counter abababababababab failed handling "
+             "tag 77: %s (-8); supervisor: gave up (too many restarts)", ac_strerror(AC_EFAILED));
+    cr_assert_str_eq(line, want);
+}
 
 Test(reports, a_failing_start_hook_is_reported_as_the_start, .timeout = 30)
 {

@@ -174,7 +174,8 @@ static int send_ask(ac_ctx *cx, const ac_addr *asker, const ac_addr *target, uin
 
 static void settle(ac_runtime *rt)
 {
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    /* Asks still waiting for their timeouts are counted, not errors. */
+    cr_assert_geq(ac_runtime_run(rt), 0);
 }
 
 /* `ms` of timer time pass: ticks in deterministic mode, else real time
