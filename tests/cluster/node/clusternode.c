@@ -52,7 +52,8 @@ int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_St
 {
     uint32_t s = (uint32_t)(m->stream % STREAMS);
     for (uint64_t i = 0; i < m->count; i++) {
-        int rc = traffic_Station_send_item(cx, m->station, s, self->sent_next[s]);
+        /* Checked: what reached nobody is counted apart (dead). */
+        int rc = traffic_Station_send_item_checked(cx, m->station, s, self->sent_next[s]);
         /* Only an accepted item takes a number, so that a receiver sees
          * every stream numbered without gaps unless the link lost some. */
         if (rc == 0) {
