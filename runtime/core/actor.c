@@ -127,11 +127,20 @@ void ac__count_taken(ac_ctx *cx, const ac__env *e)
         AC__COUNT(cx, system_messages, 1);
 }
 
+/* The tag of what the running actor is handling, for a failure's report:
+ * the envelope a pop returns stays the mailbox's tail (its stub) until the
+ * next pop (mailbox.c), so no store on the path of a message records it;
+ * before any pop the tail is the initial stub, and the actor is in its
+ * start hook. Read on the failure path only. */
+static uint32_t tag_handled(const ac__actor *a)
+{
+    return a->tail == ac__stub_of((ac__actor *)a) ? AC_TAG_START : a->tail->tag;
+}
+
 /* The actor stops (reason normal), fails or is killed. Its remaining
  * messages are dropped as they are popped; it is freed once its grace
- * period is over. `tag`: what it was handling (AC_TAG_START in its start
- * hook), for a failure's report. */
-static void die(ac_ctx *cx, ac__actor *a, int reason, int code, uint32_t tag)
+ * period is over. */
+static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
 {
     /* seq_cst: the death is announced before services_used is read; pairs
      * with ac__service_alive, which sets services_used and then reads the
@@ -156,11 +165,12 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code, uint32_t tag)
      * one whose start hook failed has no down (the supervisor was not
      * watching yet, and counts it as a failed restart): reported here. */
     bool supervised = a->attrs & AC__ATTR_SUPERVISED;
+    uint32_t tag = reason == AC_REASON_FAILED ? tag_handled(a) : AC__NO_TAG;
     if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
         ac__failure_report(cx, &a->addr, a->type, tag, code,
                            supervised ? AC_FAILURE_START_FAILED : AC_FAILURE_UNSUPERVISED, NULL);
     if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
-        cx->failing_tag = reason == AC_REASON_FAILED ? tag : AC__NO_TAG;
+        cx->failing_tag = tag;
         ac__services_died(cx, a, reason, code);
         cx->failing_tag = AC__NO_TAG;
     }
@@ -177,15 +187,15 @@ static int exit_code_of(const ac__actor *a, int rc)
     return a->exit_code != 0 ? a->exit_code : AC_EFAILED;
 }
 
-static void after_handler(ac_ctx *cx, ac__actor *a, int rc, uint32_t tag)
+static void after_handler(ac_ctx *cx, ac__actor *a, int rc)
 {
     unsigned f = ac__flags(a);
     if (f & AC__ACTOR_DEAD)
         return;
     if (rc != 0 || (f & AC__ACTOR_FAIL_REQUESTED))
-        die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc), tag);
+        die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
     else if (f & AC__ACTOR_STOP_REQUESTED)
-        die(cx, a, AC_REASON_NORMAL, 0, tag);
+        die(cx, a, AC_REASON_NORMAL, 0);
     /* KILLED waits for its envelope, already queued: it carries the code. */
 }
 
@@ -270,9 +280,9 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
             rc = exit_code_of(a, 0);
     }
     if (rc != 0 && !(ac__flags(a) & AC__ACTOR_DEAD))
-        die(cx, a, AC_REASON_FAILED, rc, AC_TAG_START);
+        die(cx, a, AC_REASON_FAILED, rc);
     else
-        after_handler(cx, a, 0, AC_TAG_START);
+        after_handler(cx, a, 0);
     cx->current = caller;
     /* Hand the actor to the scheduler: run it if messages arrived during
      * the start hook (or, if it died there, to drop them). */
@@ -324,12 +334,22 @@ static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
     return reject ? AC_EFULL : 1;
 }
 
+/* How a send is made: a runtime message (uncounted, outside bounds), and
+ * whether a target that is gone is the caller's error. Constants at every
+ * call, so the choice costs the path of an accepted send nothing. */
+enum { SEND_USER = 0, SEND_SYSTEM = 1, SEND_CHECKED = 2 };
+
 /* No actor of this runtime at `to`. An address of another node goes to the
  * service that routes there (the node); whatever nobody takes is a dead
- * letter. Off the path of a local send, which finds its actor. */
-static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
+ * letter: AC_ENOTFOUND for a checked or runtime send, else 0 (a dead letter
+ * is not the sender's failure: `return m_B_send_x(...)` in a handler must
+ * not fail its actor because B stopped first, as Erlang's `Pid ! Msg` to a
+ * dead process does nothing to the sender). Off the path of a local send,
+ * which finds its actor. */
+static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
                           const ac_actor_type *type)
 {
+    bool system = how & SEND_SYSTEM;
     int rc;
     if (!system && ac_addr_node(to) != cx->rt->node &&
         ac__services_forward(cx, to, type, e, &rc)) {
@@ -345,14 +365,15 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system
     if (!system)
         ac__refuse(cx, to, e, AC_ENOTFOUND);
     ac__pool_free(cx, e);
-    return AC_ENOTFOUND;
+    return how != SEND_USER ? AC_ENOTFOUND : 0;
 }
 
 /* `type`: the target's, when the sender knows it (a remote target's
  * message travels encoded with its codec), else NULL. */
-static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
+static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
                     const ac_actor_type *type)
 {
+    bool system = how & SEND_SYSTEM;
     ac__enter(cx);
     int rc;
     /* Relaxed: shutdown waits for every external context to go offline
@@ -364,7 +385,7 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
     } else {
         ac__actor *a = ac__route_lookup(&cx->rt->route, to);
         if (a == NULL) {
-            rc = send_elsewhere(cx, to, e, system, type);
+            rc = send_elsewhere(cx, to, e, how, type);
         } else if (!system && (a->attrs & AC__ATTR_BOUNDED) &&
                    (rc = bound_admit(cx, a, e)) != 0) {
             rc = rc > 0 ? 0 : rc;  /* dropped as the policy says, counted */
@@ -379,10 +400,10 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
 }
 
 /* A user's send: its arguments checked, then sent. A target that is gone
- * is AC_ENOTFOUND here, counted and shown as a dead letter either way;
- * the plain sends make it 0. */
+ * is counted and shown as a dead letter either way; only a checked send
+ * returns AC_ENOTFOUND for it. */
 static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
-                            const ac_actor_type *type)
+                            const ac_actor_type *type, unsigned how)
 {
     if (e == NULL)
         return AC_EINVAL;
@@ -396,35 +417,27 @@ static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
         ac_envelope_free(cx, e);
         return AC_EINVAL;  /* system tags are not for users */
     }
-    return send_env(cx, to, ac__env_of(e), false, type);
-}
-
-/* A dead letter is not the sender's failure: `return m_B_send_x(...)` in
- * a handler must not fail the handler's actor because B stopped first
- * (Erlang's `Pid ! Msg` to a dead process does nothing to the sender). */
-static inline int unchecked(int rc)
-{
-    return rc == AC_ENOTFOUND ? 0 : rc;
+    return send_env(cx, to, ac__env_of(e), how, type);
 }
 
 int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
 {
-    return unchecked(send_user(cx, to, e, NULL));
+    return send_user(cx, to, e, NULL, SEND_USER);
 }
 
 int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
 {
-    return unchecked(send_user(cx, to, e, type));
+    return send_user(cx, to, e, type, SEND_USER);
 }
 
 int ac_send_checked(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
 {
-    return send_user(cx, to, e, type);
+    return send_user(cx, to, e, type, SEND_CHECKED);
 }
 
 int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
 {
-    return send_env(cx, to, e, true, NULL);
+    return send_env(cx, to, e, SEND_SYSTEM, NULL);
 }
 
 int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)
@@ -482,7 +495,7 @@ int ac_stop(ac_ctx *cx, const ac_addr *to)
     ac__env *e = ac__stop_envelope(cx);
     if (e == NULL)
         return AC_ENOMEM;
-    return send_env(cx, to, e, true, NULL);
+    return send_env(cx, to, e, SEND_SYSTEM, NULL);
 }
 
 typedef struct kill_note {
@@ -617,7 +630,7 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
          * kill's envelope, which carries the reason, ends the actor. */
         if (!(f & AC__ACTOR_DEAD) && e->tag == AC__TAG_KILL) {
             const kill_note *k = ac_envelope_payload(ac__env_pub(e));
-            die(cx, a, k->reason, k->code, AC__NO_TAG);
+            die(cx, a, k->reason, k->code);
         }
         else if (counted_env(e))
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* a runtime message is nobody's loss */
@@ -628,20 +641,19 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
          * first, one at a time, and then itself): the actor lives on. */
         int rc = 0;
         if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
-            after_handler(cx, a, rc, e->tag);
+            after_handler(cx, a, rc);
         else if (e->tag == AC__TAG_STOP)
-            die(cx, a, AC_REASON_NORMAL, 0, e->tag);
+            die(cx, a, AC_REASON_NORMAL, 0);
         return true;
     }
     int rc;
-    uint32_t tag = e->tag;  /* for a failure's report, whatever the handler did with e */
-    if (tag >= AC_TAG_SYSTEM) {
+    if (e->tag >= AC_TAG_SYSTEM) {
         rc = dispatch_system(cx, a, e);  /* counts it itself */
     } else {
         rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
         AC__COUNT(cx, messages, 1);
     }
-    after_handler(cx, a, rc, tag);
+    after_handler(cx, a, rc);
     return true;
 }
 
