@@ -236,7 +236,7 @@ const char *acc_token_desc(int code);
 typedef enum acc_actor_cname {
     ACC_A_REF, ACC_A_REF_SEQ, ACC_A_STATE, ACC_A_TAG_ENUM, ACC_A_SPAWN,
     ACC_A_REF_SELF, ACC_A_TYPE, ACC_A_SPAWN_OPTS, ACC_A_WHEREIS,
-    ACC_A_REF_OF,
+    ACC_A_REF_OF, ACC_A_REF_NIL, ACC_A_REF_IS_NIL,
     ACC_A_START_ARGS, ACC_A_ON_START,   /* with a start hook */
     ACC_A_ON_STOP, ACC_A_ON_DOWN, ACC_A_ON_EXIT,    /* with that hook */
     ACC_A_ENCODE_REPLY, ACC_A_DECODE_REPLY,         /* with a request */
@@ -245,7 +245,7 @@ typedef enum acc_actor_cname {
 
 typedef enum acc_msg_cname {
     ACC_M_TAG, ACC_M_STRUCT, ACC_M_HANDLER, ACC_M_SEND, ACC_M_PUBLISH,
-    ACC_M_SEND_AFTER, ACC_M_SEND_EVERY,
+    ACC_M_SEND_AFTER, ACC_M_SEND_EVERY, ACC_M_SEND_CHECKED,
     /* a request's only */
     ACC_M_REPLY_STRUCT, ACC_M_REPLY, ACC_M_FN, ACC_M_ASK, ACC_M_ASK_WAIT,
     ACC_M_COUNT
@@ -670,6 +670,9 @@ const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
  * message, declared in the header and defined in the source. */
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m);
+/* The same for m_A_send_x_checked. */
+const char *acc_gen_send_checked_decl(acc_gen *g, const acc_actor *a,
+                                      const acc_message *m);
 /* For a message with a reply: "int m_A_reply_x(ac_ctx *cx, const
  * ac_reply_to *to, ...reply fields)", "int m_A_ask_x(ac_ctx *cx, m_A_ref
  * to, ...fields, uint32_t timeout_ms, m_A_x_fn fn, void *arg)" and "int

@@ -87,30 +87,36 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
     if (a->messages == NULL && a->start == NULL && a->stop == NULL &&
         a->down == NULL && a->exit == NULL)
         return;
+    /* AC_UNUSED: a handler defined by copying its prototype may ignore
+     * any parameter without a (void) cast. */
     acc_gen_line(g, "\n/* Handlers, written by the user. A non-zero result "
                     "fails the actor. */");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *m);",
+        acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED,\n"
+                        "    const %s *m AC_UNUSED);",
                      acc_msg_cstr(g, m, ACC_M_HANDLER), p,
                      acc_msg_cstr(g, m, ACC_M_STRUCT));
         acc_arena_release(&g->cx->arena, mk);
     }
     if (a->start != NULL && a->start->fields != NULL)
-        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const %s *args);",
+        acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED,\n"
+                        "    const %s *args AC_UNUSED);",
                      acc_actor_cstr(g, a, ACC_A_ON_START), p,
                      acc_actor_cstr(g, a, ACC_A_START_ARGS));
     else if (a->start != NULL)
-        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx);",
+        acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED);",
                      acc_actor_cstr(g, a, ACC_A_ON_START), p);
     if (a->stop != NULL)
-        acc_gen_line(g, "void %s(%s *self, ac_ctx *cx);",
+        acc_gen_line(g, "void %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED);",
                      acc_actor_cstr(g, a, ACC_A_ON_STOP), p);
     if (a->down != NULL)
-        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const ac_down *m);",
+        acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED,\n"
+                        "    const ac_down *m AC_UNUSED);",
                      acc_actor_cstr(g, a, ACC_A_ON_DOWN), p);
     if (a->exit != NULL)
-        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, const ac_exit *m);",
+        acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED,\n"
+                        "    const ac_exit *m AC_UNUSED);",
                      acc_actor_cstr(g, a, ACC_A_ON_EXIT), p);
 }
 
@@ -133,10 +139,14 @@ static void put_functions(acc_gen *g, const acc_actor *a)
     if (a->messages != NULL) {
         acc_gen_line(g, "\n/* Senders: copy the fields into one envelope and "
                         "queue it for `to`.\n * Return 0 or an AC_E* code "
-                        "(AC_ENOTFOUND: no such actor). */");
+                        "(AC_EFULL: a full mailbox). A target that is\n * gone "
+                        "is a counted dead letter and 0, not the sender's "
+                        "failure; the\n * _checked form returns AC_ENOTFOUND "
+                        "for it. */");
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
+            acc_gen_line(g, "%s;", acc_gen_send_checked_decl(g, a, m));
             acc_arena_release(&g->cx->arena, mk);
         }
         acc_gen_line(g, "\n/* The same message through the runtime's services "
@@ -203,6 +213,12 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                  (int)a->name.len, a->name.s);
     acc_gen_line(g, "%s %s(ac_addr addr);", acc_actor_cstr(g, a, ACC_A_REF),
                  acc_actor_cstr(g, a, ACC_A_REF_OF));
+    acc_gen_line(g, "/* The nil reference (sends to it are dead letters), "
+                    "and whether `r` is nil. */");
+    acc_gen_line(g, "%s %s(void);", acc_actor_cstr(g, a, ACC_A_REF),
+                 acc_actor_cstr(g, a, ACC_A_REF_NIL));
+    acc_gen_line(g, "bool %s(%s r);", acc_actor_cstr(g, a, ACC_A_REF_IS_NIL),
+                 acc_actor_cstr(g, a, ACC_A_REF));
     acc_gen_line(g, "/* The running %.*s's own reference (in its handlers and "
                     "hooks; nil on a thread running no actor). */",
                  (int)a->name.len, a->name.s);

@@ -272,6 +272,8 @@ static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
      * travels encoded with this type's codec. */
     put_built(g, acc_gen_send_decl(g, a, m), mn, args, acc_aprintf(ar,
               "ac_send_typed(cx, &to.addr, &%s, env_)", type), false);
+    put_built(g, acc_gen_send_checked_decl(g, a, m), mn, args, acc_aprintf(ar,
+              "ac_send_checked(cx, &to.addr, &%s, env_)", type), false);
     put_built(g, acc_gen_publish_decl(g, m), mn, args, acc_aprintf(ar,
               "ac_group_publish(cx, group, &%s, env_)", type), false);
     put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args, acc_aprintf(ar,
@@ -369,6 +371,15 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                  acc_actor_cstr(g, a, ACC_A_REF_OF));
     acc_gen_line(g, "    %s ref;\n", ref);
     acc_gen_line(g, "    ref.addr = addr;\n    return ref;\n}");
+
+    acc_gen_line(g, "\n%s %s(void)\n{", ref,
+                 acc_actor_cstr(g, a, ACC_A_REF_NIL));
+    acc_gen_line(g, "    %s ref = { { { 0 } } };\n", ref);
+    acc_gen_line(g, "    return ref;\n}");
+
+    acc_gen_line(g, "\nbool %s(%s r)\n{", acc_actor_cstr(g, a, ACC_A_REF_IS_NIL),
+                 ref);
+    acc_gen_line(g, "    return ac_addr_is_nil(&r.addr);\n}");
 
     acc_gen_line(g, "\n%s %s(const ac_ctx *cx)\n{", ref,
                  acc_actor_cstr(g, a, ACC_A_REF_SELF));

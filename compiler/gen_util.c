@@ -261,13 +261,26 @@ const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
     return s.data;
 }
 
+/* The plain send and the checked one take the same parameters. */
+static const char *send_decl(acc_gen *g, const acc_actor *a,
+                             const acc_message *m, acc_msg_cname k)
+{
+    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to",
+                                   acc_msg_cstr(g, m, k),
+                                   acc_actor_cstr(g, a, ACC_A_REF));
+    return acc_gen_params(g, head, m->fields, "");
+}
+
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m)
 {
-    const char *head = acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to",
-                                   acc_msg_cstr(g, m, ACC_M_SEND),
-                                   acc_actor_cstr(g, a, ACC_A_REF));
-    return acc_gen_params(g, head, m->fields, "");
+    return send_decl(g, a, m, ACC_M_SEND);
+}
+
+const char *acc_gen_send_checked_decl(acc_gen *g, const acc_actor *a,
+                                      const acc_message *m)
+{
+    return send_decl(g, a, m, ACC_M_SEND_CHECKED);
 }
 
 const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m)

@@ -61,9 +61,8 @@ int chat_User_on_enter(chat_User *self, ac_ctx *cx, const chat_User_enter *m)
     return chat_Room_send_join(cx, m->room, ac_string_of(name_of(self->name)));
 }
 
-int chat_User_on_line(chat_User *self, ac_ctx *cx, const chat_User_line *m)
+int chat_User_on_line(chat_User *self, ac_ctx *cx AC_UNUSED, const chat_User_line *m)
 {
-    (void)cx;
     if (m->from.len == 0) {
         self->notices++;
         printf("  [%s] %s sees: %s\n", m->room.data, name_of(self->name), m->text.data);
@@ -82,9 +81,9 @@ int chat_User_on_report(chat_User *self, ac_ctx *cx, const chat_User_report *m)
 
 /* ---- Room ----------------------------------------------------------------- */
 
-int chat_Room_on_start(chat_Room *self, ac_ctx *cx, const chat_Room_start_args *args)
+int chat_Room_on_start(chat_Room *self, ac_ctx *cx AC_UNUSED,
+                       const chat_Room_start_args *args)
 {
-    (void)cx;
     set_name(self->name, args->name);
     return 0;
 }

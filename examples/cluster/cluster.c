@@ -54,9 +54,9 @@ int cluster_Greeter_on_hello(cluster_Greeter *self, ac_ctx *cx, const cluster_Gr
                                        self->heard);
 }
 
-int cluster_Greeter_on_say(cluster_Greeter *self, ac_ctx *cx, const cluster_Greeter_say *m)
+int cluster_Greeter_on_say(cluster_Greeter *self, ac_ctx *cx AC_UNUSED,
+                           const cluster_Greeter_say *m)
 {
-    (void)cx;
     self->heard++;
     printf("[%s] %.*s says: %.*s\n", (const char *)self->node, (int)m->from.len, m->from.data,
            (int)m->text.len, m->text.data);

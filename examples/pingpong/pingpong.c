@@ -13,7 +13,8 @@
 #include <time.h>
 
 /* The Pinger reports here when the last ball comes back; main reads it
- * after ac_runtime_run has returned, so no synchronisation is needed. */
+ * after ac_runtime_run has returned, which makes every write of the
+ * handlers visible (docs/RUNTIME.md, "Running"): no synchronisation. */
 static uint64_t finished_round_trips;
 
 int pingpong_Pinger_on_serve(pingpong_Pinger *self, ac_ctx *cx,
@@ -37,10 +38,11 @@ int pingpong_Pinger_on_pong(pingpong_Pinger *self, ac_ctx *cx,
     return pingpong_Ponger_send_ping(cx, m->from, pingpong_Pinger_ref_self(cx), m->n + 1);
 }
 
-int pingpong_Ponger_on_ping(pingpong_Ponger *self, ac_ctx *cx,
+int pingpong_Ponger_on_ping(pingpong_Ponger *self AC_UNUSED, ac_ctx *cx,
                             const pingpong_Ponger_ping *m)
 {
-    (void)self;
+    /* A Pinger gone before its ball comes back is a dead letter, not a
+     * failure of this Ponger. */
     return pingpong_Pinger_send_pong(cx, m->from, pingpong_Ponger_ref_self(cx), m->n);
 }
 

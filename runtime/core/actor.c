@@ -142,6 +142,16 @@ void ac__count_taken(ac_ctx *cx, const ac__env *e)
         AC__COUNT(cx, system_messages, 1);
 }
 
+/* The tag of what the running actor is handling, for a failure's report:
+ * the envelope a pop returns stays the mailbox's tail (its stub) until the
+ * next pop (mailbox.c), so no store on the path of a message records it;
+ * before any pop the tail is the initial stub, and the actor is in its
+ * start hook. Read on the failure path only. */
+static uint32_t tag_handled(const ac__actor *a)
+{
+    return a->tail == ac__stub_of((ac__actor *)a) ? AC_TAG_START : a->tail->tag;
+}
+
 /* The actor stops (reason normal), fails or is killed. Its remaining
  * messages are dropped as they are popped; it is freed once its grace
  * period is over. */
@@ -165,8 +175,20 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
         AC__COUNT(cx, failed, 1);
     else
         AC__COUNT(cx, killed, 1);
-    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst))
+    /* A supervised child is reported by its supervisor, which reads the
+     * tag from its down once it has decided what to do (supervisors.c);
+     * one whose start hook failed has no down (the supervisor was not
+     * watching yet, and counts it as a failed restart): reported here. */
+    bool supervised = a->attrs & AC__ATTR_SUPERVISED;
+    uint32_t tag = reason == AC_REASON_FAILED ? tag_handled(a) : AC__NO_TAG;
+    if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
+        ac__failure_report(cx, &a->addr, a->type, tag, code,
+                           supervised ? AC_FAILURE_START_FAILED : AC_FAILURE_UNSUPERVISED, NULL);
+    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
+        cx->failing_tag = tag;
         ac__services_died(cx, a, reason, code);
+        cx->failing_tag = AC__NO_TAG;
+    }
     /* Out of memory for its finalize envelope, the actor is never freed:
      * it keeps draining whatever still reaches it, counted as dead
      * letters, rather than risk a sender touching freed memory. */
@@ -328,6 +350,11 @@ static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
     return reject ? AC_EFULL : 1;
 }
 
+/* How a send is made: a runtime message (uncounted, outside bounds), and
+ * whether a target that is gone is the caller's error. Constants at every
+ * call, so the choice costs the path of an accepted send nothing. */
+enum { SEND_USER = 0, SEND_SYSTEM = 1, SEND_CHECKED = 2 };
+
 /* A user send to a bounded actor, or to one with urgent messages: one
  * attribute test on the plain path sends both here. The bound counts
  * urgent mail too. Kept out of line: inlined, it made send_env keep the
@@ -365,10 +392,15 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
 
 /* No actor of this runtime at `to`. An address of another node goes to the
  * service that routes there (the node); whatever nobody takes is a dead
- * letter. Off the path of a local send, which finds its actor. */
-static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
+ * letter: AC_ENOTFOUND for a checked or runtime send, else 0 (a dead letter
+ * is not the sender's failure: `return m_B_send_x(...)` in a handler must
+ * not fail its actor because B stopped first, as Erlang's `Pid ! Msg` to a
+ * dead process does nothing to the sender). Off the path of a local send,
+ * which finds its actor. */
+static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
                           const ac_actor_type *type)
 {
+    bool system = how & SEND_SYSTEM;
     int rc;
     if (!system && ac_addr_node(to) != cx->rt->node &&
         ac__services_forward(cx, to, type, e, &rc)) {
@@ -384,14 +416,15 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system
     if (!system)
         ac__refuse(cx, to, e, AC_ENOTFOUND);
     ac__pool_free(cx, e);
-    return AC_ENOTFOUND;
+    return how != SEND_USER ? AC_ENOTFOUND : 0;
 }
 
 /* `type`: the target's, when the sender knows it (a remote target's
  * message travels encoded with its codec), else NULL. */
-static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
+static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
                     const ac_actor_type *type)
 {
+    bool system = how & SEND_SYSTEM;
     ac__enter(cx);
     int rc;
     /* Relaxed: shutdown waits for every external context to go offline
@@ -403,7 +436,7 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
     } else {
         ac__actor *a = ac__route_lookup(&cx->rt->route, to);
         if (a == NULL) {
-            rc = send_elsewhere(cx, to, e, system, type);
+            rc = send_elsewhere(cx, to, e, how, type);
         } else if (!system && (a->attrs & (AC__ATTR_BOUNDED | AC__ATTR_URGENT))) {
             rc = send_marked(cx, a, e);
         } else {
@@ -416,9 +449,11 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system,
     return rc;
 }
 
-/* A user's send: checked, then sent. */
+/* A user's send: its arguments checked, then sent. A target that is gone
+ * is counted and shown as a dead letter either way; only a checked send
+ * returns AC_ENOTFOUND for it. */
 static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
-                            const ac_actor_type *type)
+                            const ac_actor_type *type, unsigned how)
 {
     if (e == NULL)
         return AC_EINVAL;
@@ -432,22 +467,27 @@ static inline int send_user(ac_ctx *cx, const ac_addr *to, ac_envelope *e,
         ac_envelope_free(cx, e);
         return AC_EINVAL;  /* system tags are not for users */
     }
-    return send_env(cx, to, ac__env_of(e), false, type);
+    return send_env(cx, to, ac__env_of(e), how, type);
 }
 
 int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e)
 {
-    return send_user(cx, to, e, NULL);
+    return send_user(cx, to, e, NULL, SEND_USER);
 }
 
 int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
 {
-    return send_user(cx, to, e, type);
+    return send_user(cx, to, e, type, SEND_USER);
+}
+
+int ac_send_checked(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e)
+{
+    return send_user(cx, to, e, type, SEND_CHECKED);
 }
 
 int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
 {
-    return send_env(cx, to, e, true, NULL);
+    return send_env(cx, to, e, SEND_SYSTEM, NULL);
 }
 
 int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)
@@ -505,7 +545,7 @@ int ac_stop(ac_ctx *cx, const ac_addr *to)
     ac__env *e = ac__stop_envelope(cx);
     if (e == NULL)
         return AC_ENOMEM;
-    return send_env(cx, to, e, true, NULL);
+    return send_env(cx, to, e, SEND_SYSTEM, NULL);
 }
 
 typedef struct kill_note {

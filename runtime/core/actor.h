@@ -189,6 +189,13 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
  * (AC_EFULL) `reason` names, so that sends + refused stays equal to what
  * ends as messages, dead letters and mailbox drops. The caller frees e. */
 void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
+
+/* No tag: ac_ctx.failing_tag when no failure is being told. */
+#define AC__NO_TAG 0xFFFFFFFFu
+/* Reports a failed actor to the runtime's failure hook (failure.c):
+ * `action` is an ac_failure_action, `supervisor` NULL when it has none. */
+void ac__failure_report(ac_ctx *cx, const ac_addr *who, const ac_actor_type *type,
+                        uint32_t tag, int code, unsigned action, const ac_addr *supervisor);
 /* Counts a send that a service took to carry elsewhere (a reply a node's
  * queue took for an asker of another node): in `sends`; it ends there in
  * `node_forwarded`, or as a dead letter if the queue is lost. */

@@ -10,6 +10,7 @@
 #include "service.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     memset(cx, 0, sizeof *cx);
     cx->rt = rt;
     cx->worker = w;
+    cx->failing_tag = AC__NO_TAG;
     ac__addr_stream_init(&cx->addrs, rt->node);
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
@@ -136,6 +138,7 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         randombytes_buf(&rt->node, sizeof rt->node);
     while (rt->node == 0);  /* 0 is no node: the nil address's */
     rt->cfg = c;
+    rt->failure_fn = ac_failure_print;
     rt->nworkers = (unsigned)c.workers;
     rt->nslots = rt->nworkers ? rt->nworkers : 1;
     rt->workers = aligned_alloc(AC__CACHE_LINE, rt->nslots * sizeof *rt->workers);
@@ -260,7 +263,10 @@ int ac_runtime_run(ac_runtime *rt)
     if (inside_runtime(rt))
         return AC_ESTATE;
     (void)wait_quiet(rt, 0);
-    return 0;
+    /* Quiescent, and what stays pending can only be an ask no reply
+     * reached: say how many, so that a result left unset is not silent. */
+    size_t n = ac__services_pending(rt);
+    return n > (size_t)INT_MAX ? INT_MAX : (int)n;
 }
 
 int ac_runtime_step(ac_runtime *rt)

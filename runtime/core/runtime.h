@@ -56,6 +56,10 @@ struct ac_ctx {
     bool holding;
     ac__actor *held, *held_tail;
     struct ac_ctx *next_external;
+    /* While die() tells the services of a failure: the tag the actor was
+     * handling, for the down its supervisor reads (ac__failing_tag);
+     * AC__NO_TAG otherwise. */
+    uint32_t failing_tag;
 };
 
 struct ac_runtime {
@@ -102,6 +106,8 @@ struct ac_runtime {
     bool shut_down;
     ac_dead_letter_fn dead_letter_fn;
     void *dead_letter_arg;
+    ac_failure_fn failure_fn;       /* never NULL: ac_failure_print by default */
+    void *failure_arg;
 
     /* Set once any service keeps per-actor state (service.c). */
     alignas(AC__CACHE_LINE) _Atomic bool services_used;

@@ -265,6 +265,22 @@ void ac__services_stats(ac_runtime *rt, ac_stats *out)
     }
 }
 
+size_t ac__services_pending(ac_runtime *rt)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->pending && rt->services[i] != NULL)
+            n += s->pending(rt->services[i]);
+    }
+    return n;
+}
+
+uint32_t ac__failing_tag(const ac_ctx *cx)
+{
+    return cx->failing_tag;
+}
+
 void ac__services_print_stats(ac_runtime *rt, FILE *out)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {

@@ -113,6 +113,10 @@ typedef struct ac__service {
     size_t (*nodes_up)(void *state, uint64_t *out, size_t max);
     uint64_t (*node_named)(void *state, const char *name);
 
+    /* ac_runtime_run at quiescence: how many requests the service still
+     * holds that nothing running will settle (asks with no reply yet). */
+    size_t (*pending)(void *state);
+
     /* ac_runtime_stats: adds the service's counters into *out (the fields
      * that are its own). Any thread, from init to fini. */
     void (*stats)(void *state, ac_stats *out);
@@ -124,6 +128,19 @@ typedef struct ac__service {
 /* The table (services/services.c): rows in the order a death reaches them. */
 extern const ac__service *const ac__service_table[];
 extern const unsigned ac__service_count;
+
+/* A down's payload as the monitors service sends it to a local watcher:
+ * the public ac_down, then what only the runtime reads. */
+typedef struct ac__down_note {
+    ac_down down;
+    uint32_t tag;   /* a failure: the tag its actor was handling; else
+                       AC__NO_TAG */
+    uint32_t pad;
+} ac__down_note;
+
+/* During a death's died hooks: the tag the failing actor was handling,
+ * AC__NO_TAG when it did not fail (or the death is not being told). */
+uint32_t ac__failing_tag(const ac_ctx *cx);
 
 /* What a screen hook decides (see ac__service.screen). */
 enum { AC__SCREEN_PASS = 0, AC__SCREEN_VOID = 1, AC__SCREEN_TAKEN = 2 };
@@ -203,6 +220,7 @@ void ac__services_node_up(ac_ctx *cx, uint64_t node);
 void ac__services_node_lost(ac_ctx *cx, uint64_t node);
 /* Every service's counters, added into *out; every service's lines. */
 void ac__services_stats(ac_runtime *rt, ac_stats *out);
+size_t ac__services_pending(ac_runtime *rt);
 void ac__services_print_stats(ac_runtime *rt, FILE *out);
 
 #endif /* AC_CORE_SERVICE_H */

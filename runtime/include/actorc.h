@@ -131,8 +131,12 @@ uint64_t ac_runtime_node(const ac_runtime *rt);
 
 /* Blocks until the runtime is quiescent: no actor is running and no message
  * is waiting in any mailbox. In deterministic mode it runs actor turns on
- * the calling thread until then. Returns 0, or AC_ESTATE when called from a
- * handler. */
+ * the calling thread until then. Everything the handlers, hooks and
+ * continuations wrote before quiescence is visible to the caller once it
+ * returns (docs/RUNTIME.md, "Running"). Returns 0, or the number (> 0) of
+ * asks of actors still waiting for a reply at quiescence (their
+ * continuations have not run: a reply that never came, or one a timer or a
+ * later send may still bring), or AC_ESTATE when called from a handler. */
 int ac_runtime_run(ac_runtime *rt);
 
 /* Deterministic mode only: runs one actor turn (at most `batch` messages of
@@ -359,6 +363,16 @@ uint32_t ac_wire_get_count(ac_wire_in *in);
 
 /* ---- actor types (filled in by generated code) ---------------------------- */
 
+/* Marks a parameter a function may leave unused: the generated handler
+ * prototypes carry it on `self`, `cx` and `m`, so a handler defined by
+ * copying its prototype ignores any of them without a (void) cast under
+ * -Wextra. GNU C and C++ (gcc, clang); nothing elsewhere. */
+#if defined(__GNUC__)
+#define AC_UNUSED __attribute__((unused))
+#else
+#define AC_UNUSED
+#endif
+
 #ifdef __cplusplus
 #define AC_ALIGNOF(T) alignof(T)
 #else
@@ -431,8 +445,12 @@ typedef struct ac_spawn_options {
 int ac_spawn_opts(ac_ctx *cx, const ac_actor_type *type, const void *args,
                   const ac_spawn_options *opts, ac_addr *out);
 
-/* Delivers `e` to the actor at `to`. The envelope is consumed in every case:
- * on error it is freed and, for AC_ENOTFOUND, counted as a dead letter. */
+/* Delivers `e` to the actor at `to`. The envelope is consumed in every case.
+ * A target that is gone (or never was) makes the message a dead letter:
+ * counted, shown to the dead-letter hook, and not the sender's failure, so
+ * the send returns 0 (Erlang's `Pid ! Msg`; ac_send_checked tells). Errors:
+ * AC_EFULL (a full bounded mailbox that rejects, or a full node queue),
+ * AC_EINVAL, AC_ENOMEM, AC_ESHUTDOWN. */
 int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e);
 
 /* The same for a target of a known `type`, which may also live on another
@@ -440,6 +458,12 @@ int ac_send(ac_ctx *cx, const ac_addr *to, ac_envelope *e);
  * and is decoded there by the target's. A send to another node without the
  * type is AC_EINVAL; one to a node that is not up, a dead letter. */
 int ac_send_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e);
+
+/* ac_send_typed (`type` may be NULL, as for ac_send) for a caller that
+ * needs to know whether the target was there: a dead letter, counted and
+ * shown the same, returns AC_ENOTFOUND. The generated m_A_send_x_checked
+ * calls it. */
+int ac_send_checked(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac_envelope *e);
 
 /* Asks the actor at `to` to stop once it has handled the messages already
  * in its mailbox (a supervisor stops its children first, as
@@ -526,7 +550,9 @@ int ac_whereis(ac_ctx *cx, const char *name, ac_addr *out);
 int ac_whereis_on(ac_ctx *cx, const char *node, const char *name, int timeout_ms, ac_addr *out);
 
 /* ac_send to the actor holding `name`; consumes e. AC_ENOTFOUND (a dead
- * letter) if nobody holds it. */
+ * letter) if nobody holds the name (Erlang's `name ! Msg` raises then); a
+ * holder that dies before the message reaches it is ac_send's dead letter,
+ * and 0. */
 int ac_send_named(ac_ctx *cx, const char *name, ac_envelope *e);
 
 typedef struct ac_name_entry {
@@ -819,9 +845,10 @@ static inline void *ac_reply_body(ac_envelope *e)
 }
 
 /* Sends a reply made with ac_reply_new (consumed in every case). Any
- * thread, inside a handler or not. AC_ENOTFOUND (a counted dead letter)
- * when the asker is gone; 0 when it was delivered, even if the asker then
- * finds the ask already over (also a counted dead letter, on its side). */
+ * thread, inside a handler or not. 0 when it was delivered, and also when
+ * the asker is gone (a counted dead letter, as a send to it is: the
+ * replier did nothing wrong) or finds the ask already over (a counted dead
+ * letter, on its side). */
 int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply);
 
 /* Answers with an error instead of a body: the asker's continuation gets
@@ -896,12 +923,70 @@ typedef void (*ac_dead_letter_fn)(ac_ctx *cx, const ac_addr *to,
 void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn,
                                      void *arg);
 
+/* ---- failure reports -------------------------------------------------------
+ *
+ * An actor that fails (a handler, hook or continuation returned non-zero,
+ * or called ac_fail) is reported once, like Erlang's crash report: by
+ * default one line on stderr,
+ *
+ *   actorc: actor bank.Account 3fa2c1d04be5a7e0 failed handling withdraw:
+ *   code 7; supervisor: restarted
+ *
+ * (an AC_E* code is spelled by ac_strerror, a program's positive code as a
+ * number).
+ *
+ * A supervised child is reported by its supervisor once it has decided
+ * what to do about it; any other actor as it fails. Killed actors (ac_kill,
+ * a link, a supervisor) are not failures and are not reported. */
+
+/* What the failed actor's supervisor did about it. */
+typedef enum ac_failure_action {
+    AC_FAILURE_UNSUPERVISED = 0, /* it has no supervisor */
+    AC_FAILURE_RESTARTED = 1,    /* restarted (alone or with its group) */
+    AC_FAILURE_GAVE_UP = 2,      /* too many restarts: the supervisor ends */
+    AC_FAILURE_NOT_RESTARTED = 3, /* a temporary child, or its supervisor is
+                                    ending or restarting its group anyway */
+    AC_FAILURE_START_FAILED = 4  /* a supervised child's start hook failed:
+                                    a failed restart, which the supervisor
+                                    counts and retries or gives up on */
+} ac_failure_action;
+
+/* The tag of a failure in the start hook (other system tags: AC_TAG_DOWN
+ * and AC_TAG_EXIT for those hooks, AC_TAG_REPLY for an ask's
+ * continuation). */
+#define AC_TAG_START 0xFFFFFFFEu
+
+typedef struct ac_failure {
+    ac_addr who;
+    const ac_actor_type *type;
+    uint32_t tag;           /* the message it was handling, or a system tag */
+    const char *tag_name;   /* the message's name ("withdraw"; "start",
+                               "down", "exit", "reply"), or NULL */
+    int32_t code;           /* the failure's AC_E* or user code */
+    uint32_t action;        /* ac_failure_action */
+    ac_addr supervisor;     /* nil when unsupervised */
+} ac_failure;
+
+/* Called once per failed actor, on the thread that reports it (the failed
+ * actor's, or its supervisor's); must not block. NULL restores the default
+ * (ac_failure_print). Set it before the first spawn. */
+typedef void (*ac_failure_fn)(ac_ctx *cx, const ac_failure *f, void *arg);
+void ac_runtime_set_failure_hook(ac_runtime *rt, ac_failure_fn fn, void *arg);
+
+/* The default report: one line on stderr (`arg` unused). */
+void ac_failure_print(ac_ctx *cx, const ac_failure *f, void *arg);
+/* A hook that reports nothing (tests that fail actors on purpose). */
+void ac_failure_quiet(ac_ctx *cx, const ac_failure *f, void *arg);
+/* The report's line, without a newline, into buf[0..cap) (snprintf's
+ * truncation); returns what snprintf returns. */
+int ac_failure_format(const ac_failure *f, char *buf, size_t cap);
+
 /* ---- statistics ------------------------------------------------------------ */
 
 typedef struct ac_stats {
     uint64_t messages;       /* user messages (and replies a program sent)
                                 handled or taken from an inbox */
-    uint64_t sends;          /* user sends accepted (returned 0, also when
+    uint64_t sends;          /* user sends a mailbox accepted (also when
                                 drop-newest then dropped the message) */
     uint64_t dead_letters;   /* sends to no actor, and messages dropped by
                                 actors that stopped or failed */
@@ -929,7 +1014,9 @@ typedef struct ac_stats {
      * dead_letters + mailbox_drops + node_forwarded (docs/RUNTIME.md,
      * "Counters that reconcile"). */
     uint64_t refused;            /* user sends refused at routing: no actor
-                                    (AC_ENOTFOUND) or a full mailbox (AC_EFULL) */
+                                    (which ac_send returns as 0, and
+                                    ac_send_checked as AC_ENOTFOUND) or a
+                                    full mailbox (AC_EFULL) */
     uint64_t system_messages;    /* down, exit, timeouts and other runtime
                                     messages that reached a live actor or inbox */
     uint64_t node_forwarded;     /* messages and replies that left for another

@@ -230,7 +230,7 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         ac_reply_to *back = reply_to_of(request);
         back->to = self->addr;
         back->id = id;
-        rc = ac_send_typed(cx, to, type, request);
+        rc = ac_send_checked(cx, to, type, request);
         request = NULL;
     }
     if (rc != 0) {
@@ -367,15 +367,19 @@ static int reply_checked(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type 
     return ac__send_counted(cx, &to->to, ac__env_of(reply));
 }
 
+/* An asker that is gone makes the reply a dead letter, not the replier's
+ * failure (`return m_A_reply_x(...)` in a handler), as for a send. */
 int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
 {
-    return reply_checked(cx, to, NULL, 0, reply);
+    int rc = reply_checked(cx, to, NULL, 0, reply);
+    return rc == AC_ENOTFOUND ? 0 : rc;
 }
 
 int ac_reply_typed(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type, uint32_t tag,
                    ac_envelope *reply)
 {
-    return reply_checked(cx, to, type, tag, reply);
+    int rc = reply_checked(cx, to, type, tag, reply);
+    return rc == AC_ENOTFOUND ? 0 : rc;
 }
 
 /* A REPLY record from node `from`, on the node's thread: believed only
@@ -606,7 +610,7 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
             know_type(A, type);
         pthread_mutex_unlock(&A->lock);
     }
-    rc = ac_send_typed(cx, to, type, request);
+    rc = ac_send_checked(cx, to, type, request);
     if (rc == 0)
         rc = await_reply(cx, w, id, timeout_ms, reply);
     if (rw != NULL) {
@@ -630,6 +634,12 @@ static void free_ask(ac__amap_node *x, void *arg)
     free(AC__CONTAINER_OF(x, ask, node));
 }
 
+static void count_one(ac__amap_node *x, void *arg)
+{
+    (void)x;
+    ++*(size_t *)arg;
+}
+
 static void fini(void *state)
 {
     ac__asks *A = state;
@@ -644,6 +654,18 @@ static void fini(void *state)
     free(A);
 }
 
+/* Asks of actors waiting for a reply: at quiescence, ones that no running
+ * handler will answer (ac_runtime_run reports them). */
+static size_t pending(void *state)
+{
+    ac__asks *A = state;
+    size_t n = 0;
+    pthread_mutex_lock(&A->lock);
+    ac__amap_each(&A->pending, count_one, &n);
+    pthread_mutex_unlock(&A->lock);
+    return n;
+}
+
 const ac__service ac__ask_service = {
     .name = "ask",
     .init = init,
@@ -655,4 +677,5 @@ const ac__service ac__ask_service = {
     .control_op = AC__OP_REPLY,
     .control = control,
     .node_lost = node_lost,
+    .pending = pending,
 };

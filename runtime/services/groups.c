@@ -372,7 +372,7 @@ static int publish(ac_ctx *cx, struct ac__groups *t, const char *group_name, siz
     } else {
         to[n - 1].e = e;
         for (size_t i = 0; i < n; i++)
-            rc += ac_send(cx, &to[i].addr, to[i].e) == 0;
+            rc += ac_send_checked(cx, &to[i].addr, NULL, to[i].e) == 0;
     }
     if (to != on_stack)
         free(to);

@@ -127,15 +127,20 @@ static uint64_t new_ref(ac__monitors *M)
 static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
                      uint64_t ref, int reason, int code)
 {
-    ac__env *e = ac__system_envelope(cx, AC_TAG_DOWN, sizeof(ac_down));
+    ac__env *e = ac__system_envelope(cx, AC_TAG_DOWN, sizeof(ac__down_note));
     if (e == NULL)
         return AC_ENOMEM;
     e->flags |= AC__ENV_SCREEN;
-    ac_down *d = ac_envelope_payload(ac__env_pub(e));
-    d->who = *who;
-    d->ref = ref;
-    d->reason = reason;
-    d->code = code;
+    ac__down_note *n = ac_envelope_payload(ac__env_pub(e));
+    n->down.who = *who;
+    n->down.ref = ref;
+    n->down.reason = reason;
+    n->down.code = code;
+    /* Told on the dying actor's thread (died), the tag it failed in: its
+     * supervisor's report names it. Elsewhere (a remote death, noproc),
+     * AC__NO_TAG. */
+    n->tag = ac__failing_tag(cx);
+    n->pad = 0;
     /* A watcher that is gone gets nothing, and that is no dead letter. */
     (void)ac__send_system(cx, watcher, e);
     return 0;

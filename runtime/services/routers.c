@@ -174,7 +174,7 @@ static int forward(ac_ctx *cx, router *r, uint32_t i, const ac_envelope *e)
     ac_envelope *c = r->o.type->copy(cx, e);
     if (c == NULL)
         return AC_ENOMEM;
-    return ac_send(cx, &r->slots[i].addr, c);
+    return ac_send_checked(cx, &r->slots[i].addr, NULL, c);
 }
 
 /* Is the worker of slot i still there? Its `down` may not have reached the

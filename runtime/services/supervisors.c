@@ -371,7 +371,7 @@ static int send_retry(ac_ctx *cx, sup *s, size_t i)
     if (e == NULL)
         return give_up(cx, s);
     *(uint32_t *)ac_envelope_payload(e) = (uint32_t)i;
-    return ac_send(cx, ac_self(cx), e) != 0 ? give_up(cx, s) : 0;
+    return ac_send_checked(cx, ac_self(cx), NULL, e) != 0 ? give_up(cx, s) : 0;
 }
 
 /* RESTARTING the group [from, n): all of it but the temporary children
@@ -439,13 +439,32 @@ static int end_next(ac_ctx *cx, sup *s)
     return s->failing ? ac_fail(cx, AC_EFAILED) : ac_stop_self(cx);
 }
 
-/* Child i went down on its own while the supervisor was running. */
-static int child_failed(ac_ctx *cx, sup *s, size_t i, int reason)
+/* Child i failed (reason AC_REASON_FAILED): its report, with what this
+ * supervisor did about it (Erlang's crash and supervisor reports, in one
+ * line). */
+static void report(ac_ctx *cx, sup *s, size_t i, const ac_down *d, unsigned action)
 {
-    if (!wants_restart(&s->t->c[i], reason))
+    if (d->reason != AC_REASON_FAILED)
+        return;
+    const ac__down_note *n = (const ac__down_note *)(const void *)d;
+    const tchild *t = &s->t->c[i];
+    ac__failure_report(cx, &d->who, t->sub ? &supervisor_type : t->type, n->tag, d->code,
+                       action, ac_self(cx));
+}
+
+/* Child i went down on its own while the supervisor was running. */
+static int child_failed(ac_ctx *cx, sup *s, size_t i, const ac_down *d)
+{
+    int reason = d->reason;
+    if (!wants_restart(&s->t->c[i], reason)) {
+        report(cx, s, i, d, AC_FAILURE_NOT_RESTARTED);
         return 0;
-    if (!note_restart(cx, s))
+    }
+    if (!note_restart(cx, s)) {
+        report(cx, s, i, d, AC_FAILURE_GAVE_UP);
         return give_up(cx, s);
+    }
+    report(cx, s, i, d, AC_FAILURE_RESTARTED);
     if (s->t->strategy == AC_ONE_FOR_ONE)
         return restart_one(cx, s, i);
     /* One-for-all: every child; rest-for-one: it and those after it. */
@@ -468,18 +487,23 @@ static int on_down(ac_ctx *cx, sup *s, const ac_down *d)
     c->ref = 0;
     switch (s->mode) {
     case STOPPING:
+        report(cx, s, i, d, AC_FAILURE_NOT_RESTARTED);
         return end_next(cx, s);
     case RESTARTING:
         /* Died on its own meanwhile: in the group it starts with the
          * others; before it (rest-for-one), the group grows to it. */
         if (!expected && i < s->from && wants_restart(&s->t->c[i], d->reason)) {
-            if (!note_restart(cx, s))
+            if (!note_restart(cx, s)) {
+                report(cx, s, i, d, AC_FAILURE_GAVE_UP);
                 return give_up(cx, s);
+            }
             begin_group(s, i);
         }
+        report(cx, s, i, d, i >= s->from && s->c[i].restart ? AC_FAILURE_RESTARTED
+                                                             : AC_FAILURE_NOT_RESTARTED);
         return end_next(cx, s);
     default:
-        return child_failed(cx, s, i, d->reason);
+        return child_failed(cx, s, i, d);
     }
 }
 
@@ -633,7 +657,7 @@ int ac_supervisor_stop(ac_ctx *cx, const ac_addr *sup_addr)
     ac_envelope *e = ac_envelope_new(cx, SUP_SHUTDOWN, 0);
     if (e == NULL)
         return AC_ENOMEM;
-    return ac_send(cx, sup_addr, e);
+    return ac_send_checked(cx, sup_addr, NULL, e);
 }
 
 int ac_supervisor_which_children(ac_ctx *cx, const ac_addr *sup_addr, ac_addr *out,

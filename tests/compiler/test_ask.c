@@ -151,6 +151,8 @@ static ac_runtime *runtime(int workers)
     cfg.workers = workers;
     ac_runtime *rt = NULL;
     cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     return rt;
 }
 
@@ -190,10 +192,10 @@ Test(ask, timeout_arrives_as_etimedout_exactly_once)
     cr_assert_eq(sample_Bank_spawn(cx, &bank), 0);
     cr_assert_eq(sample_Client_spawn(cx, &client), 0);
     cr_assert_eq(sample_Client_send_go_silent(cx, client, bank, 50), 0);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "the ask waits");
     cr_expect_eq(answer.calls, 0);
     ac_runtime_advance(rt, 49);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "the ask waits");
     cr_expect_eq(answer.calls, 0, "not before its time");
     ac_runtime_advance(rt, 1);
     cr_assert_eq(ac_runtime_run(rt), 0);
@@ -282,7 +284,7 @@ Test(ask, reply_to_a_dead_asker_is_a_counted_dead_letter)
     ac_runtime_stats(rt, &before);
     cr_assert_eq(sample_Bank_send_release(cx, bank), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
-    cr_expect_eq(release_rc, AC_ENOTFOUND);
+    cr_expect_eq(release_rc, 0, "a dead letter, not the replier's failure");
     ac_runtime_stats(rt, &after);
     cr_expect_eq(after.dead_letters, before.dead_letters + 1);
     cr_expect_eq(answer.calls, 0, "the continuation died with its actor");
@@ -298,7 +300,7 @@ Test(ask, deferred_reply_from_a_later_handler)
     cr_assert_eq(sample_Bank_spawn(cx, &bank), 0);
     cr_assert_eq(sample_Client_spawn(cx, &client), 0);
     cr_assert_eq(sample_Client_send_go_hold(cx, client, bank, 41, false), 0);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "the ask waits");
     cr_expect_eq(answer.calls, 0);
     cr_assert_eq(sample_Bank_send_release(cx, bank), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);

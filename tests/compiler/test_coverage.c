@@ -540,6 +540,8 @@ static ac_runtime *runtime(void)
     cfg.workers = 0;
     ac_runtime *rt = NULL;
     cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     return rt;
 }
 
@@ -638,7 +640,7 @@ Test(coverage, replies_of_every_type_through_the_reply_codecs)
 
     /* The client's lookup is held by the (wire) server, unanswered. */
     cr_assert_eq(cov_Client_send_go(cx, c, wired, 3), 0);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "the lookup waits");
     cr_assert_eq(server.deferred, 1);
     cr_assert_eq(client.lookup, 0);
     ac_reply_to held = server.held;

@@ -62,6 +62,7 @@ static int workload(uint64_t *result)
     int rc = ac_runtime_create(&rt, &cfg);
     if (rc != 0)
         return rc;
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_inbox *ib = NULL;
     ac_envelope *env = NULL;

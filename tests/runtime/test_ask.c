@@ -324,14 +324,14 @@ Test(ask, timeout_arrives_as_etimedout_exactly_once)
     ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
     go g = go_to(&server, OP_SILENT, 0, 50);
     send_go(cx, &asker, &g);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "one ask waits for its reply");
     cr_assert_eq(atomic_load(&g_requests), 1);
     cr_assert_eq(atomic_load(&g_calls), 0);
     ac_runtime_advance(rt, 49);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "still waiting");
     cr_assert_eq(atomic_load(&g_calls), 0, "not before its time");
     ac_runtime_advance(rt, 1);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0, "answered by its timeout");
     slot *s = &g_slot[0];
     cr_assert_eq(atomic_load(&s->calls), 1);
     cr_assert_eq(atomic_load(&s->status), AC_ETIMEDOUT);
@@ -400,7 +400,7 @@ Test(ask, deferred_reply_from_a_later_handler_reaches_the_continuation)
     ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
     go g = go_to(&server, OP_HOLD, 9, 1000);
     send_go(cx, &asker, &g);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "one ask waits for its reply");
     cr_assert_eq(atomic_load(&g_held), 1);
     cr_assert_eq(atomic_load(&g_calls), 0, "no answer yet");
     cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
@@ -423,7 +423,7 @@ Test(ask, late_reply_after_a_timeout_is_a_counted_dead_letter)
     ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
     go g = go_to(&server, OP_HOLD, 9, 10);
     send_go(cx, &asker, &g);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "one ask waits for its reply");
     ac_runtime_advance(rt, 10);
     cr_assert_eq(ac_runtime_run(rt), 0);
     cr_assert_eq(atomic_load(&g_slot[0].status), AC_ETIMEDOUT);
@@ -460,14 +460,14 @@ Test(ask, reply_to_a_dead_asker_is_a_counted_dead_letter)
     ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
     go g = go_to(&server, OP_HOLD, 9, 0);
     send_go(cx, &asker, &g);
-    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(ac_runtime_run(rt), 1, "one ask waits for its reply");
     cr_assert_eq(atomic_load(&g_held), 1);
     cr_assert_eq(ac_stop(cx, &asker), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     uint64_t before = dead_letters(rt);
     cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
-    cr_assert_eq(atomic_load(&g_release_rc[0]), AC_ENOTFOUND);
+    cr_assert_eq(atomic_load(&g_release_rc[0]), 0, "a dead letter, not the replier's failure");
     cr_assert_eq(dead_letters(rt), before + 1);
     cr_assert_eq(atomic_load(&g_dead_replies), 1);
     cr_assert(ac_addr_eq(&g_dead_reply_to, &asker));
@@ -506,7 +506,7 @@ static void asker_dies_with_asks_pending(uint32_t then)
     cr_assert_eq(ac_runtime_run(rt), 0);
     cr_assert_eq(atomic_load(&g_released), 2 * N);
     for (int i = 0; i < 2 * N; i++)
-        cr_assert_eq(atomic_load(&g_release_rc[i]), AC_ENOTFOUND);
+        cr_assert_eq(atomic_load(&g_release_rc[i]), 0);
     cr_assert_eq(dead_letters(rt), before + 2 * N);
     cr_assert_eq(atomic_load(&g_calls), 0, "its continuations never run");
     /* The pending records went with it: AddressSanitizer's leak check

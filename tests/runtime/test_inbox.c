@@ -102,7 +102,10 @@ Test(inbox, destroying_it_counts_what_was_left_as_dead_letters, .timeout = 30)
     ac_runtime_stats(rt, &st);
     cr_assert_eq(st.dead_letters, 3);
     ac_envelope *e = ac_envelope_new(cx, 7, 8);
-    cr_assert_eq(ac_send(cx, &me, e), AC_ENOTFOUND);
+    cr_assert_eq(ac_send(cx, &me, e), 0, "a dead letter, not the sender's failure");
+    cr_assert_eq(ac_send_checked(cx, &me, NULL, ac_envelope_new(cx, 7, 8)), AC_ENOTFOUND);
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(st.dead_letters, 5);
     ac_runtime_destroy(rt);
 }
 

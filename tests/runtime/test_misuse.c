@@ -36,6 +36,8 @@ Test(misuse, destroy_from_a_handler_is_refused)
         cfg.workers = workers;
         ac_runtime *rt;
         cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+        /* Actors failed on purpose are not reported (failure.c). */
+        ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
         ac_ctx *cx = ac_runtime_ctx(rt);
         ac_addr a;
         cr_assert_eq(ac_spawn(cx, &destroyer_type, NULL, &a), 0);
@@ -67,6 +69,8 @@ Test(misuse, null_arguments)
     ac_runtime_stats(NULL, NULL);
     ac_runtime *rt;
     cr_assert_eq(ac_runtime_create(&rt, NULL), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     ac_runtime_stats(rt, NULL);
     ac_runtime_destroy(rt);
 }
@@ -75,6 +79,8 @@ Test(misuse, inbox_after_shutdown)
 {
     ac_runtime *rt;
     cr_assert_eq(ac_runtime_create(&rt, NULL), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     ac_ctx *cx = ac_runtime_ctx(rt);
     cr_assert_eq(ac_runtime_shutdown(rt), 0);
     ac_inbox *ib = (ac_inbox *)&ib;
@@ -87,6 +93,8 @@ Test(misuse, restart_intensity_beyond_the_bound)
 {
     ac_runtime *rt;
     cr_assert_eq(ac_runtime_create(&rt, NULL), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_child_spec child = { .type = &destroyer_type, .restart = AC_RESTART_PERMANENT };
     ac_supervisor_spec spec = { .strategy = AC_ONE_FOR_ONE, .max_restarts = UINT32_MAX,
@@ -124,6 +132,8 @@ Test(misuse, shutdown_kills_what_is_still_running_at_its_deadline)
         cfg.shutdown_ms = 50;
         ac_runtime *rt;
         cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+        /* Actors failed on purpose are not reported (failure.c). */
+        ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
         ac_ctx *cx = ac_runtime_ctx(rt);
         ac_addr a, b;
         cr_assert_eq(ac_spawn(cx, &looper_type, NULL, &a), 0);
@@ -157,6 +167,8 @@ Test(misuse, a_graceful_shutdown_within_its_deadline_kills_nothing)
     cfg.shutdown_ms = AC_SHUTDOWN_NEVER_FORCED;
     ac_runtime *rt;
     cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr a;
     cr_assert_eq(ac_spawn(cx, &destroyer_type, NULL, &a), 0);

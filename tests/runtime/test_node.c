@@ -655,7 +655,7 @@ static int send_wired(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, 
     item *m = ac_envelope_payload(e);
     m->sender = sender;
     m->seq = seq;
-    return ac_send_typed(cx, to, type, e);
+    return ac_send_checked(cx, to, type, e);
 }
 
 /* Messages sent to an actor of another node arrive, all of them, in the

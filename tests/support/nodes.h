@@ -99,6 +99,8 @@ static inline ac_runtime *start_node(const member *m, const char *cluster)
     c.workers = 1;
     ac_runtime *rt = NULL;
     cr_assert_eq(ac_runtime_create(&rt, &c), 0);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
     ac_node_config cfg = {.name = m->name, .cluster_file = cluster,
                           .secret_key_file = m->key_file};
     char why[256];
@@ -163,6 +165,8 @@ static inline void start_pair(pair_of_nodes *p, uint32_t timeout_ms, uint32_t qu
         ac_config_init(&c);
         c.workers = 1;
         cr_assert_eq(ac_runtime_create(rts[i], &c), 0);
+        /* Actors failed on purpose are not reported (failure.c). */
+        ac_runtime_set_failure_hook(*rts[i], ac_failure_quiet, NULL);
         ac_node_config cfg = {.name = ms[i]->name, .cluster_file = p->cluster,
                               .secret_key_file = ms[i]->key_file, .timeout_ms = timeout_ms,
                               .queue_bound = queue_bound};

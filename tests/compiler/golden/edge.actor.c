@@ -359,6 +359,16 @@ int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
+int edge_Odd_send_state_checked(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
+                                edge_Odd_ref ref, uint8_t actor, bool module)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_state__build(cx, &env_, addr, ref, actor, module);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &edge_Odd_type,
+                                            env_);
+}
+
 int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
                            edge_Odd_ref ref, uint8_t actor, bool module)
 {
@@ -417,6 +427,15 @@ int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to)
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
+int edge_Odd_send_on_checked(ac_ctx *cx, edge_Odd_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_on__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &edge_Odd_type,
+                                            env_);
+}
+
 int edge_Odd_publish_on(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
@@ -471,6 +490,15 @@ int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
     int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
+}
+
+int edge_Odd_send_Mixed_Case9_checked(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_Mixed_Case9__build(cx, &env_, x_1);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &edge_Odd_type,
+                                            env_);
 }
 
 int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1)
@@ -530,6 +558,15 @@ int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to)
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &edge_Odd_type, env_);
 }
 
+int edge_Odd_send_last_checked(ac_ctx *cx, edge_Odd_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = edge_Odd_last__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &edge_Odd_type,
+                                            env_);
+}
+
 int edge_Odd_publish_last(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
@@ -577,6 +614,18 @@ edge_Odd_ref edge_Odd_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+edge_Odd_ref edge_Odd_ref_nil(void)
+{
+    edge_Odd_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool edge_Odd_ref_is_nil(edge_Odd_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 edge_Odd_ref edge_Odd_ref_self(const ac_ctx *cx)
@@ -674,6 +723,18 @@ edge_Empty_ref edge_Empty_ref_of(ac_addr addr)
     return ref;
 }
 
+edge_Empty_ref edge_Empty_ref_nil(void)
+{
+    edge_Empty_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool edge_Empty_ref_is_nil(edge_Empty_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
+}
+
 edge_Empty_ref edge_Empty_ref_self(const ac_ctx *cx)
 {
     edge_Empty_ref ref = { { { 0 } } };
@@ -767,6 +828,18 @@ edge_Nothing_ref edge_Nothing_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+edge_Nothing_ref edge_Nothing_ref_nil(void)
+{
+    edge_Nothing_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool edge_Nothing_ref_is_nil(edge_Nothing_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 edge_Nothing_ref edge_Nothing_ref_self(const ac_ctx *cx)

@@ -64,11 +64,14 @@ typedef struct edge_Odd_last {
 } edge_Odd_last;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int edge_Odd_on_state(edge_Odd *self, ac_ctx *cx, const edge_Odd_state *m);
-int edge_Odd_on_on(edge_Odd *self, ac_ctx *cx, const edge_Odd_on *m);
-int edge_Odd_on_Mixed_Case9(edge_Odd *self, ac_ctx *cx,
-                            const edge_Odd_Mixed_Case9 *m);
-int edge_Odd_on_last(edge_Odd *self, ac_ctx *cx, const edge_Odd_last *m);
+int edge_Odd_on_state(edge_Odd *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const edge_Odd_state *m AC_UNUSED);
+int edge_Odd_on_on(edge_Odd *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const edge_Odd_on *m AC_UNUSED);
+int edge_Odd_on_Mixed_Case9(edge_Odd *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const edge_Odd_Mixed_Case9 *m AC_UNUSED);
+int edge_Odd_on_last(edge_Odd *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const edge_Odd_last *m AC_UNUSED);
 
 /* Spawns an actor of type Odd (zeroed state) into *out. */
 int edge_Odd_spawn(ac_ctx *cx, edge_Odd_ref *out);
@@ -78,12 +81,19 @@ int edge_Odd_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                         edge_Odd_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
                         edge_Odd_ref ref, uint8_t actor, bool module);
+int edge_Odd_send_state_checked(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
+                                edge_Odd_ref ref, uint8_t actor, bool module);
 int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to);
+int edge_Odd_send_on_checked(ac_ctx *cx, edge_Odd_ref to);
 int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1);
+int edge_Odd_send_Mixed_Case9_checked(ac_ctx *cx, edge_Odd_ref to, int8_t x_1);
 int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to);
+int edge_Odd_send_last_checked(ac_ctx *cx, edge_Odd_ref to);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -123,6 +133,9 @@ int edge_Odd_whereis(ac_ctx *cx, const char *name, edge_Odd_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Odd. */
 edge_Odd_ref edge_Odd_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+edge_Odd_ref edge_Odd_ref_nil(void);
+bool edge_Odd_ref_is_nil(edge_Odd_ref r);
 /* The running Odd's own reference (in its handlers and hooks; nil on a thread running no actor). */
 edge_Odd_ref edge_Odd_ref_self(const ac_ctx *cx);
 
@@ -147,6 +160,9 @@ int edge_Empty_whereis(ac_ctx *cx, const char *name, edge_Empty_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Empty. */
 edge_Empty_ref edge_Empty_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+edge_Empty_ref edge_Empty_ref_nil(void);
+bool edge_Empty_ref_is_nil(edge_Empty_ref r);
 /* The running Empty's own reference (in its handlers and hooks; nil on a thread running no actor). */
 edge_Empty_ref edge_Empty_ref_self(const ac_ctx *cx);
 
@@ -171,6 +187,9 @@ int edge_Nothing_whereis(ac_ctx *cx, const char *name, edge_Nothing_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Nothing. */
 edge_Nothing_ref edge_Nothing_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+edge_Nothing_ref edge_Nothing_ref_nil(void);
+bool edge_Nothing_ref_is_nil(edge_Nothing_ref r);
 /* The running Nothing's own reference (in its handlers and hooks; nil on a thread running no actor). */
 edge_Nothing_ref edge_Nothing_ref_self(const ac_ctx *cx);
 

@@ -1357,6 +1357,16 @@ int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
                                           env_);
 }
 
+int full_Store_send_put_checked(ac_ctx *cx, full_Store_ref to, full_Item item,
+                                units_Meter_ref meter)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_put__build(cx, &env_, item, meter);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
                            units_Meter_ref meter)
 {
@@ -1422,6 +1432,15 @@ int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
                                           env_);
+}
+
+int full_Store_send_tree_checked(ac_ctx *cx, full_Store_ref to, full_Tree t)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_tree__build(cx, &env_, t);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
 }
 
 int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
@@ -1529,6 +1548,19 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
                                           env_);
 }
 
+int full_Store_send_many_checked(ac_ctx *cx, full_Store_ref to,
+                                 ac_string_seq names, ac_bytes_seq blobs,
+                                 full_Store_ref_seq peers, ac_addr_seq raw,
+                                 const full_Item pair[2], ac_bool_seq bits)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
+                                     bits);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
                             ac_bytes_seq blobs, full_Store_ref_seq peers,
                             ac_addr_seq raw, const full_Item pair[2],
@@ -1599,6 +1631,15 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
                                           env_);
 }
 
+int full_Store_send_ping_checked(ac_ctx *cx, full_Store_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_ping__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_ping(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
@@ -1664,6 +1705,16 @@ int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key)
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
                                           env_);
+}
+
+int full_Store_send_lookup_checked(ac_ctx *cx, full_Store_ref to,
+                                   ac_string key)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
 }
 
 int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
@@ -1785,6 +1836,15 @@ int full_Store_send_sync(ac_ctx *cx, full_Store_ref to)
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
                                           env_);
+}
+
+int full_Store_send_sync_checked(ac_ctx *cx, full_Store_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
 }
 
 int full_Store_publish_sync(ac_ctx *cx, const char *group)
@@ -1952,6 +2012,18 @@ full_Store_ref full_Store_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+full_Store_ref full_Store_ref_nil(void)
+{
+    full_Store_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool full_Store_ref_is_nil(full_Store_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 full_Store_ref full_Store_ref_self(const ac_ctx *cx)
@@ -2165,6 +2237,16 @@ int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Bare_type, env_);
 }
 
+int full_Bare_send_poke_checked(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
+                                full_Store_ref s)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Bare_poke__build(cx, &env_, b, s);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Bare_type,
+                                            env_);
+}
+
 int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
                            full_Store_ref s)
 {
@@ -2215,6 +2297,18 @@ full_Bare_ref full_Bare_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+full_Bare_ref full_Bare_ref_nil(void)
+{
+    full_Bare_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool full_Bare_ref_is_nil(full_Bare_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 full_Bare_ref full_Bare_ref_self(const ac_ctx *cx)

@@ -5,8 +5,8 @@
 #include <actorc.h>
 #include "units.actor.h"
 
-#if AC_ABI_VERSION != 9
-#error "full.actor.h was generated for actorc ABI 9: regenerate it"
+#if AC_ABI_VERSION != 8
+#error "full.actor.h was generated for actorc ABI 8: regenerate it"
 #endif
 
 #ifdef __cplusplus
@@ -71,8 +71,7 @@ enum full_Store_tag {
     full_Store_TAG_many = 2,
     full_Store_TAG_ping = 3,
     full_Store_TAG_lookup = 4,
-    full_Store_TAG_sync = 5,
-    full_Store_TAG_halt = 6
+    full_Store_TAG_sync = 5
 };
 
 typedef struct full_Store_put {
@@ -121,11 +120,6 @@ typedef struct full_Store_sync_reply {
     uint8_t unused_;
 } full_Store_sync_reply;
 
-/** Urgent: overtakes the normal mail waiting. */
-typedef struct full_Store_halt {
-    ac_string why;
-} full_Store_halt;
-
 /** Runs inside spawn, before any message. */
 typedef struct full_Store_start_args {
     uint32_t seed;
@@ -134,17 +128,21 @@ typedef struct full_Store_start_args {
 } full_Store_start_args;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int full_Store_on_put(full_Store *self, ac_ctx *cx, const full_Store_put *m);
-int full_Store_on_tree(full_Store *self, ac_ctx *cx, const full_Store_tree *m);
-int full_Store_on_many(full_Store *self, ac_ctx *cx, const full_Store_many *m);
-int full_Store_on_ping(full_Store *self, ac_ctx *cx, const full_Store_ping *m);
-int full_Store_on_lookup(full_Store *self, ac_ctx *cx,
-                         const full_Store_lookup *m);
-int full_Store_on_sync(full_Store *self, ac_ctx *cx, const full_Store_sync *m);
-int full_Store_on_halt(full_Store *self, ac_ctx *cx, const full_Store_halt *m);
-int full_Store_on_start(full_Store *self, ac_ctx *cx,
-                        const full_Store_start_args *args);
-void full_Store_on_stop(full_Store *self, ac_ctx *cx);
+int full_Store_on_put(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_put *m AC_UNUSED);
+int full_Store_on_tree(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_tree *m AC_UNUSED);
+int full_Store_on_many(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_many *m AC_UNUSED);
+int full_Store_on_ping(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_ping *m AC_UNUSED);
+int full_Store_on_lookup(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_lookup *m AC_UNUSED);
+int full_Store_on_sync(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_sync *m AC_UNUSED);
+int full_Store_on_start(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_start_args *args AC_UNUSED);
+void full_Store_on_stop(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED);
 
 /* Spawns an actor of type Store into *out, running full_Store_on_start before
  * it returns (its result is spawn's). */
@@ -157,18 +155,30 @@ int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                           const uint8_t key[2]);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
                         units_Meter_ref meter);
+int full_Store_send_put_checked(ac_ctx *cx, full_Store_ref to, full_Item item,
+                                units_Meter_ref meter);
 int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t);
+int full_Store_send_tree_checked(ac_ctx *cx, full_Store_ref to, full_Tree t);
 int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
                          ac_bytes_seq blobs, full_Store_ref_seq peers,
                          ac_addr_seq raw, const full_Item pair[2],
                          ac_bool_seq bits);
+int full_Store_send_many_checked(ac_ctx *cx, full_Store_ref to,
+                                 ac_string_seq names, ac_bytes_seq blobs,
+                                 full_Store_ref_seq peers, ac_addr_seq raw,
+                                 const full_Item pair[2], ac_bool_seq bits);
 int full_Store_send_ping(ac_ctx *cx, full_Store_ref to);
+int full_Store_send_ping_checked(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key);
+int full_Store_send_lookup_checked(ac_ctx *cx, full_Store_ref to,
+                                   ac_string key);
 int full_Store_send_sync(ac_ctx *cx, full_Store_ref to);
-int full_Store_send_halt(ac_ctx *cx, full_Store_ref to, ac_string why);
+int full_Store_send_sync_checked(ac_ctx *cx, full_Store_ref to);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -221,13 +231,6 @@ int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
                                uint32_t delay_ms, ac_timer_id *timer_id);
 int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
                                uint32_t period_ms, ac_timer_id *timer_id);
-int full_Store_publish_halt(ac_ctx *cx, const char *group, ac_string why);
-int full_Store_send_halt_after(ac_ctx *cx, full_Store_ref to,
-                               uint32_t delay_ms, ac_string why,
-                               ac_timer_id *timer_id);
-int full_Store_send_halt_every(ac_ctx *cx, full_Store_ref to,
-                               uint32_t period_ms, ac_string why,
-                               ac_timer_id *timer_id);
 
 /* Request / reply (docs/IDL.md). reply: answers the request whose
  * reply_to is `to`, now or from a later handler. ask: in a handler,
@@ -266,6 +269,9 @@ int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Store. */
 full_Store_ref full_Store_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+full_Store_ref full_Store_ref_nil(void);
+bool full_Store_ref_is_nil(full_Store_ref r);
 /* The running Store's own reference (in its handlers and hooks; nil on a thread running no actor). */
 full_Store_ref full_Store_ref_self(const ac_ctx *cx);
 
@@ -287,10 +293,13 @@ typedef struct full_Bare_poke {
 } full_Bare_poke;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int full_Bare_on_poke(full_Bare *self, ac_ctx *cx, const full_Bare_poke *m);
-int full_Bare_on_start(full_Bare *self, ac_ctx *cx);
-int full_Bare_on_down(full_Bare *self, ac_ctx *cx, const ac_down *m);
-int full_Bare_on_exit(full_Bare *self, ac_ctx *cx, const ac_exit *m);
+int full_Bare_on_poke(full_Bare *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Bare_poke *m AC_UNUSED);
+int full_Bare_on_start(full_Bare *self AC_UNUSED, ac_ctx *cx AC_UNUSED);
+int full_Bare_on_down(full_Bare *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const ac_down *m AC_UNUSED);
+int full_Bare_on_exit(full_Bare *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const ac_exit *m AC_UNUSED);
 
 /* Spawns an actor of type Bare into *out, running full_Bare_on_start before
  * it returns (its result is spawn's). */
@@ -301,9 +310,13 @@ int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                          full_Bare_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
                         full_Store_ref s);
+int full_Bare_send_poke_checked(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
+                                full_Store_ref s);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -326,6 +339,9 @@ int full_Bare_whereis(ac_ctx *cx, const char *name, full_Bare_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Bare. */
 full_Bare_ref full_Bare_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+full_Bare_ref full_Bare_ref_nil(void);
+bool full_Bare_ref_is_nil(full_Bare_ref r);
 /* The running Bare's own reference (in its handlers and hooks; nil on a thread running no actor). */
 full_Bare_ref full_Bare_ref_self(const ac_ctx *cx);
 

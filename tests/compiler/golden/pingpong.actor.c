@@ -254,6 +254,17 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
                                           env_);
 }
 
+int pingpong_Pinger_send_serve_checked(ac_ctx *cx, pingpong_Pinger_ref to,
+                                       pingpong_Ponger_ref peer,
+                                       uint64_t rounds)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_serve__build(cx, &env_, peer, rounds);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr,
+                                            &pingpong_Pinger_type, env_);
+}
+
 int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
                                   pingpong_Ponger_ref peer, uint64_t rounds)
 {
@@ -321,6 +332,16 @@ int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
                                           env_);
 }
 
+int pingpong_Pinger_send_pong_checked(ac_ctx *cx, pingpong_Pinger_ref to,
+                                      pingpong_Ponger_ref from, uint64_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Pinger_pong__build(cx, &env_, from, n);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr,
+                                            &pingpong_Pinger_type, env_);
+}
+
 int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
                                  pingpong_Ponger_ref from, uint64_t n)
 {
@@ -377,6 +398,18 @@ pingpong_Pinger_ref pingpong_Pinger_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+pingpong_Pinger_ref pingpong_Pinger_ref_nil(void)
+{
+    pingpong_Pinger_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool pingpong_Pinger_ref_is_nil(pingpong_Pinger_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 pingpong_Pinger_ref pingpong_Pinger_ref_self(const ac_ctx *cx)
@@ -581,6 +614,16 @@ int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
                                           env_);
 }
 
+int pingpong_Ponger_send_ping_checked(ac_ctx *cx, pingpong_Ponger_ref to,
+                                      pingpong_Pinger_ref from, uint64_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = pingpong_Ponger_ping__build(cx, &env_, from, n);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr,
+                                            &pingpong_Ponger_type, env_);
+}
+
 int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,
                                  pingpong_Pinger_ref from, uint64_t n)
 {
@@ -637,6 +680,18 @@ pingpong_Ponger_ref pingpong_Ponger_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+pingpong_Ponger_ref pingpong_Ponger_ref_nil(void)
+{
+    pingpong_Ponger_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool pingpong_Ponger_ref_is_nil(pingpong_Ponger_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 pingpong_Ponger_ref pingpong_Ponger_ref_self(const ac_ctx *cx)

@@ -47,10 +47,10 @@ typedef struct pingpong_Pinger_pong {
 } pingpong_Pinger_pong;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int pingpong_Pinger_on_serve(pingpong_Pinger *self, ac_ctx *cx,
-                             const pingpong_Pinger_serve *m);
-int pingpong_Pinger_on_pong(pingpong_Pinger *self, ac_ctx *cx,
-                            const pingpong_Pinger_pong *m);
+int pingpong_Pinger_on_serve(pingpong_Pinger *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const pingpong_Pinger_serve *m AC_UNUSED);
+int pingpong_Pinger_on_pong(pingpong_Pinger *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const pingpong_Pinger_pong *m AC_UNUSED);
 
 /* Spawns an actor of type Pinger (zeroed state) into *out. */
 int pingpong_Pinger_spawn(ac_ctx *cx, pingpong_Pinger_ref *out);
@@ -60,11 +60,18 @@ int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                                pingpong_Pinger_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
                                pingpong_Ponger_ref peer, uint64_t rounds);
+int pingpong_Pinger_send_serve_checked(ac_ctx *cx, pingpong_Pinger_ref to,
+                                       pingpong_Ponger_ref peer,
+                                       uint64_t rounds);
 int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
                               pingpong_Ponger_ref from, uint64_t n);
+int pingpong_Pinger_send_pong_checked(ac_ctx *cx, pingpong_Pinger_ref to,
+                                      pingpong_Ponger_ref from, uint64_t n);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -100,6 +107,9 @@ int pingpong_Pinger_whereis(ac_ctx *cx, const char *name,
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Pinger. */
 pingpong_Pinger_ref pingpong_Pinger_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+pingpong_Pinger_ref pingpong_Pinger_ref_nil(void);
+bool pingpong_Pinger_ref_is_nil(pingpong_Pinger_ref r);
 /* The running Pinger's own reference (in its handlers and hooks; nil on a thread running no actor). */
 pingpong_Pinger_ref pingpong_Pinger_ref_self(const ac_ctx *cx);
 
@@ -121,8 +131,8 @@ typedef struct pingpong_Ponger_ping {
 } pingpong_Ponger_ping;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int pingpong_Ponger_on_ping(pingpong_Ponger *self, ac_ctx *cx,
-                            const pingpong_Ponger_ping *m);
+int pingpong_Ponger_on_ping(pingpong_Ponger *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const pingpong_Ponger_ping *m AC_UNUSED);
 
 /* Spawns an actor of type Ponger (zeroed state) into *out. */
 int pingpong_Ponger_spawn(ac_ctx *cx, pingpong_Ponger_ref *out);
@@ -132,9 +142,13 @@ int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                                pingpong_Ponger_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
                               pingpong_Pinger_ref from, uint64_t n);
+int pingpong_Ponger_send_ping_checked(ac_ctx *cx, pingpong_Ponger_ref to,
+                                      pingpong_Pinger_ref from, uint64_t n);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -160,6 +174,9 @@ int pingpong_Ponger_whereis(ac_ctx *cx, const char *name,
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Ponger. */
 pingpong_Ponger_ref pingpong_Ponger_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+pingpong_Ponger_ref pingpong_Ponger_ref_nil(void);
+bool pingpong_Ponger_ref_is_nil(pingpong_Ponger_ref r);
 /* The running Ponger's own reference (in its handlers and hooks; nil on a thread running no actor). */
 pingpong_Ponger_ref pingpong_Ponger_ref_self(const ac_ctx *cx);
 

@@ -251,6 +251,22 @@ int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                                           env_);
 }
 
+int types_Holder_send_all_checked(ac_ctx *cx, types_Holder_ref to, bool b,
+                                  int8_t i_8, int16_t i_16, int32_t i_32,
+                                  int64_t i_64, uint8_t u_8, uint16_t u_16,
+                                  uint32_t u_32, uint64_t u_64, float f_32,
+                                  double f_64, types_Other_ref other,
+                                  types_Holder_ref holder, ac_addr any)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Holder_all__build(cx, &env_, b, i_8, i_16, i_32, i_64, u_8,
+                                      u_16, u_32, u_64, f_32, f_64, other,
+                                      holder, any);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &types_Holder_type,
+                                            env_);
+}
+
 int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
                              int16_t i_16, int32_t i_32, int64_t i_64,
                              uint8_t u_8, uint16_t u_16, uint32_t u_32,
@@ -321,6 +337,18 @@ types_Holder_ref types_Holder_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+types_Holder_ref types_Holder_ref_nil(void)
+{
+    types_Holder_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool types_Holder_ref_is_nil(types_Holder_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 types_Holder_ref types_Holder_ref_self(const ac_ctx *cx)
@@ -517,6 +545,15 @@ int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x)
                                           env_);
 }
 
+int types_Other_send_one_checked(ac_ctx *cx, types_Other_ref to, uint8_t x)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = types_Other_one__build(cx, &env_, x);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &types_Other_type,
+                                            env_);
+}
+
 int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x)
 {
     ac_envelope *env_ = NULL;
@@ -568,6 +605,18 @@ types_Other_ref types_Other_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+types_Other_ref types_Other_ref_nil(void)
+{
+    types_Other_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool types_Other_ref_is_nil(types_Other_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 types_Other_ref types_Other_ref_self(const ac_ctx *cx)

@@ -61,8 +61,8 @@ typedef struct types_Holder_all {
 } types_Holder_all;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int types_Holder_on_all(types_Holder *self, ac_ctx *cx,
-                        const types_Holder_all *m);
+int types_Holder_on_all(types_Holder *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const types_Holder_all *m AC_UNUSED);
 
 /* Spawns an actor of type Holder (zeroed state) into *out. */
 int types_Holder_spawn(ac_ctx *cx, types_Holder_ref *out);
@@ -72,13 +72,21 @@ int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                             types_Holder_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                           int16_t i_16, int32_t i_32, int64_t i_64,
                           uint8_t u_8, uint16_t u_16, uint32_t u_32,
                           uint64_t u_64, float f_32, double f_64,
                           types_Other_ref other, types_Holder_ref holder,
                           ac_addr any);
+int types_Holder_send_all_checked(ac_ctx *cx, types_Holder_ref to, bool b,
+                                  int8_t i_8, int16_t i_16, int32_t i_32,
+                                  int64_t i_64, uint8_t u_8, uint16_t u_16,
+                                  uint32_t u_32, uint64_t u_64, float f_32,
+                                  double f_64, types_Other_ref other,
+                                  types_Holder_ref holder, ac_addr any);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -113,6 +121,9 @@ int types_Holder_whereis(ac_ctx *cx, const char *name, types_Holder_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Holder. */
 types_Holder_ref types_Holder_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+types_Holder_ref types_Holder_ref_nil(void);
+bool types_Holder_ref_is_nil(types_Holder_ref r);
 /* The running Holder's own reference (in its handlers and hooks; nil on a thread running no actor). */
 types_Holder_ref types_Holder_ref_self(const ac_ctx *cx);
 
@@ -132,8 +143,8 @@ typedef struct types_Other_one {
 } types_Other_one;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int types_Other_on_one(types_Other *self, ac_ctx *cx,
-                       const types_Other_one *m);
+int types_Other_on_one(types_Other *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const types_Other_one *m AC_UNUSED);
 
 /* Spawns an actor of type Other (zeroed state) into *out. */
 int types_Other_spawn(ac_ctx *cx, types_Other_ref *out);
@@ -143,8 +154,11 @@ int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                            types_Other_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x);
+int types_Other_send_one_checked(ac_ctx *cx, types_Other_ref to, uint8_t x);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -166,6 +180,9 @@ int types_Other_whereis(ac_ctx *cx, const char *name, types_Other_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Other. */
 types_Other_ref types_Other_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+types_Other_ref types_Other_ref_nil(void);
+bool types_Other_ref_is_nil(types_Other_ref r);
 /* The running Other's own reference (in its handlers and hooks; nil on a thread running no actor). */
 types_Other_ref types_Other_ref_self(const ac_ctx *cx);
 

@@ -188,6 +188,16 @@ int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to, units_Meter_ref back)
                                           env_);
 }
 
+int units_Meter_send_read_checked(ac_ctx *cx, units_Meter_ref to,
+                                  units_Meter_ref back)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = units_Meter_read__build(cx, &env_, back);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &units_Meter_type,
+                                            env_);
+}
+
 int units_Meter_publish_read(ac_ctx *cx, const char *group,
                              units_Meter_ref back)
 {
@@ -240,6 +250,18 @@ units_Meter_ref units_Meter_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+units_Meter_ref units_Meter_ref_nil(void)
+{
+    units_Meter_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool units_Meter_ref_is_nil(units_Meter_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 units_Meter_ref units_Meter_ref_self(const ac_ctx *cx)

@@ -53,8 +53,8 @@ typedef struct units_Meter_read {
 } units_Meter_read;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int units_Meter_on_read(units_Meter *self, ac_ctx *cx,
-                        const units_Meter_read *m);
+int units_Meter_on_read(units_Meter *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const units_Meter_read *m AC_UNUSED);
 
 /* Spawns an actor of type Meter (zeroed state) into *out. */
 int units_Meter_spawn(ac_ctx *cx, units_Meter_ref *out);
@@ -64,9 +64,13 @@ int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                            units_Meter_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to,
                           units_Meter_ref back);
+int units_Meter_send_read_checked(ac_ctx *cx, units_Meter_ref to,
+                                  units_Meter_ref back);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -89,6 +93,9 @@ int units_Meter_whereis(ac_ctx *cx, const char *name, units_Meter_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Meter. */
 units_Meter_ref units_Meter_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+units_Meter_ref units_Meter_ref_nil(void);
+bool units_Meter_ref_is_nil(units_Meter_ref r);
 /* The running Meter's own reference (in its handlers and hooks; nil on a thread running no actor). */
 units_Meter_ref units_Meter_ref_self(const ac_ctx *cx);
 

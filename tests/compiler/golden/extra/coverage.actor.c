@@ -1521,6 +1521,19 @@ int cov_Server_send_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
                                           env_);
 }
 
+int cov_Server_send_scalars_checked(ac_ctx *cx, cov_Server_ref to, bool b,
+                                    int8_t a, int16_t c, int32_t d, int64_t e,
+                                    uint8_t f, uint16_t g, uint32_t h,
+                                    uint64_t i, float x, double y)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
+                                        x, y);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
+                                            env_);
+}
+
 int cov_Server_publish_scalars(ac_ctx *cx, const char *group, bool b, int8_t a,
                                int16_t c, int32_t d, int64_t e, uint8_t f,
                                uint16_t g, uint32_t h, uint64_t i, float x,
@@ -1721,6 +1734,24 @@ int cov_Server_send_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                                           env_);
 }
 
+int cov_Server_send_lookup_checked(ac_ctx *cx, cov_Server_ref to,
+                                   ac_string key, ac_bytes raw,
+                                   const uint32_t trio[3], cov_Kind k,
+                                   cov_Deep d, cov_Client_ref who,
+                                   ac_addr where, ac_string_seq words,
+                                   cov_Deep_seq deeps,
+                                   cov_Server_ref_seq peers, ac_addr_seq addrs,
+                                   const cov_Kind kinds[2], bool defer)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_lookup__build(cx, &env_, key, raw, trio, k, d, who,
+                                       where, words, deeps, peers, addrs,
+                                       kinds, defer);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
+                                            env_);
+}
+
 int cov_Server_publish_lookup(ac_ctx *cx, const char *group, ac_string key,
                               ac_bytes raw, const uint32_t trio[3], cov_Kind k,
                               cov_Deep d, cov_Client_ref who, ac_addr where,
@@ -1915,6 +1946,15 @@ int cov_Server_send_nothing(ac_ctx *cx, cov_Server_ref to)
                                           env_);
 }
 
+int cov_Server_send_nothing_checked(ac_ctx *cx, cov_Server_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_nothing__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
+                                            env_);
+}
+
 int cov_Server_publish_nothing(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
@@ -2022,6 +2062,15 @@ int cov_Server_send_note(ac_ctx *cx, cov_Server_ref to, uint32_t n)
                                           env_);
 }
 
+int cov_Server_send_note_checked(ac_ctx *cx, cov_Server_ref to, uint32_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_note__build(cx, &env_, n);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
+                                            env_);
+}
+
 int cov_Server_publish_note(ac_ctx *cx, const char *group, uint32_t n)
 {
     ac_envelope *env_ = NULL;
@@ -2087,6 +2136,15 @@ int cov_Server_send_tree(ac_ctx *cx, cov_Server_ref to, cov_Tree t)
                                           env_);
 }
 
+int cov_Server_send_tree_checked(ac_ctx *cx, cov_Server_ref to, cov_Tree t)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_tree__build(cx, &env_, t);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
+                                            env_);
+}
+
 int cov_Server_publish_tree(ac_ctx *cx, const char *group, cov_Tree t)
 {
     ac_envelope *env_ = NULL;
@@ -2138,6 +2196,18 @@ cov_Server_ref cov_Server_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+cov_Server_ref cov_Server_ref_nil(void)
+{
+    cov_Server_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool cov_Server_ref_is_nil(cov_Server_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 cov_Server_ref cov_Server_ref_self(const ac_ctx *cx)
@@ -2340,6 +2410,16 @@ int cov_Client_send_go(ac_ctx *cx, cov_Client_ref to, cov_Server_ref server,
                                           env_);
 }
 
+int cov_Client_send_go_checked(ac_ctx *cx, cov_Client_ref to,
+                               cov_Server_ref server, uint8_t what)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Client_go__build(cx, &env_, server, what);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Client_type,
+                                            env_);
+}
+
 int cov_Client_publish_go(ac_ctx *cx, const char *group, cov_Server_ref server,
                           uint8_t what)
 {
@@ -2392,6 +2472,18 @@ cov_Client_ref cov_Client_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+cov_Client_ref cov_Client_ref_nil(void)
+{
+    cov_Client_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool cov_Client_ref_is_nil(cov_Client_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 cov_Client_ref cov_Client_ref_self(const ac_ctx *cx)
@@ -2598,6 +2690,15 @@ int cov_Queue_send_item(ac_ctx *cx, cov_Queue_ref to, uint32_t n)
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &cov_Queue_type, env_);
 }
 
+int cov_Queue_send_item_checked(ac_ctx *cx, cov_Queue_ref to, uint32_t n)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Queue_item__build(cx, &env_, n);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Queue_type,
+                                            env_);
+}
+
 int cov_Queue_publish_item(ac_ctx *cx, const char *group, uint32_t n)
 {
     ac_envelope *env_ = NULL;
@@ -2645,6 +2746,18 @@ cov_Queue_ref cov_Queue_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+cov_Queue_ref cov_Queue_ref_nil(void)
+{
+    cov_Queue_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool cov_Queue_ref_is_nil(cov_Queue_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 cov_Queue_ref cov_Queue_ref_self(const ac_ctx *cx)

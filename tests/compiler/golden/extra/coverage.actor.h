@@ -179,14 +179,16 @@ typedef struct cov_Server_tree {
 } cov_Server_tree;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int cov_Server_on_scalars(cov_Server *self, ac_ctx *cx,
-                          const cov_Server_scalars *m);
-int cov_Server_on_lookup(cov_Server *self, ac_ctx *cx,
-                         const cov_Server_lookup *m);
-int cov_Server_on_nothing(cov_Server *self, ac_ctx *cx,
-                          const cov_Server_nothing *m);
-int cov_Server_on_note(cov_Server *self, ac_ctx *cx, const cov_Server_note *m);
-int cov_Server_on_tree(cov_Server *self, ac_ctx *cx, const cov_Server_tree *m);
+int cov_Server_on_scalars(cov_Server *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Server_scalars *m AC_UNUSED);
+int cov_Server_on_lookup(cov_Server *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Server_lookup *m AC_UNUSED);
+int cov_Server_on_nothing(cov_Server *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Server_nothing *m AC_UNUSED);
+int cov_Server_on_note(cov_Server *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Server_note *m AC_UNUSED);
+int cov_Server_on_tree(cov_Server *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Server_tree *m AC_UNUSED);
 
 /* Spawns an actor of type Server (zeroed state) into *out. */
 int cov_Server_spawn(ac_ctx *cx, cov_Server_ref *out);
@@ -196,20 +198,37 @@ int cov_Server_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                           cov_Server_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int cov_Server_send_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
                             int16_t c, int32_t d, int64_t e, uint8_t f,
                             uint16_t g, uint32_t h, uint64_t i, float x,
                             double y);
+int cov_Server_send_scalars_checked(ac_ctx *cx, cov_Server_ref to, bool b,
+                                    int8_t a, int16_t c, int32_t d, int64_t e,
+                                    uint8_t f, uint16_t g, uint32_t h,
+                                    uint64_t i, float x, double y);
 int cov_Server_send_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                            ac_bytes raw, const uint32_t trio[3], cov_Kind k,
                            cov_Deep d, cov_Client_ref who, ac_addr where,
                            ac_string_seq words, cov_Deep_seq deeps,
                            cov_Server_ref_seq peers, ac_addr_seq addrs,
                            const cov_Kind kinds[2], bool defer);
+int cov_Server_send_lookup_checked(ac_ctx *cx, cov_Server_ref to,
+                                   ac_string key, ac_bytes raw,
+                                   const uint32_t trio[3], cov_Kind k,
+                                   cov_Deep d, cov_Client_ref who,
+                                   ac_addr where, ac_string_seq words,
+                                   cov_Deep_seq deeps,
+                                   cov_Server_ref_seq peers, ac_addr_seq addrs,
+                                   const cov_Kind kinds[2], bool defer);
 int cov_Server_send_nothing(ac_ctx *cx, cov_Server_ref to);
+int cov_Server_send_nothing_checked(ac_ctx *cx, cov_Server_ref to);
 int cov_Server_send_note(ac_ctx *cx, cov_Server_ref to, uint32_t n);
+int cov_Server_send_note_checked(ac_ctx *cx, cov_Server_ref to, uint32_t n);
 int cov_Server_send_tree(ac_ctx *cx, cov_Server_ref to, cov_Tree t);
+int cov_Server_send_tree_checked(ac_ctx *cx, cov_Server_ref to, cov_Tree t);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -340,6 +359,9 @@ int cov_Server_whereis(ac_ctx *cx, const char *name, cov_Server_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Server. */
 cov_Server_ref cov_Server_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+cov_Server_ref cov_Server_ref_nil(void);
+bool cov_Server_ref_is_nil(cov_Server_ref r);
 /* The running Server's own reference (in its handlers and hooks; nil on a thread running no actor). */
 cov_Server_ref cov_Server_ref_self(const ac_ctx *cx);
 
@@ -365,7 +387,8 @@ typedef struct cov_Client_go {
 } cov_Client_go;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int cov_Client_on_go(cov_Client *self, ac_ctx *cx, const cov_Client_go *m);
+int cov_Client_on_go(cov_Client *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Client_go *m AC_UNUSED);
 
 /* Spawns an actor of type Client (zeroed state) into *out. */
 int cov_Client_spawn(ac_ctx *cx, cov_Client_ref *out);
@@ -375,9 +398,13 @@ int cov_Client_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                           cov_Client_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int cov_Client_send_go(ac_ctx *cx, cov_Client_ref to, cov_Server_ref server,
                        uint8_t what);
+int cov_Client_send_go_checked(ac_ctx *cx, cov_Client_ref to,
+                               cov_Server_ref server, uint8_t what);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -400,6 +427,9 @@ int cov_Client_whereis(ac_ctx *cx, const char *name, cov_Client_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Client. */
 cov_Client_ref cov_Client_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+cov_Client_ref cov_Client_ref_nil(void);
+bool cov_Client_ref_is_nil(cov_Client_ref r);
 /* The running Client's own reference (in its handlers and hooks; nil on a thread running no actor). */
 cov_Client_ref cov_Client_ref_self(const ac_ctx *cx);
 
@@ -427,9 +457,10 @@ typedef struct cov_Queue_item {
 } cov_Queue_item;
 
 /* Handlers, written by the user. A non-zero result fails the actor. */
-int cov_Queue_on_item(cov_Queue *self, ac_ctx *cx, const cov_Queue_item *m);
-int cov_Queue_on_start(cov_Queue *self, ac_ctx *cx);
-void cov_Queue_on_stop(cov_Queue *self, ac_ctx *cx);
+int cov_Queue_on_item(cov_Queue *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const cov_Queue_item *m AC_UNUSED);
+int cov_Queue_on_start(cov_Queue *self AC_UNUSED, ac_ctx *cx AC_UNUSED);
+void cov_Queue_on_stop(cov_Queue *self AC_UNUSED, ac_ctx *cx AC_UNUSED);
 
 /* Spawns an actor of type Queue into *out, running cov_Queue_on_start before
  * it returns (its result is spawn's). */
@@ -440,8 +471,11 @@ int cov_Queue_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                          cov_Queue_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
+ * gone is a counted dead letter and 0, not the sender's failure; the
+ * _checked form returns AC_ENOTFOUND for it. */
 int cov_Queue_send_item(ac_ctx *cx, cov_Queue_ref to, uint32_t n);
+int cov_Queue_send_item_checked(ac_ctx *cx, cov_Queue_ref to, uint32_t n);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -461,6 +495,9 @@ int cov_Queue_whereis(ac_ctx *cx, const char *name, cov_Queue_ref *out);
 /* An address as a typed reference (from an ac_down, a group's members, a
  * router), trusted to be an actor of type Queue. */
 cov_Queue_ref cov_Queue_ref_of(ac_addr addr);
+/* The nil reference (sends to it are dead letters), and whether `r` is nil. */
+cov_Queue_ref cov_Queue_ref_nil(void);
+bool cov_Queue_ref_is_nil(cov_Queue_ref r);
 /* The running Queue's own reference (in its handlers and hooks; nil on a thread running no actor). */
 cov_Queue_ref cov_Queue_ref_self(const ac_ctx *cx);
 
