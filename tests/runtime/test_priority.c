@@ -292,7 +292,7 @@ Test(priority, urgent_mail_overtakes_a_stop_and_dies_with_a_kill, .timeout = 30)
     cr_assert_eq(prio_Log_send_alarm(cx, log, SENDERS, 0), 0);
     ac_runtime_run(rt);
     cr_assert_eq(atomic_load(&g_alarms), 1);
-    cr_assert_eq(prio_Log_send_alarm(cx, log, SENDERS, 1), AC_ENOTFOUND);
+    cr_assert_eq(prio_Log_send_alarm_checked(cx, log, SENDERS, 1), AC_ENOTFOUND);
 
     cr_assert_eq(prio_Log_spawn(cx, &log), 0);
     cr_assert_eq(prio_Log_send_note(cx, log, SENDERS, 0, 0), 0);

@@ -1961,6 +1961,15 @@ int full_Store_send_halt(ac_ctx *cx, full_Store_ref to, ac_string why)
                                           env_);
 }
 
+int full_Store_send_halt_checked(ac_ctx *cx, full_Store_ref to, ac_string why)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_halt(ac_ctx *cx, const char *group, ac_string why)
 {
     ac_envelope *env_ = NULL;

@@ -5,8 +5,8 @@
 #include <actorc.h>
 #include "units.actor.h"
 
-#if AC_ABI_VERSION != 8
-#error "full.actor.h was generated for actorc ABI 8: regenerate it"
+#if AC_ABI_VERSION != 9
+#error "full.actor.h was generated for actorc ABI 9: regenerate it"
 #endif
 
 #ifdef __cplusplus
@@ -71,7 +71,8 @@ enum full_Store_tag {
     full_Store_TAG_many = 2,
     full_Store_TAG_ping = 3,
     full_Store_TAG_lookup = 4,
-    full_Store_TAG_sync = 5
+    full_Store_TAG_sync = 5,
+    full_Store_TAG_halt = 6
 };
 
 typedef struct full_Store_put {
@@ -120,6 +121,11 @@ typedef struct full_Store_sync_reply {
     uint8_t unused_;
 } full_Store_sync_reply;
 
+/** Urgent: overtakes the normal mail waiting. */
+typedef struct full_Store_halt {
+    ac_string why;
+} full_Store_halt;
+
 /** Runs inside spawn, before any message. */
 typedef struct full_Store_start_args {
     uint32_t seed;
@@ -140,6 +146,8 @@ int full_Store_on_lookup(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
     const full_Store_lookup *m AC_UNUSED);
 int full_Store_on_sync(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
     const full_Store_sync *m AC_UNUSED);
+int full_Store_on_halt(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
+    const full_Store_halt *m AC_UNUSED);
 int full_Store_on_start(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED,
     const full_Store_start_args *args AC_UNUSED);
 void full_Store_on_stop(full_Store *self AC_UNUSED, ac_ctx *cx AC_UNUSED);
@@ -179,6 +187,8 @@ int full_Store_send_lookup_checked(ac_ctx *cx, full_Store_ref to,
                                    ac_string key);
 int full_Store_send_sync(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_sync_checked(ac_ctx *cx, full_Store_ref to);
+int full_Store_send_halt(ac_ctx *cx, full_Store_ref to, ac_string why);
+int full_Store_send_halt_checked(ac_ctx *cx, full_Store_ref to, ac_string why);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -231,6 +241,13 @@ int full_Store_send_sync_after(ac_ctx *cx, full_Store_ref to,
                                uint32_t delay_ms, ac_timer_id *timer_id);
 int full_Store_send_sync_every(ac_ctx *cx, full_Store_ref to,
                                uint32_t period_ms, ac_timer_id *timer_id);
+int full_Store_publish_halt(ac_ctx *cx, const char *group, ac_string why);
+int full_Store_send_halt_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_string why,
+                               ac_timer_id *timer_id);
+int full_Store_send_halt_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_string why,
+                               ac_timer_id *timer_id);
 
 /* Request / reply (docs/IDL.md). reply: answers the request whose
  * reply_to is `to`, now or from a later handler. ask: in a handler,
