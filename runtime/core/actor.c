@@ -84,6 +84,7 @@ ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
 
 void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
+    /* A stash gave back what it held at the death (stash.c). */
     if (a->tail != ac__stub_of(a))
         ac__pool_free(cx, a->tail);
     unsigned char *base = (unsigned char *)a - prefix_size(a->type, a->attrs);
@@ -249,7 +250,9 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     }
     AC__COUNT(cx, spawned, 1);
     ac__actor *caller = cx->current;
+    ac__env *caller_env = cx->handling;  /* a spawn from a handler */
     cx->current = a;
+    cx->handling = NULL;
     if (opts)
         rc = ac__services_attach(cx, a, opts);
     if (rc == 0 && type->on_start) {
@@ -262,6 +265,7 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     else
         after_handler(cx, a, 0);
     cx->current = caller;
+    cx->handling = caller_env;
     /* Hand the actor to the scheduler: run it if messages arrived during
      * the start hook (or, if it died there, to drop them). */
     if (rc == 0)
@@ -431,6 +435,17 @@ ac__actor *ac__lookup(ac_ctx *cx, const ac_addr *addr)
 ac__actor *ac__current(const ac_ctx *cx)
 {
     return cx->current;
+}
+
+ac__env *ac__handling(const ac_ctx *cx)
+{
+    return cx->handling;
+}
+
+void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    if (e != a->tail)
+        ac__pool_free(cx, e);
 }
 
 ac__env *ac__system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
@@ -609,11 +624,19 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
     int rc;
     if (e->tag >= AC_TAG_SYSTEM) {
         rc = dispatch_system(cx, a, e);  /* counts it itself */
+        after_handler(cx, a, rc);
     } else {
+        /* Set through the death the handler may cause: a stash's died
+         * hook must not free the envelope this turn still reads. */
+        cx->handling = e;
         rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
-        AC__COUNT(cx, messages, 1);
+        /* A stashed message is counted when it is handled for good, or
+         * as a dead letter. */
+        if (!(e->flags & AC__ENV_STASHED))
+            AC__COUNT(cx, messages, 1);
+        after_handler(cx, a, rc);
+        cx->handling = NULL;
     }
-    after_handler(cx, a, rc);
     return true;
 }
 
@@ -623,11 +646,20 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
     unsigned n = 0;
     ac__turn end;
     for (;;) {
-        ac__env *e = n < batch ? ac__mailbox_pop(cx, a) : NULL;
+        ac__env *e = NULL;
+        bool replayed = false;
+        if (n < batch) {
+            /* Messages taken up again from a stash go before the mailbox. */
+            if (ac__flags(a) & AC__ACTOR_REPLAY)
+                replayed = (e = ac__services_replay(cx, a)) != NULL;
+            if (e == NULL)
+                e = ac__mailbox_pop(cx, a);
+        }
         if (e == NULL) {
             /* Out of batch with more to do, or drained (or a producer is
              * mid-push, which ac__turn_release then notices). */
-            end = n == batch && ac__mailbox_has_next(a) ? AC__TURN_MORE : AC__TURN_DRAINED;
+            bool more = ac__mailbox_has_next(a) || (ac__flags(a) & AC__ACTOR_REPLAY);
+            end = n == batch && more ? AC__TURN_MORE : AC__TURN_DRAINED;
             break;
         }
         n++;
@@ -635,6 +667,8 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
             end = AC__TURN_FREED;
             break;
         }
+        if (replayed && !(e->flags & AC__ENV_STASHED))
+            ac__env_release(cx, a, e);
     }
     cx->current = NULL;
     *handled = n;
