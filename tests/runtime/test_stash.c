@@ -372,6 +372,8 @@ static void bank(int workers, uint32_t accounts, uint32_t transfers)
         total += balance_of(cx, acc[i]);
     cr_expect_eq(total, 1000 * (int64_t)accounts, "money made or lost: %lld",
                  (long long)total);
+    /* The repliers may still be ending their turns: quiescence first. */
+    cr_assert_eq(ac_runtime_run(rt), 0);
     ac_stats s;
     ac_runtime_stats(rt, &s);
     cr_expect_eq(s.stashed, 0);
