@@ -166,16 +166,19 @@ static int exit_code_of(const ac__actor *a, int rc)
     return a->exit_code != 0 ? a->exit_code : AC_EFAILED;
 }
 
-static void after_handler(ac_ctx *cx, ac__actor *a, int rc)
+/* Returns the flags the handler left (the turn learns from them whether
+ * it took a stash up again: AC__ACTOR_REPLAY). */
+static unsigned after_handler(ac_ctx *cx, ac__actor *a, int rc)
 {
     unsigned f = ac__flags(a);
     if (f & AC__ACTOR_DEAD)
-        return;
+        return f;
     if (rc != 0 || (f & AC__ACTOR_FAIL_REQUESTED))
         die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
     else if (f & AC__ACTOR_STOP_REQUESTED)
         die(cx, a, AC_REASON_NORMAL, 0);
     /* KILLED waits for its envelope, already queued: it carries the code. */
+    return f;
 }
 
 /* A bounded type or option: what the actor's bound will be. */
@@ -263,7 +266,7 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     if (rc != 0 && !(ac__flags(a) & AC__ACTOR_DEAD))
         die(cx, a, AC_REASON_FAILED, rc);
     else
-        after_handler(cx, a, 0);
+        (void)after_handler(cx, a, 0);
     cx->current = caller;
     cx->handling = caller_env;
     /* Hand the actor to the scheduler: run it if messages arrived during
@@ -590,15 +593,18 @@ static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
     return rc;
 }
 
-/* Handles one envelope. Returns false once the actor has been freed. */
-static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+/* How handling one envelope ended. */
+enum { HANDLED_FREED, HANDLED, HANDLED_REPLAY /* a stash was taken up again */ };
+
+/* Handles one envelope. */
+static int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     if (e->tag == AC__TAG_FINALIZE) {
         ac__actor_free(cx, a);  /* the last envelope it will ever get */
-        return false;
+        return HANDLED_FREED;
     }
     if ((e->flags & AC__ENV_BOUNDED) && bound_release(cx, a, e))
-        return true;
+        return HANDLED;
     unsigned f = ac__flags(a);
     if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED)) {
         /* Killed: what is queued in front of the kill is dropped; the
@@ -609,22 +615,22 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
         }
         else if (counted_env(e))
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* a runtime message is nobody's loss */
-        return true;
+        return HANDLED;
     }
     if (e->tag >= AC__TAG_STOP) {
         /* A service may take a stop over (a supervisor stops its children
          * first, one at a time, and then itself): the actor lives on. */
         int rc = 0;
         if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
-            after_handler(cx, a, rc);
+            f = after_handler(cx, a, rc);
         else if (e->tag == AC__TAG_STOP)
-            die(cx, a, AC_REASON_NORMAL, 0);
-        return true;
+            die(cx, a, AC_REASON_NORMAL, 0);  /* its stash goes with it */
+        return (f & AC__ACTOR_REPLAY) ? HANDLED_REPLAY : HANDLED;
     }
     int rc;
     if (e->tag >= AC_TAG_SYSTEM) {
         rc = dispatch_system(cx, a, e);  /* counts it itself */
-        after_handler(cx, a, rc);
+        f = after_handler(cx, a, rc);
     } else {
         /* Set through the death the handler may cause: a stash's died
          * hook must not free the envelope this turn still reads. */
@@ -634,10 +640,10 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
          * as a dead letter. */
         if (!(e->flags & AC__ENV_STASHED))
             AC__COUNT(cx, messages, 1);
-        after_handler(cx, a, rc);
+        f = after_handler(cx, a, rc);
         cx->handling = NULL;
     }
-    return true;
+    return (f & AC__ACTOR_REPLAY) ? HANDLED_REPLAY : HANDLED;
 }
 
 ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
@@ -645,28 +651,33 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
     cx->current = a;
     unsigned n = 0;
     ac__turn end;
+    /* Messages taken up again from a stash go before the mailbox: left
+     * by an earlier turn that ran out of batch, or set by a handler of
+     * this one (handle says so, from the flags it reads anyway). */
+    bool replay = (ac__flags(a) & AC__ACTOR_REPLAY) != 0;
     for (;;) {
         ac__env *e = NULL;
         bool replayed = false;
         if (n < batch) {
-            /* Messages taken up again from a stash go before the mailbox. */
-            if (ac__flags(a) & AC__ACTOR_REPLAY)
-                replayed = (e = ac__services_replay(cx, a)) != NULL;
+            if (replay)
+                replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
             if (e == NULL)
                 e = ac__mailbox_pop(cx, a);
         }
         if (e == NULL) {
             /* Out of batch with more to do, or drained (or a producer is
              * mid-push, which ac__turn_release then notices). */
-            bool more = ac__mailbox_has_next(a) || (ac__flags(a) & AC__ACTOR_REPLAY);
-            end = n == batch && more ? AC__TURN_MORE : AC__TURN_DRAINED;
+            end = n == batch && (replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
+                                                                    : AC__TURN_DRAINED;
             break;
         }
         n++;
-        if (!handle(cx, a, e)) {
+        int h = handle(cx, a, e);
+        if (h == HANDLED_FREED) {
             end = AC__TURN_FREED;
             break;
         }
+        replay |= h == HANDLED_REPLAY;
         if (replayed && !(e->flags & AC__ENV_STASHED))
             ac__env_release(cx, a, e);
     }

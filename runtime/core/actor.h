@@ -138,7 +138,7 @@ ac__actor *ac__lookup(ac_ctx *cx, const ac_addr *addr);
 ac__actor *ac__current(const ac_ctx *cx);
 /* The user message whose handling (dispatch and what follows it: the
  * death it may cause) is under way on this context, or NULL: in a start
- * or stop hook, an ask continuation, a down or exit hook. */
+ * hook, an ask continuation, a down or exit hook. */
 ac__env *ac__handling(const ac_ctx *cx);
 /* Gives back an envelope a service took out of the actor's queue (a
  * stashed one) once nobody holds it: unless it is still the mailbox's stub
