@@ -1668,6 +1668,30 @@ int full_Store_reply_lookup(ac_ctx *cx, const ac_reply_to *to, bool found,
                           env_);
 }
 
+int full_Store_forward_lookup(ac_ctx *cx, full_Store_ref to,
+                              const full_Store_lookup *msg)
+{
+    size_t size_ = sizeof(full_Store_lookup);
+    ac_envelope *env_;
+    full_Store_lookup *msg_;
+
+    if (cx == NULL || msg == NULL)
+        return AC_EINVAL;
+    if (msg->key.data == NULL && msg->key.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, 1, (size_t)msg->key.len + 1, 1);
+    if (size_ > AC_MAX_PAYLOAD)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, full_Store_TAG_lookup, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_lookup *)ac_envelope_payload(env_);
+    *msg_ = *msg;
+    size_ = sizeof(full_Store_lookup);
+    full_Store_lookup__copy(msg_, (unsigned char *)msg_, &size_);
+    return ac_send_typed(cx, &to.addr, &full_Store_type, env_);
+}
+
 static int full_Store_sync__build(ac_ctx *cx, ac_envelope **built_)
 {
     size_t size_ = sizeof(full_Store_sync);
@@ -1772,6 +1796,23 @@ int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to)
     msg_ = (full_Store_sync_reply *)ac_reply_body(env_);
     msg_->unused_ = 0;
     return ac_reply_typed(cx, to, &full_Store_type, full_Store_TAG_sync, env_);
+}
+
+int full_Store_forward_sync(ac_ctx *cx, full_Store_ref to,
+                            const full_Store_sync *msg)
+{
+    size_t size_ = sizeof(full_Store_sync);
+    ac_envelope *env_;
+    full_Store_sync *msg_;
+
+    if (cx == NULL || msg == NULL)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, full_Store_TAG_sync, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_sync *)ac_envelope_payload(env_);
+    *msg_ = *msg;
+    return ac_send_typed(cx, &to.addr, &full_Store_type, env_);
 }
 
 int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out)
@@ -2061,4 +2102,92 @@ full_Bare_ref full_Bare_ref_self(const ac_ctx *cx)
     if (self != NULL)
         ref.addr = *self;
     return ref;
+}
+
+static int full_Store_ask_Store_lookup__call(ac_any_fn fn, void *state,
+                                             ac_ctx *cx, int status,
+                                             const void *body, void *arg)
+{
+    return ((full_Store_ask_Store_lookup_fn)fn)((full_Store *)state, cx,
+            status, (const full_Store_lookup_reply *)body, arg);
+}
+
+int full_Store_ask_Store_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
+                                uint32_t timeout_ms,
+                                full_Store_ask_Store_lookup_fn fn,
+                                const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &full_Store_type,
+                                       &full_Store_type, env_, timeout_ms,
+                                       full_Store_ask_Store_lookup__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int full_Store_ask_Store_sync__call(ac_any_fn fn, void *state,
+                                           ac_ctx *cx, int status,
+                                           const void *body, void *arg)
+{
+    return ((full_Store_ask_Store_sync_fn)fn)((full_Store *)state, cx, status,
+            (const full_Store_sync_reply *)body, arg);
+}
+
+int full_Store_ask_Store_sync(ac_ctx *cx, full_Store_ref to,
+                              uint32_t timeout_ms,
+                              full_Store_ask_Store_sync_fn fn, const void *ctx,
+                              size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &full_Store_type,
+                                       &full_Store_type, env_, timeout_ms,
+                                       full_Store_ask_Store_sync__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int full_Bare_ask_Store_lookup__call(ac_any_fn fn, void *state,
+                                            ac_ctx *cx, int status,
+                                            const void *body, void *arg)
+{
+    return ((full_Bare_ask_Store_lookup_fn)fn)((full_Bare *)state, cx, status,
+            (const full_Store_lookup_reply *)body, arg);
+}
+
+int full_Bare_ask_Store_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
+                               uint32_t timeout_ms,
+                               full_Bare_ask_Store_lookup_fn fn,
+                               const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &full_Store_type,
+                                       &full_Bare_type, env_, timeout_ms,
+                                       full_Bare_ask_Store_lookup__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int full_Bare_ask_Store_sync__call(ac_any_fn fn, void *state,
+                                          ac_ctx *cx, int status,
+                                          const void *body, void *arg)
+{
+    return ((full_Bare_ask_Store_sync_fn)fn)((full_Bare *)state, cx, status,
+            (const full_Store_sync_reply *)body, arg);
+}
+
+int full_Bare_ask_Store_sync(ac_ctx *cx, full_Store_ref to,
+                             uint32_t timeout_ms,
+                             full_Bare_ask_Store_sync_fn fn, const void *ctx,
+                             size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &full_Store_type,
+                                       &full_Bare_type, env_, timeout_ms,
+                                       full_Bare_ask_Store_sync__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
 }
