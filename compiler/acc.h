@@ -248,6 +248,7 @@ typedef enum acc_msg_cname {
     ACC_M_SEND_AFTER, ACC_M_SEND_EVERY, ACC_M_SEND_CHECKED,
     /* a request's only */
     ACC_M_REPLY_STRUCT, ACC_M_REPLY, ACC_M_FN, ACC_M_ASK, ACC_M_ASK_WAIT,
+    ACC_M_FORWARD,
     ACC_M_COUNT
 } acc_msg_cname;
 
@@ -681,6 +682,17 @@ const char *acc_gen_send_checked_decl(acc_gen *g, const acc_actor *a,
 const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m);
 const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
                              const acc_message *m, bool wait);
+/* "int m_A_forward_x(ac_ctx *cx, m_A_ref to, const m_A_x *msg)": a
+ * request sent on with its reply_to. */
+const char *acc_gen_forward_decl(acc_gen *g, const acc_message *m);
+/* The typed ask of request m (of its actor B) made by actor `asker` of
+ * this module: its continuation type "m_A_ask_B_x_fn" (with `fn_type`),
+ * else "int m_A_ask_B_x(ac_ctx *cx, m_B_ref to, ...fields, uint32_t
+ * timeout_ms, m_A_ask_B_x_fn fn, const void *ctx, size_t ctx_size)". */
+const char *acc_gen_typed_ask_name(acc_gen *g, const acc_actor *asker,
+                                   const acc_message *m, bool fn_type);
+const char *acc_gen_typed_ask_decl(acc_gen *g, const acc_actor *asker,
+                                   const acc_message *m);
 /* "int m_A_spawn(ac_ctx *cx, m_A_ref *out, ...start fields)", or with
  * `opts` "int m_A_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
  * m_A_ref *out, ...start fields)". */

@@ -571,7 +571,8 @@ static void check_actor(checker *ck, acc_actor *a)
     /* A request also holds its reply_to; the ask functions take more. */
     static const param ask_params[] = {
         SEND_PARAMS, { "reply_to", "ask" }, { "timeout_ms", "ask" },
-        { "fn", "ask" }, { "arg", "ask" }, { "out", "ask" }, { NULL, NULL },
+        { "fn", "ask" }, { "arg", "ask" }, { "out", "ask" },
+        { "ctx", "typed ask" }, { "ctx_size", "typed ask" }, { NULL, NULL },
     };
 #undef SEND_PARAMS
     static const param reply_params[] = {

@@ -189,6 +189,7 @@ static void put_functions(acc_gen *g, const acc_actor *a)
             acc_gen_line(g, "%s;", acc_gen_reply_decl(g, m));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, false));
             acc_gen_line(g, "%s;", acc_gen_ask_decl(g, a, m, true));
+            acc_gen_line(g, "%s;", acc_gen_forward_decl(g, m));
             acc_arena_release(&g->cx->arena, mk);
         }
         acc_gen_line(g, "\n/* The wire form of a reply's body (docs/WIRE.md), by "
@@ -228,6 +229,41 @@ static void put_functions(acc_gen *g, const acc_actor *a)
     acc_gen_line(g, "\n/* The actor type, for the runtime. */");
     acc_gen_line(g, "extern const ac_actor_type %s;",
                  acc_actor_cstr(g, a, ACC_A_TYPE));
+}
+
+/* Every actor of the module may ask every request of the module with a
+ * continuation typed with its own state (docs/IDL.md, "Typed
+ * continuations"): after all actors, when every state and reply struct
+ * is declared. */
+static void put_typed_asks(acc_gen *g, const acc_module *mod)
+{
+    bool any = false;
+    for (const acc_actor *b = mod->actors; b != NULL; b = b->next)
+        for (const acc_message *m = b->messages; m != NULL; m = m->next)
+            any |= m->has_reply;
+    if (!any)
+        return;
+    acc_gen_section(g, "typed asks", &mod->name);
+    acc_gen_line(g, "/* m_A_ask_B_x: actor A asks request x of actor B (in A's "
+                    "handler or hook);\n * fn runs in A as ask's does, typed with "
+                    "A's state and x's reply, and\n * gets a copy of ctx[0..ctx_size) "
+                    "(at most AC_ASK_CONTEXT_MAX bytes,\n * aligned to 16, kept in "
+                    "the pending ask: no allocation; NULL when 0).\n * AC_EINVAL "
+                    "when the running actor is not an A. */");
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+        for (const acc_actor *b = mod->actors; b != NULL; b = b->next)
+            for (const acc_message *m = b->messages; m != NULL; m = m->next) {
+                if (!m->has_reply)
+                    continue;
+                acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+                acc_gen_line(g, "typedef int (*%s)(%s *self, ac_ctx *cx, int status, "
+                                "const %s *reply, void *ctx);",
+                             acc_gen_typed_ask_name(g, a, m, true),
+                             acc_actor_cstr(g, a, ACC_A_STATE),
+                             acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT));
+                acc_gen_line(g, "%s;", acc_gen_typed_ask_decl(g, a, m));
+                acc_arena_release(&g->cx->arena, mk);
+            }
 }
 
 static void put_enum(acc_gen *g, const acc_decl *d)
@@ -392,6 +428,7 @@ void acc_gen_header(acc_gen *g)
         put_functions(g, a);
         acc_arena_release(&g->cx->arena, mk);
     }
+    put_typed_asks(g, mod);
 
     acc_gen_line(g, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */", guard);
 }

@@ -323,6 +323,67 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
     acc_gen_line(g, "    return ac_reply_typed(cx, to, &%s, %s, env_);", type,
                  acc_msg_cstr(g, m, ACC_M_TAG));
     acc_gen_line(g, "}");
+
+    /* Forward: the request as received, reply_to and ask id included, in
+     * an envelope of its own (the one handled is still its mailbox's), so
+     * that whoever handles it last answers the original asker. */
+    bool var = acc_fields_have_var(m->fields);
+    open_fn(g, acc_gen_forward_decl(g, m));
+    acc_gen_line(g, "    size_t size_ = sizeof(%s);", mn);
+    acc_gen_line(g, "    ac_envelope *env_;");
+    acc_gen_line(g, "    %s *msg_;\n", mn);
+    acc_gen_line(g, "    if (cx == NULL || msg == NULL)\n        return AC_EINVAL;");
+    if (var) {
+        acc_gen_tail(g, m->fields, "msg->", "size_", 0);
+        acc_gen_line(g, "    if (size_ > AC_MAX_PAYLOAD)\n        return AC_EINVAL;");
+    }
+    acc_gen_line(g, "    env_ = ac_envelope_new(cx, %s, size_);", acc_msg_cstr(g, m, ACC_M_TAG));
+    acc_gen_line(g, "    if (env_ == NULL)\n        return AC_ENOMEM;");
+    acc_gen_line(g, "    msg_ = (%s *)ac_envelope_payload(env_);", mn);
+    acc_gen_line(g, "    *msg_ = *msg;");
+    if (var) {
+        acc_gen_line(g, "    size_ = sizeof(%s);", mn);
+        acc_gen_line(g, "    %s__copy(msg_, (unsigned char *)msg_, &size_);", mn);
+    }
+    acc_gen_line(g, "    return ac_send_typed(cx, &to.addr, &%s, env_);", type);
+    acc_gen_line(g, "}");
+}
+
+/* The typed asks (gen_header.c's put_typed_asks): a trampoline that calls
+ * the continuation with its real type, and the ask on the request's
+ * builder, checked to run in an actor of the asker's type. */
+static void put_typed_asks(acc_gen *g)
+{
+    const acc_module *mod = g->mod;
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next)
+        for (const acc_actor *b = mod->actors; b != NULL; b = b->next)
+            for (const acc_message *m = b->messages; m != NULL; m = m->next) {
+                if (!m->has_reply)
+                    continue;
+                acc_arena *ar = &g->cx->arena;
+                acc_arena_mark mk = acc_arena_mark_get(ar);
+                const char *name = acc_gen_typed_ask_name(g, a, m, false);
+                const char *mn = acc_msg_cstr(g, m, ACC_M_STRUCT);
+                open_fn(g, acc_aprintf(ar, "static int %s__call(ac_any_fn fn, void "
+                                       "*state, ac_ctx *cx, int status, const void "
+                                       "*body, void *arg)", name));
+                acc_gen_line(g, "    return ((%s)fn)((%s *)state, cx, status, (const %s "
+                                "*)body, arg);", acc_gen_typed_ask_name(g, a, m, true),
+                             acc_actor_cstr(g, a, ACC_A_STATE),
+                             acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT));
+                acc_gen_line(g, "}");
+                open_fn(g, acc_gen_typed_ask_decl(g, a, m));
+                acc_gen_line(g, "    ac_envelope *env_ = NULL;");
+                acc_gen_line(g, "    int rc_ = %s__build(cx, &env_%s);", mn,
+                             args_of(g, m->fields));
+                acc_buf_putc(g->out, '\n');
+                acc_gen_line(g, "    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &%s, "
+                                "&%s, env_, timeout_ms, %s__call, (ac_any_fn)fn, ctx, "
+                                "ctx_size);", acc_actor_cstr(g, b, ACC_A_TYPE),
+                             acc_actor_cstr(g, a, ACC_A_TYPE), name);
+                acc_gen_line(g, "}");
+                acc_arena_release(ar, mk);
+            }
 }
 
 static void put_functions(acc_gen *g, const acc_actor *a)
@@ -408,4 +469,5 @@ void acc_gen_source(acc_gen *g)
         put_functions(g, a);
         acc_arena_release(&g->cx->arena, mk);
     }
+    put_typed_asks(g);
 }

@@ -307,6 +307,39 @@ const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
     return acc_gen_params(g, head, m->fields, extra);
 }
 
+const char *acc_gen_forward_decl(acc_gen *g, const acc_message *m)
+{
+    return acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, const %s *msg)",
+                       acc_msg_cstr(g, m, ACC_M_FORWARD),
+                       acc_actor_cstr(g, m->actor, ACC_A_REF),
+                       acc_msg_cstr(g, m, ACC_M_STRUCT));
+}
+
+/* Spelled from the asker's prefix and the target's and request's names:
+ * a pair of owners, which the check's table of names (one owner a row)
+ * does not hold; docs/IDL.md says which user names could meet them. */
+const char *acc_gen_typed_ask_name(acc_gen *g, const acc_actor *asker,
+                                   const acc_message *m, bool fn_type)
+{
+    return acc_aprintf(&g->cx->arena, "%s_ask_%.*s_%.*s%s",
+                       acc_actor_cstr(g, asker, ACC_A_STATE),
+                       (int)m->actor->name.len, m->actor->name.s,
+                       (int)m->name.len, m->name.s, fn_type ? "_fn" : "");
+}
+
+const char *acc_gen_typed_ask_decl(acc_gen *g, const acc_actor *asker,
+                                   const acc_message *m)
+{
+    acc_arena *ar = &g->cx->arena;
+    const char *head = acc_aprintf(ar, "int %s(ac_ctx *cx, %s to",
+                                   acc_gen_typed_ask_name(g, asker, m, false),
+                                   acc_actor_cstr(g, m->actor, ACC_A_REF));
+    const char *extra = acc_aprintf(ar, ", uint32_t timeout_ms, %s fn, const void "
+                                    "*ctx, size_t ctx_size",
+                                    acc_gen_typed_ask_name(g, asker, m, true));
+    return acc_gen_params(g, head, m->fields, extra);
+}
+
 const char *acc_gen_spawn_decl(acc_gen *g, const acc_actor *a, bool opts)
 {
     const char *fn = acc_actor_cstr(g, a,

@@ -55,6 +55,7 @@ const acc_cname_rule acc_msg_cnames[ACC_M_COUNT] = {
     [ACC_M_FN] = { "_", "_fn", "the continuation type" },
     [ACC_M_ASK] = { "_ask_", "", "the ask function" },
     [ACC_M_ASK_WAIT] = { "_ask_", "_wait", "the blocking ask function" },
+    [ACC_M_FORWARD] = { "_forward_", "", "the forward function" },
 };
 
 /* A struct's or enum's names: the module's name, '_', its own, `post`;

@@ -89,6 +89,7 @@ ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
 
 void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
+    /* A stash gave back what it held at the death (stash.c). */
     if (a->tail != ac__stub_of(a))
         ac__pool_free(cx, a->tail);
     if (a->attrs & AC__ATTR_URGENT) {
@@ -202,16 +203,19 @@ static int exit_code_of(const ac__actor *a, int rc)
     return a->exit_code != 0 ? a->exit_code : AC_EFAILED;
 }
 
-static void after_handler(ac_ctx *cx, ac__actor *a, int rc)
+/* Returns the flags the handler left (the turn learns from them whether
+ * it took a stash up again: AC__ACTOR_REPLAY). */
+static unsigned after_handler(ac_ctx *cx, ac__actor *a, int rc)
 {
     unsigned f = ac__flags(a);
     if (f & AC__ACTOR_DEAD)
-        return;
+        return f;
     if (rc != 0 || (f & AC__ACTOR_FAIL_REQUESTED))
         die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
     else if (f & AC__ACTOR_STOP_REQUESTED)
         die(cx, a, AC_REASON_NORMAL, 0);
     /* KILLED waits for its envelope, already queued: it carries the code. */
+    return f;
 }
 
 /* A bounded type or option: what the actor's bound will be. */
@@ -287,7 +291,9 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     }
     AC__COUNT(cx, spawned, 1);
     ac__actor *caller = cx->current;
+    ac__env *caller_env = cx->handling;  /* a spawn from a handler */
     cx->current = a;
+    cx->handling = NULL;
     if (opts)
         rc = ac__services_attach(cx, a, opts);
     if (rc == 0 && type->on_start) {
@@ -298,8 +304,9 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     if (rc != 0 && !(ac__flags(a) & AC__ACTOR_DEAD))
         die(cx, a, AC_REASON_FAILED, rc);
     else
-        after_handler(cx, a, 0);
+        (void)after_handler(cx, a, 0);
     cx->current = caller;
+    cx->handling = caller_env;
     /* Hand the actor to the scheduler: run it if messages arrived during
      * the start hook (or, if it died there, to drop them). */
     if (rc == 0)
@@ -523,6 +530,17 @@ ac__actor *ac__current(const ac_ctx *cx)
     return cx->current;
 }
 
+ac__env *ac__handling(const ac_ctx *cx)
+{
+    return cx->handling;
+}
+
+void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    if (e != a->tail)
+        ac__pool_free(cx, e);
+}
+
 ac__env *ac__system_envelope(ac_ctx *cx, uint32_t tag, size_t size)
 {
     ac__env *e = ac__pool_alloc(cx, size);
@@ -669,6 +687,9 @@ static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
     return rc;
 }
 
+/* How handling one envelope ended. */
+enum { HANDLED_FREED, HANDLED, HANDLED_REPLAY /* a stash was taken up again */ };
+
 /* A message to an actor that is dead or being killed. */
 static void handle_dead(ac_ctx *cx, ac__actor *a, ac__env *e, unsigned f)
 {
@@ -682,8 +703,9 @@ static void handle_dead(ac_ctx *cx, ac__actor *a, ac__env *e, unsigned f)
     }
 }
 
-/* A message to a live actor. */
-static inline void handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
+/* A message to a live actor. Returns the actor's flags after it, which
+ * say whether a handler took a stash up again (AC__ACTOR_REPLAY). */
+static inline unsigned handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     if (e->tag >= AC__TAG_STOP) {
         /* A service may take a stop over (a supervisor stops its children
@@ -691,61 +713,74 @@ static inline void handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
          * urgent wake-up has done its work by now. */
         int rc = 0;
         if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
-            after_handler(cx, a, rc);
+            (void)after_handler(cx, a, rc);
         else if (e->tag == AC__TAG_STOP)
-            die(cx, a, AC_REASON_NORMAL, 0);
-        return;
+            die(cx, a, AC_REASON_NORMAL, 0);  /* its stash goes with it */
+        return ac__flags(a);
     }
     int rc;
+    unsigned f;
     if (e->tag >= AC_TAG_SYSTEM) {
         rc = dispatch_system(cx, a, e);  /* counts it itself */
+        f = after_handler(cx, a, rc);
     } else {
+        /* Set through the death the handler may cause: a stash's died
+         * hook must not free the envelope this turn still reads. */
+        cx->handling = e;
         rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
-        AC__COUNT(cx, messages, 1);
+        /* A stashed message is counted when it is handled for good, or
+         * as a dead letter. */
+        if (!(e->flags & AC__ENV_STASHED))
+            AC__COUNT(cx, messages, 1);
+        f = after_handler(cx, a, rc);
+        cx->handling = NULL;
     }
-    after_handler(cx, a, rc);
+    return f;
 }
 
 static void take_urgent(ac_ctx *cx, ac__actor *a);
 
 /* Handles one envelope other than the finalize one. `outer`: one taken
- * from the normal lane, in front of which the urgent lane is taken when
- * its flag is up; the flag shares the test of DEAD and KILLED, so a
- * normal message pays nothing for it. */
-static inline void handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool outer)
+ * from the normal lane (or a stash's replay), in front of which the urgent
+ * lane is taken when its flag is up; the flag shares the test of DEAD and
+ * KILLED, so a normal message pays nothing for it. */
+static inline int handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool outer)
 {
     if ((e->flags & AC__ENV_BOUNDED) && bound_release(cx, a, e, !outer))
-        return;
+        return HANDLED;
     unsigned f = ac__flags(a);
     if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED | AC__ACTOR_URGENT)) {
         if (outer && (f & AC__ACTOR_URGENT)) {
             take_urgent(cx, a);
             f = ac__flags(a);
         }
-        if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED))
+        if (f & (AC__ACTOR_DEAD | AC__ACTOR_KILLED)) {
             handle_dead(cx, a, e, f);
-        else
-            handle_live(cx, a, e);
-        return;
+            return HANDLED;
+        }
     }
-    handle_live(cx, a, e);
+    return (handle_live(cx, a, e) & AC__ACTOR_REPLAY) ? HANDLED_REPLAY : HANDLED;
 }
 
 /* Handles what waits in the urgent lane, oldest first. One take: what is
  * sent meanwhile waits for the next message or its own wake-up, so an
- * actor sending itself urgent mail still ends its turn. */
+ * actor sending itself urgent mail still ends its turn. A replay a handler
+ * here asks for is seen by the turn in the flags of the message in hand. */
 static void take_urgent(ac_ctx *cx, ac__actor *a)
 {
     for (ac__env *u = ac__mailbox_take_urgent(a), *next; u != NULL; u = next) {
         /* Relaxed: ours since the take. */
         next = atomic_load_explicit(&u->next, memory_order_relaxed);
-        handle_one(cx, a, u, false);
-        ac__pool_free(cx, u);  /* off the normal lane: no pop frees it */
+        (void)handle_one(cx, a, u, false);
+        /* Off the normal lane: no pop frees it; a stash that took it
+         * frees it when it is taken up again (ac__env_release). */
+        if (!(u->flags & AC__ENV_STASHED))
+            ac__pool_free(cx, u);
     }
 }
 
-/* Handles one envelope. Returns false once the actor has been freed. */
-static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+/* Handles one envelope. */
+static int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     if (e->tag == AC__TAG_FINALIZE) {
         /* Nothing can be pushed now (qsbr.c), and the last pushes are
@@ -753,10 +788,9 @@ static bool handle(ac_ctx *cx, ac__actor *a, ac__env *e)
         if (ac__flags(a) & AC__ACTOR_URGENT)
             take_urgent(cx, a);
         ac__actor_free(cx, a);  /* the last envelope it will ever get */
-        return false;
+        return HANDLED_FREED;
     }
-    handle_one(cx, a, e, true);
-    return true;
+    return handle_one(cx, a, e, true);
 }
 
 ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
@@ -764,19 +798,35 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
     cx->current = a;
     unsigned n = 0;
     ac__turn end;
+    /* Messages taken up again from a stash go before the mailbox: left
+     * by an earlier turn that ran out of batch, or set by a handler of
+     * this one (handle says so, from the flags it reads anyway). */
+    bool replay = (ac__flags(a) & AC__ACTOR_REPLAY) != 0;
     for (;;) {
-        ac__env *e = n < batch ? ac__mailbox_pop(cx, a) : NULL;
+        ac__env *e = NULL;
+        bool replayed = false;
+        if (n < batch) {
+            if (replay)
+                replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
+            if (e == NULL)
+                e = ac__mailbox_pop(cx, a);
+        }
         if (e == NULL) {
             /* Out of batch with more to do, or drained (or a producer is
              * mid-push, which ac__turn_release then notices). */
-            end = n == batch && ac__mailbox_has_next(a) ? AC__TURN_MORE : AC__TURN_DRAINED;
+            end = n == batch && (replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
+                                                                    : AC__TURN_DRAINED;
             break;
         }
         n++;
-        if (!handle(cx, a, e)) {
+        int h = handle(cx, a, e);
+        if (h == HANDLED_FREED) {
             end = AC__TURN_FREED;
             break;
         }
+        replay |= h == HANDLED_REPLAY;
+        if (replayed && !(e->flags & AC__ENV_STASHED))
+            ac__env_release(cx, a, e);
     }
     cx->current = NULL;
     *handled = n;

@@ -31,7 +31,9 @@ enum {
     AC__ACTOR_TRAP_EXITS = 1u << 4,     /* linked deaths arrive as messages */
     /* Urgent mail waits in the actor's second lane (mailbox.c): set by
      * the sender that pushed it, cleared by the owner as it takes them. */
-    AC__ACTOR_URGENT = 1u << 5
+    AC__ACTOR_URGENT = 1u << 5,
+    AC__ACTOR_REPLAY = 1u << 6          /* a service holds messages that go
+                                           before the mailbox (ac_unstash_all) */
 };
 
 /* Attributes are fixed before the actor is published and never change. */
@@ -165,6 +167,14 @@ void ac__addr_fresh(ac_ctx *cx, ac_addr *out);
 ac__actor *ac__lookup(ac_ctx *cx, const ac_addr *addr);
 /* The actor whose handler is running on this context, or NULL. */
 ac__actor *ac__current(const ac_ctx *cx);
+/* The user message whose handling (dispatch and what follows it: the
+ * death it may cause) is under way on this context, or NULL: in a start
+ * hook, an ask continuation, a down or exit hook. */
+ac__env *ac__handling(const ac_ctx *cx);
+/* Gives back an envelope a service took out of the actor's queue (a
+ * stashed one) once nobody holds it: unless it is still the mailbox's stub
+ * (`a`'s tail), which the mailbox frees when it moves past it. */
+void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e);
 
 /* Pushes e into a's mailbox, scheduling a (or waking its inbox's thread)
  * when the push made it non-empty. Consumes e. */

@@ -11,7 +11,9 @@
  * The node a pop returns stays in the queue as its new stub until the next
  * pop, which frees it; so the envelope a handler reads is never freed under
  * it. The first stub is a single link inside the actor (ac__stub_of): the
- * queue only ever touches a node's link, so that is all it needs.
+ * queue only ever touches a node's link, so that is all it needs. A node
+ * the handler stashed (AC__ENV_STASHED) is not freed when the queue moves
+ * past it: the stash holds it, and its link is the queue's until then.
  *
  * Urgent mail (a message its actor type marks urgent) goes into a second
  * lane, a stack in front of the block (ac__urgent), so that the normal
@@ -71,8 +73,9 @@ ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
     if (next == NULL)
         return NULL;  /* empty, or a producer is between its two steps */
     a->tail = next;
-    /* Only the stub's link exists: compare, never read its other fields. */
-    if (tail != ac__stub_of(a))
+    /* Only the stub's link exists: compare, never read its other fields.
+     * A stashed envelope is the stash's now (services/stash.c). */
+    if (tail != ac__stub_of(a) && !(tail->flags & AC__ENV_STASHED))
         ac__pool_free(cx, tail);
     return next;
 }

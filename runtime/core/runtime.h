@@ -39,6 +39,7 @@ typedef struct ac__worker ac__worker;
 struct ac_ctx {
     ac_runtime *rt;
     ac__actor *current;             /* the actor whose handler is running */
+    ac__env *handling;              /* its user message (ac__handling) */
     ac__worker *worker;             /* NULL for threads that are not workers */
     ac__pool pool;
     ac__addr_stream addrs;

@@ -170,6 +170,20 @@ bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
     return false;
 }
 
+ac__env *ac__services_replay(ac_ctx *cx, ac__actor *a)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        ac__env *e = s->replay ? s->replay(cx, cx->rt->services[i], a) : NULL;
+        if (e != NULL)
+            return e;
+    }
+    /* Relaxed: the flag is the owner's (it set it from its handler); the
+     * RMW keeps a KILLED that another thread sets meanwhile. */
+    atomic_fetch_and_explicit(&a->flags, (uint8_t)~AC__ACTOR_REPLAY, memory_order_relaxed);
+    return NULL;
+}
+
 bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {

@@ -41,7 +41,8 @@ extern "C" {
  * library's soname is libactorc.so.AC_ABI_VERSION. Bump on any change to
  * ac_envelope, ac_actor_type, the signatures generated code calls, or the
  * layout of a struct a program passes in (7: ac_config.shutdown_ms; 8:
- * ac_child_spec.supervisor and ac_supervisor_spec.name). */
+ * ac_child_spec.supervisor and ac_supervisor_spec.name; 9: ac_stats.stashed
+ * and stash_overflows, ac_actor_type.message_priority). */
 #define AC_ABI_VERSION 9
 
 /* ---- error codes --------------------------------------------------------- */
@@ -882,6 +883,22 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
                ac_envelope *request, uint32_t timeout_ms, ac_reply_call_fn call,
                ac_any_fn fn, void *arg);
 
+/* ac_ask_via with a small context inline: ctx[0..ctx_size) (at most
+ * AC_ASK_CONTEXT_MAX bytes, room for an ac_reply_to and a word; else
+ * AC_EINVAL) is copied into the pending
+ * ask, and the continuation's `arg` points to that copy (aligned to 16,
+ * writable, valid until the continuation returns; NULL when ctx_size is
+ * 0): what it needs travels without an allocation of its own, and nothing
+ * is left to free when the asker dies first. `asker`, when not NULL, is
+ * the type the running actor must have (AC_EINVAL otherwise), since a
+ * typed continuation will get its state. `call` NULL: `fn` is an
+ * ac_reply_fn. The generated m_A_ask_B_x functions call it (docs/IDL.md,
+ * "Typed continuations"). */
+#define AC_ASK_CONTEXT_MAX 48
+int ac_ask_ctx(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+               const ac_actor_type *asker, ac_envelope *request, uint32_t timeout_ms,
+               ac_reply_call_fn call, ac_any_fn fn, const void *ctx, size_t ctx_size);
+
 /* Outside actors (main, a test, another thread): sends `request` and
  * blocks up to `timeout_ms` (AC_FOREVER: no limit) for the reply. On 0,
  * `*reply` is the reply envelope (ac_reply_body gives its body): free it
@@ -908,6 +925,46 @@ int ac_reply_typed(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type,
 
 /* Frees a reply envelope given its body (what ac_reply_body returned). */
 void ac_reply_free(ac_ctx *cx, const void *body);
+
+/* ---- stash -------------------------------------------------------------------------
+ *
+ * A handler defers the message it is handling with ac_stash, and takes the
+ * deferred ones up again with ac_unstash_all (Akka's stash()/unstashAll(),
+ * CAF's skip): after the running handler returns they are handled again,
+ * oldest first, before any message still in the mailbox. The envelope
+ * itself is kept, not copied, so a request's reply_to is intact (reply to
+ * it once it is handled for good). A stash is bounded: at most
+ * AC_STASH_CAPACITY messages unless ac_stash_capacity says otherwise,
+ * counting those taken up and not yet handled again. What a stash holds
+ * when its actor stops or fails is dropped, counted as dead letters and
+ * shown to the dead-letter hook. A stashed handling is not counted in
+ * `messages` (the final one is), and ac_stats.stashed counts what stashes
+ * hold (docs/RUNTIME.md, "Stash"). */
+
+#define AC_STASH_CAPACITY 1024
+
+/* In a handler of a user message: defers that message. 0; AC_EFULL when
+ * the stash is full (counted in stash_overflows: the message is not
+ * deferred, and returning the code fails the actor, as Akka's
+ * StashOverflowException does); AC_ESTATE outside a handler of a user
+ * message (a hook, an ask continuation), for a message stashed already,
+ * or in a stop hook; AC_ENOMEM. */
+int ac_stash(ac_ctx *cx);
+
+/* In a handler or hook: the messages stashed so far are handled again,
+ * oldest first, after this handler returns and before the mailbox (and
+ * before any that an earlier ac_unstash_all took up and that are still
+ * waiting). Returns how many, or AC_ESTATE outside an actor. */
+int ac_unstash_all(ac_ctx *cx);
+
+/* The running actor's stash capacity (> 0, AC_EINVAL otherwise; below
+ * what it holds, the next ac_stash is AC_EFULL). AC_ESTATE outside an
+ * actor or in its stop hook. */
+int ac_stash_capacity(ac_ctx *cx, uint32_t capacity);
+
+/* How many messages the running actor has stashed (not counting those
+ * taken up and waiting to be handled again); AC_ESTATE outside an actor. */
+int ac_stash_count(ac_ctx *cx);
 
 /* ---- dead letters ----------------------------------------------------------- */
 
@@ -1022,6 +1079,10 @@ typedef struct ac_stats {
     uint64_t node_forwarded;     /* messages and replies that left for another
                                     node (node_sent without the other control
                                     records) */
+    /* Since AC_ABI_VERSION 9: the identity above has `+ stashed` on its
+     * right. */
+    uint64_t stashed;            /* messages held in stashes now (ac_stash) */
+    uint64_t stash_overflows;    /* ac_stash calls refused: the stash was full */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The

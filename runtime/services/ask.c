@@ -36,6 +36,7 @@
 #include "../lib/frame.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,6 +55,10 @@ typedef struct ask {
     void *arg;
     ac_timer_id timer;      /* 0: no timeout */
     uint64_t target_node;   /* the target's node when remote, else 0 */
+    /* ac_ask_ctx: the asker's context, copied in, so that the common ask
+     * carries what its continuation needs without an allocation of its
+     * own; `arg` then points here. */
+    alignas(16) unsigned char context[AC_ASK_CONTEXT_MAX];
 } ask;
 
 /* A blocking ask to another node: key, the inbox; extra, the ask's id. */
@@ -171,9 +176,12 @@ static const ac_actor_type *type_known(ac__asks *A, uint64_t id)
     return type;
 }
 
-int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
-               ac_envelope *request, uint32_t timeout_ms, ac_reply_call_fn call,
-               ac_any_fn fn, void *arg)
+/* An ask: the continuation's `arg`, or (ctx_size > 0) a copy of
+ * ctx[0..ctx_size) in the record, which `arg` then points to. */
+static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+                     const ac_actor_type *asker, ac_envelope *request, uint32_t timeout_ms,
+                     ac_reply_call_fn call, ac_any_fn fn, void *arg, const void *ctx,
+                     size_t ctx_size)
 {
     if (request == NULL || cx == NULL)
         return AC_EINVAL;
@@ -183,7 +191,9 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     ask *k = NULL;
     if (self == NULL)
         rc = AC_ESTATE;
-    else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM)
+    else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM ||
+             ctx_size > AC_ASK_CONTEXT_MAX || (ctx == NULL && ctx_size > 0) ||
+             (asker != NULL && self->type != asker))
         rc = AC_EINVAL;
     else if ((k = calloc(1, sizeof *k)) == NULL)
         rc = AC_ENOMEM;
@@ -194,6 +204,10 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     k->call = call;
     k->fn = fn;
     k->arg = arg;
+    if (ctx_size > 0) {
+        memcpy(k->context, ctx, ctx_size);
+        k->arg = k->context;
+    }
     k->node.key = self->addr;
     k->target_node = ac__addr_remote(cx, to) ? ac_addr_node(to) : 0;
 
@@ -245,6 +259,21 @@ int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         }
     }
     return rc;
+}
+
+int ac_ask_via(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+               ac_envelope *request, uint32_t timeout_ms, ac_reply_call_fn call,
+               ac_any_fn fn, void *arg)
+{
+    return ask_start(cx, to, type, NULL, request, timeout_ms, call, fn, arg, NULL, 0);
+}
+
+int ac_ask_ctx(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+               const ac_actor_type *asker, ac_envelope *request, uint32_t timeout_ms,
+               ac_reply_call_fn call, ac_any_fn fn, const void *ctx, size_t ctx_size)
+{
+    return ask_start(cx, to, type, asker, request, timeout_ms, call, fn, NULL, ctx,
+                     ctx_size);
 }
 
 int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,

@@ -4,6 +4,7 @@
  * The order is the order a death reaches them: names and groups first, so
  * whoever hears of the death (a supervisor restarting the actor under its
  * name) finds the name free; timers before anyone hears of it (timers.c);
+ * stashes, whose messages become dead letters, before anyone hears of it;
  * links and monitors, which tell others, after the actor's records are
  * gone; then supervisors; the node, whose links carry all of that to other
  * nodes, last. Adding a service is writing its file (a const
@@ -20,6 +21,7 @@
     X(routers)                                                                \
     X(timers)                                                                 \
     X(ask)                                                                    \
+    X(stash)                                                                  \
     X(links)                                                                  \
     X(monitors)                                                               \
     X(supervisors)                                                            \

@@ -30,7 +30,7 @@ static const char *const cases[] = {
     "array_size",
     "enum_range",
     "enum_repeat",
-    "reply",
+    "reply", "typed_ask_params",
     "import_errors",
     "import_cycle",
     "empty_types",
@@ -125,6 +125,7 @@ DIAG(array_size)
 DIAG(enum_range)
 DIAG(enum_repeat)
 DIAG(reply)
+DIAG(typed_ask_params)
 DIAG(import_errors)
 DIAG(import_cycle)
 DIAG(empty_types)

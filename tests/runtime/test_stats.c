@@ -2,7 +2,7 @@
  * exactly one counter, so that at quiescence (on a runtime that is not a
  * node)
  *
- *     sends + refused == messages + dead_letters + mailbox_drops
+ *     sends + refused == messages + dead_letters + mailbox_drops + stashed
  *
  * (+ node_forwarded on a node) whatever services are in use
  * (docs/RUNTIME.md, "Counters that reconcile"). System messages (down, exit, ask timeouts) are counted
@@ -25,7 +25,9 @@ enum {
     T_TRAP = 6,   /* trap exits */
     T_LINK = 7,   /* link to msg.to */
     T_UNLINK = 8, /* unlink msg.to */
-    T_COUNT = 9
+    T_STASH = 9,  /* stashed until a T_UNSTASH, then counted */
+    T_UNSTASH = 10, /* take the stash up again */
+    T_COUNT = 11
 };
 
 enum { REPLY_NOW = 0, REPLY_LATER = 1, REPLY_ERROR = 2 };
@@ -40,6 +42,7 @@ typedef struct msg {
 typedef struct svc {
     ac_reply_to kept;
     bool has_kept;
+    bool unstashed;
 } svc;
 
 static _Atomic uint64_t g_answers;   /* ask continuations that ran */
@@ -103,6 +106,11 @@ static int svc_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
     case T_UNLINK:
         (void)ac_unlink(cx, &m->to);
         return 0;
+    case T_STASH:
+        return self->unstashed ? 0 : ac_stash(cx);
+    case T_UNSTASH:
+        self->unstashed = true;
+        return ac_unstash_all(cx) >= 0 ? 0 : 1;
     }
     return AC_EBADTAG;  /* down, exit: no hook, counted as unhandled */
 }
@@ -115,8 +123,8 @@ static ac_envelope *svc_copy(ac_ctx *cx, const ac_envelope *e)
     return c;
 }
 
-static const char *const svc_names[] = {"item", "req",  "late", "ask",   "stop",
-                                        "fail", "trap", "link", "unlink"};
+static const char *const svc_names[] = {"item", "req",  "late",   "ask",   "stop",  "fail",
+                                        "trap", "link", "unlink", "stash", "unstash"};
 
 static const ac_actor_type svc_type = {
     .abi = AC_ABI_VERSION,
@@ -193,17 +201,18 @@ static void pass(ac_runtime *rt, bool deterministic, uint32_t ms)
 
 static bool reconciles(const ac_stats *st)
 {
-    return st->sends + st->refused ==
-           st->messages + st->dead_letters + st->mailbox_drops + st->node_forwarded;
+    return st->sends + st->refused == st->messages + st->dead_letters + st->mailbox_drops +
+                                          st->node_forwarded + st->stashed;
 }
 
 #define IDENTITY(st)                                                                    \
     cr_assert(reconciles(&(st)),                                                        \
               "sends %llu + refused %llu != messages %llu + dead_letters %llu + "       \
-              "mailbox_drops %llu + node_forwarded %llu",                               \
+              "mailbox_drops %llu + node_forwarded %llu + stashed %llu",                \
               (unsigned long long)(st).sends, (unsigned long long)(st).refused,         \
               (unsigned long long)(st).messages, (unsigned long long)(st).dead_letters, \
-              (unsigned long long)(st).mailbox_drops, (unsigned long long)(st).node_forwarded)
+              (unsigned long long)(st).mailbox_drops, (unsigned long long)(st).node_forwarded, \
+              (unsigned long long)(st).stashed)
 
 static ac_stats stats_of(ac_runtime *rt)
 {
@@ -286,6 +295,22 @@ static void workload(int workers)
         }
     }
     settle(rt);
+
+    /* Stashes: one taken up again (its messages handled once), one held at
+     * quiescence (counted in stashed), one whose actor stops holding it
+     * (dead letters). */
+    ac_addr s1 = spawn_svc(cx), s2 = spawn_svc(cx), s3 = spawn_svc(cx);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(send_msg(cx, &s1, T_STASH), 0);
+        cr_assert_eq(send_msg(cx, &s2, T_STASH), 0);
+        cr_assert_eq(send_msg(cx, &s3, T_STASH), 0);
+    }
+    cr_assert_eq(send_msg(cx, &s1, T_UNSTASH), 0);
+    cr_assert_eq(send_msg(cx, &s3, T_STOP), 0);
+    settle(rt);
+    ac_stats held = stats_of(rt);
+    cr_assert_eq(held.stashed, 3, "s2's three");
+    IDENTITY(held);
 
     /* A dead actor: sends to it, and the messages queued behind its stop. */
     ac_addr d = spawn_svc(cx);

@@ -265,6 +265,8 @@ int full_Store_ask_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
                           void *arg);
 int full_Store_ask_lookup_wait(ac_ctx *cx, full_Store_ref to, ac_string key,
                                int timeout_ms, full_Store_lookup_reply **out);
+int full_Store_forward_lookup(ac_ctx *cx, full_Store_ref to,
+                              const full_Store_lookup *msg);
 typedef int (*full_Store_sync_fn)(void *self, ac_ctx *cx, int status,
              const full_Store_sync_reply *reply, void *arg);
 int full_Store_reply_sync(ac_ctx *cx, const ac_reply_to *to);
@@ -272,6 +274,8 @@ int full_Store_ask_sync(ac_ctx *cx, full_Store_ref to, uint32_t timeout_ms,
                         full_Store_sync_fn fn, void *arg);
 int full_Store_ask_sync_wait(ac_ctx *cx, full_Store_ref to, int timeout_ms,
                              full_Store_sync_reply **out);
+int full_Store_forward_sync(ac_ctx *cx, full_Store_ref to,
+                            const full_Store_sync *msg);
 
 /* The wire form of a reply's body (docs/WIRE.md), by its request's tag. */
 long full_Store_encode_reply(uint32_t tag, const ac_envelope *reply,
@@ -364,6 +368,38 @@ full_Bare_ref full_Bare_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
 extern const ac_actor_type full_Bare_type;
+
+/* ---- typed asks full ---------------------------------------------------- */
+
+/* m_A_ask_B_x: actor A asks request x of actor B (in A's handler or hook);
+ * fn runs in A as ask's does, typed with A's state and x's reply, and
+ * gets a copy of ctx[0..ctx_size) (at most AC_ASK_CONTEXT_MAX bytes,
+ * aligned to 16, kept in the pending ask: no allocation; NULL when 0).
+ * AC_EINVAL when the running actor is not an A. */
+typedef int (*full_Store_ask_Store_lookup_fn)(full_Store *self, ac_ctx *cx,
+             int status, const full_Store_lookup_reply *reply, void *ctx);
+int full_Store_ask_Store_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
+                                uint32_t timeout_ms,
+                                full_Store_ask_Store_lookup_fn fn,
+                                const void *ctx, size_t ctx_size);
+typedef int (*full_Store_ask_Store_sync_fn)(full_Store *self, ac_ctx *cx,
+             int status, const full_Store_sync_reply *reply, void *ctx);
+int full_Store_ask_Store_sync(ac_ctx *cx, full_Store_ref to,
+                              uint32_t timeout_ms,
+                              full_Store_ask_Store_sync_fn fn, const void *ctx,
+                              size_t ctx_size);
+typedef int (*full_Bare_ask_Store_lookup_fn)(full_Bare *self, ac_ctx *cx,
+             int status, const full_Store_lookup_reply *reply, void *ctx);
+int full_Bare_ask_Store_lookup(ac_ctx *cx, full_Store_ref to, ac_string key,
+                               uint32_t timeout_ms,
+                               full_Bare_ask_Store_lookup_fn fn,
+                               const void *ctx, size_t ctx_size);
+typedef int (*full_Bare_ask_Store_sync_fn)(full_Bare *self, ac_ctx *cx,
+             int status, const full_Store_sync_reply *reply, void *ctx);
+int full_Bare_ask_Store_sync(ac_ctx *cx, full_Store_ref to,
+                             uint32_t timeout_ms,
+                             full_Bare_ask_Store_sync_fn fn, const void *ctx,
+                             size_t ctx_size);
 
 #ifdef __cplusplus
 }

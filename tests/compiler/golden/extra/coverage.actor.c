@@ -1650,6 +1650,23 @@ int cov_Server_reply_scalars(ac_ctx *cx, const ac_reply_to *to, bool b,
                           env_);
 }
 
+int cov_Server_forward_scalars(ac_ctx *cx, cov_Server_ref to,
+                               const cov_Server_scalars *msg)
+{
+    size_t size_ = sizeof(cov_Server_scalars);
+    ac_envelope *env_;
+    cov_Server_scalars *msg_;
+
+    if (cx == NULL || msg == NULL)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, cov_Server_TAG_scalars, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (cov_Server_scalars *)ac_envelope_payload(env_);
+    *msg_ = *msg;
+    return ac_send_typed(cx, &to.addr, &cov_Server_type, env_);
+}
+
 static int cov_Server_lookup__build(ac_ctx *cx, ac_envelope **built_,
                                     ac_string key, ac_bytes raw,
                                     const uint32_t trio[3], cov_Kind k,
@@ -1922,6 +1939,57 @@ int cov_Server_reply_lookup(ac_ctx *cx, const ac_reply_to *to, ac_string key,
                           env_);
 }
 
+int cov_Server_forward_lookup(ac_ctx *cx, cov_Server_ref to,
+                              const cov_Server_lookup *msg)
+{
+    size_t size_ = sizeof(cov_Server_lookup);
+    ac_envelope *env_;
+    cov_Server_lookup *msg_;
+
+    if (cx == NULL || msg == NULL)
+        return AC_EINVAL;
+    if (msg->key.data == NULL && msg->key.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, 1, (size_t)msg->key.len + 1, 1);
+    if (msg->raw.data == NULL && msg->raw.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, 1, (size_t)msg->raw.len, 1);
+    cov_Deep__tail(&msg->d, &size_);
+    if (msg->words.data == NULL && msg->words.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, AC_ALIGNOF(ac_string), msg->words.len,
+                 sizeof(ac_string));
+    for (uint32_t i0_ = 0; i0_ < msg->words.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
+        if (msg->words.data[i0_].data == NULL && msg->words.data[i0_].len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
+        ac_wire_grow(&size_, 1, (size_t)msg->words.data[i0_].len + 1, 1);
+    }
+    if (msg->deeps.data == NULL && msg->deeps.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, AC_ALIGNOF(cov_Deep), msg->deeps.len,
+                 sizeof(cov_Deep));
+    for (uint32_t i0_ = 0; i0_ < msg->deeps.len && size_ <= AC_MAX_PAYLOAD; i0_++) {
+        cov_Deep__tail(&msg->deeps.data[i0_], &size_);
+    }
+    if (msg->peers.data == NULL && msg->peers.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, AC_ALIGNOF(cov_Server_ref), msg->peers.len,
+                 sizeof(cov_Server_ref));
+    if (msg->addrs.data == NULL && msg->addrs.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, AC_ALIGNOF(ac_addr), msg->addrs.len, sizeof(ac_addr));
+    if (size_ > AC_MAX_PAYLOAD)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, cov_Server_TAG_lookup, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (cov_Server_lookup *)ac_envelope_payload(env_);
+    *msg_ = *msg;
+    size_ = sizeof(cov_Server_lookup);
+    cov_Server_lookup__copy(msg_, (unsigned char *)msg_, &size_);
+    return ac_send_typed(cx, &to.addr, &cov_Server_type, env_);
+}
+
 static int cov_Server_nothing__build(ac_ctx *cx, ac_envelope **built_)
 {
     size_t size_ = sizeof(cov_Server_nothing);
@@ -2036,6 +2104,23 @@ int cov_Server_reply_nothing(ac_ctx *cx, const ac_reply_to *to)
     msg_->unused_ = 0;
     return ac_reply_typed(cx, to, &cov_Server_type, cov_Server_TAG_nothing,
                           env_);
+}
+
+int cov_Server_forward_nothing(ac_ctx *cx, cov_Server_ref to,
+                               const cov_Server_nothing *msg)
+{
+    size_t size_ = sizeof(cov_Server_nothing);
+    ac_envelope *env_;
+    cov_Server_nothing *msg_;
+
+    if (cx == NULL || msg == NULL)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, cov_Server_TAG_nothing, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (cov_Server_nothing *)ac_envelope_payload(env_);
+    *msg_ = *msg;
+    return ac_send_typed(cx, &to.addr, &cov_Server_type, env_);
 }
 
 static int cov_Server_note__build(ac_ctx *cx, ac_envelope **built_, uint32_t n)
@@ -2768,4 +2853,234 @@ cov_Queue_ref cov_Queue_ref_self(const ac_ctx *cx)
     if (self != NULL)
         ref.addr = *self;
     return ref;
+}
+
+static int cov_Server_ask_Server_scalars__call(ac_any_fn fn, void *state,
+                                               ac_ctx *cx, int status,
+                                               const void *body, void *arg)
+{
+    return ((cov_Server_ask_Server_scalars_fn)fn)((cov_Server *)state, cx,
+            status, (const cov_Server_scalars_reply *)body, arg);
+}
+
+int cov_Server_ask_Server_scalars(ac_ctx *cx, cov_Server_ref to, bool b,
+                                  int8_t a, int16_t c, int32_t d, int64_t e,
+                                  uint8_t f, uint16_t g, uint32_t h,
+                                  uint64_t i, float x, double y,
+                                  uint32_t timeout_ms,
+                                  cov_Server_ask_Server_scalars_fn fn,
+                                  const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
+                                        x, y);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Server_type, env_, timeout_ms,
+                                       cov_Server_ask_Server_scalars__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Server_ask_Server_lookup__call(ac_any_fn fn, void *state,
+                                              ac_ctx *cx, int status,
+                                              const void *body, void *arg)
+{
+    return ((cov_Server_ask_Server_lookup_fn)fn)((cov_Server *)state, cx,
+            status, (const cov_Server_lookup_reply *)body, arg);
+}
+
+int cov_Server_ask_Server_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
+                                 ac_bytes raw, const uint32_t trio[3],
+                                 cov_Kind k, cov_Deep d, cov_Client_ref who,
+                                 ac_addr where, ac_string_seq words,
+                                 cov_Deep_seq deeps, cov_Server_ref_seq peers,
+                                 ac_addr_seq addrs, const cov_Kind kinds[2],
+                                 bool defer, uint32_t timeout_ms,
+                                 cov_Server_ask_Server_lookup_fn fn,
+                                 const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_lookup__build(cx, &env_, key, raw, trio, k, d, who,
+                                       where, words, deeps, peers, addrs,
+                                       kinds, defer);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Server_type, env_, timeout_ms,
+                                       cov_Server_ask_Server_lookup__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Server_ask_Server_nothing__call(ac_any_fn fn, void *state,
+                                               ac_ctx *cx, int status,
+                                               const void *body, void *arg)
+{
+    return ((cov_Server_ask_Server_nothing_fn)fn)((cov_Server *)state, cx,
+            status, (const cov_Server_nothing_reply *)body, arg);
+}
+
+int cov_Server_ask_Server_nothing(ac_ctx *cx, cov_Server_ref to,
+                                  uint32_t timeout_ms,
+                                  cov_Server_ask_Server_nothing_fn fn,
+                                  const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_nothing__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Server_type, env_, timeout_ms,
+                                       cov_Server_ask_Server_nothing__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Client_ask_Server_scalars__call(ac_any_fn fn, void *state,
+                                               ac_ctx *cx, int status,
+                                               const void *body, void *arg)
+{
+    return ((cov_Client_ask_Server_scalars_fn)fn)((cov_Client *)state, cx,
+            status, (const cov_Server_scalars_reply *)body, arg);
+}
+
+int cov_Client_ask_Server_scalars(ac_ctx *cx, cov_Server_ref to, bool b,
+                                  int8_t a, int16_t c, int32_t d, int64_t e,
+                                  uint8_t f, uint16_t g, uint32_t h,
+                                  uint64_t i, float x, double y,
+                                  uint32_t timeout_ms,
+                                  cov_Client_ask_Server_scalars_fn fn,
+                                  const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
+                                        x, y);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Client_type, env_, timeout_ms,
+                                       cov_Client_ask_Server_scalars__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Client_ask_Server_lookup__call(ac_any_fn fn, void *state,
+                                              ac_ctx *cx, int status,
+                                              const void *body, void *arg)
+{
+    return ((cov_Client_ask_Server_lookup_fn)fn)((cov_Client *)state, cx,
+            status, (const cov_Server_lookup_reply *)body, arg);
+}
+
+int cov_Client_ask_Server_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
+                                 ac_bytes raw, const uint32_t trio[3],
+                                 cov_Kind k, cov_Deep d, cov_Client_ref who,
+                                 ac_addr where, ac_string_seq words,
+                                 cov_Deep_seq deeps, cov_Server_ref_seq peers,
+                                 ac_addr_seq addrs, const cov_Kind kinds[2],
+                                 bool defer, uint32_t timeout_ms,
+                                 cov_Client_ask_Server_lookup_fn fn,
+                                 const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_lookup__build(cx, &env_, key, raw, trio, k, d, who,
+                                       where, words, deeps, peers, addrs,
+                                       kinds, defer);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Client_type, env_, timeout_ms,
+                                       cov_Client_ask_Server_lookup__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Client_ask_Server_nothing__call(ac_any_fn fn, void *state,
+                                               ac_ctx *cx, int status,
+                                               const void *body, void *arg)
+{
+    return ((cov_Client_ask_Server_nothing_fn)fn)((cov_Client *)state, cx,
+            status, (const cov_Server_nothing_reply *)body, arg);
+}
+
+int cov_Client_ask_Server_nothing(ac_ctx *cx, cov_Server_ref to,
+                                  uint32_t timeout_ms,
+                                  cov_Client_ask_Server_nothing_fn fn,
+                                  const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_nothing__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Client_type, env_, timeout_ms,
+                                       cov_Client_ask_Server_nothing__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Queue_ask_Server_scalars__call(ac_any_fn fn, void *state,
+                                              ac_ctx *cx, int status,
+                                              const void *body, void *arg)
+{
+    return ((cov_Queue_ask_Server_scalars_fn)fn)((cov_Queue *)state, cx,
+            status, (const cov_Server_scalars_reply *)body, arg);
+}
+
+int cov_Queue_ask_Server_scalars(ac_ctx *cx, cov_Server_ref to, bool b,
+                                 int8_t a, int16_t c, int32_t d, int64_t e,
+                                 uint8_t f, uint16_t g, uint32_t h, uint64_t i,
+                                 float x, double y, uint32_t timeout_ms,
+                                 cov_Queue_ask_Server_scalars_fn fn,
+                                 const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_scalars__build(cx, &env_, b, a, c, d, e, f, g, h, i,
+                                        x, y);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Queue_type, env_, timeout_ms,
+                                       cov_Queue_ask_Server_scalars__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Queue_ask_Server_lookup__call(ac_any_fn fn, void *state,
+                                             ac_ctx *cx, int status,
+                                             const void *body, void *arg)
+{
+    return ((cov_Queue_ask_Server_lookup_fn)fn)((cov_Queue *)state, cx, status,
+            (const cov_Server_lookup_reply *)body, arg);
+}
+
+int cov_Queue_ask_Server_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
+                                ac_bytes raw, const uint32_t trio[3],
+                                cov_Kind k, cov_Deep d, cov_Client_ref who,
+                                ac_addr where, ac_string_seq words,
+                                cov_Deep_seq deeps, cov_Server_ref_seq peers,
+                                ac_addr_seq addrs, const cov_Kind kinds[2],
+                                bool defer, uint32_t timeout_ms,
+                                cov_Queue_ask_Server_lookup_fn fn,
+                                const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_lookup__build(cx, &env_, key, raw, trio, k, d, who,
+                                       where, words, deeps, peers, addrs,
+                                       kinds, defer);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Queue_type, env_, timeout_ms,
+                                       cov_Queue_ask_Server_lookup__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
+}
+
+static int cov_Queue_ask_Server_nothing__call(ac_any_fn fn, void *state,
+                                              ac_ctx *cx, int status,
+                                              const void *body, void *arg)
+{
+    return ((cov_Queue_ask_Server_nothing_fn)fn)((cov_Queue *)state, cx,
+            status, (const cov_Server_nothing_reply *)body, arg);
+}
+
+int cov_Queue_ask_Server_nothing(ac_ctx *cx, cov_Server_ref to,
+                                 uint32_t timeout_ms,
+                                 cov_Queue_ask_Server_nothing_fn fn,
+                                 const void *ctx, size_t ctx_size)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = cov_Server_nothing__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_ask_ctx(cx, &to.addr, &cov_Server_type,
+                                       &cov_Queue_type, env_, timeout_ms,
+                                       cov_Queue_ask_Server_nothing__call,
+                                       (ac_any_fn)fn, ctx, ctx_size);
 }

@@ -314,6 +314,8 @@ int cov_Server_ask_scalars_wait(ac_ctx *cx, cov_Server_ref to, bool b,
                                 uint8_t f, uint16_t g, uint32_t h, uint64_t i,
                                 float x, double y, int timeout_ms,
                                 cov_Server_scalars_reply **out);
+int cov_Server_forward_scalars(ac_ctx *cx, cov_Server_ref to,
+                               const cov_Server_scalars *msg);
 typedef int (*cov_Server_lookup_fn)(void *self, ac_ctx *cx, int status,
              const cov_Server_lookup_reply *reply, void *arg);
 int cov_Server_reply_lookup(ac_ctx *cx, const ac_reply_to *to, ac_string key,
@@ -338,6 +340,8 @@ int cov_Server_ask_lookup_wait(ac_ctx *cx, cov_Server_ref to, ac_string key,
                                ac_addr_seq addrs, const cov_Kind kinds[2],
                                bool defer, int timeout_ms,
                                cov_Server_lookup_reply **out);
+int cov_Server_forward_lookup(ac_ctx *cx, cov_Server_ref to,
+                              const cov_Server_lookup *msg);
 typedef int (*cov_Server_nothing_fn)(void *self, ac_ctx *cx, int status,
              const cov_Server_nothing_reply *reply, void *arg);
 int cov_Server_reply_nothing(ac_ctx *cx, const ac_reply_to *to);
@@ -345,6 +349,8 @@ int cov_Server_ask_nothing(ac_ctx *cx, cov_Server_ref to, uint32_t timeout_ms,
                            cov_Server_nothing_fn fn, void *arg);
 int cov_Server_ask_nothing_wait(ac_ctx *cx, cov_Server_ref to, int timeout_ms,
                                 cov_Server_nothing_reply **out);
+int cov_Server_forward_nothing(ac_ctx *cx, cov_Server_ref to,
+                               const cov_Server_nothing *msg);
 
 /* The wire form of a reply's body (docs/WIRE.md), by its request's tag. */
 long cov_Server_encode_reply(uint32_t tag, const ac_envelope *reply,
@@ -503,6 +509,91 @@ cov_Queue_ref cov_Queue_ref_self(const ac_ctx *cx);
 
 /* The actor type, for the runtime. */
 extern const ac_actor_type cov_Queue_type;
+
+/* ---- typed asks cov ----------------------------------------------------- */
+
+/* m_A_ask_B_x: actor A asks request x of actor B (in A's handler or hook);
+ * fn runs in A as ask's does, typed with A's state and x's reply, and
+ * gets a copy of ctx[0..ctx_size) (at most AC_ASK_CONTEXT_MAX bytes,
+ * aligned to 16, kept in the pending ask: no allocation; NULL when 0).
+ * AC_EINVAL when the running actor is not an A. */
+typedef int (*cov_Server_ask_Server_scalars_fn)(cov_Server *self, ac_ctx *cx,
+             int status, const cov_Server_scalars_reply *reply, void *ctx);
+int cov_Server_ask_Server_scalars(ac_ctx *cx, cov_Server_ref to, bool b,
+                                  int8_t a, int16_t c, int32_t d, int64_t e,
+                                  uint8_t f, uint16_t g, uint32_t h,
+                                  uint64_t i, float x, double y,
+                                  uint32_t timeout_ms,
+                                  cov_Server_ask_Server_scalars_fn fn,
+                                  const void *ctx, size_t ctx_size);
+typedef int (*cov_Server_ask_Server_lookup_fn)(cov_Server *self, ac_ctx *cx,
+             int status, const cov_Server_lookup_reply *reply, void *ctx);
+int cov_Server_ask_Server_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
+                                 ac_bytes raw, const uint32_t trio[3],
+                                 cov_Kind k, cov_Deep d, cov_Client_ref who,
+                                 ac_addr where, ac_string_seq words,
+                                 cov_Deep_seq deeps, cov_Server_ref_seq peers,
+                                 ac_addr_seq addrs, const cov_Kind kinds[2],
+                                 bool defer, uint32_t timeout_ms,
+                                 cov_Server_ask_Server_lookup_fn fn,
+                                 const void *ctx, size_t ctx_size);
+typedef int (*cov_Server_ask_Server_nothing_fn)(cov_Server *self, ac_ctx *cx,
+             int status, const cov_Server_nothing_reply *reply, void *ctx);
+int cov_Server_ask_Server_nothing(ac_ctx *cx, cov_Server_ref to,
+                                  uint32_t timeout_ms,
+                                  cov_Server_ask_Server_nothing_fn fn,
+                                  const void *ctx, size_t ctx_size);
+typedef int (*cov_Client_ask_Server_scalars_fn)(cov_Client *self, ac_ctx *cx,
+             int status, const cov_Server_scalars_reply *reply, void *ctx);
+int cov_Client_ask_Server_scalars(ac_ctx *cx, cov_Server_ref to, bool b,
+                                  int8_t a, int16_t c, int32_t d, int64_t e,
+                                  uint8_t f, uint16_t g, uint32_t h,
+                                  uint64_t i, float x, double y,
+                                  uint32_t timeout_ms,
+                                  cov_Client_ask_Server_scalars_fn fn,
+                                  const void *ctx, size_t ctx_size);
+typedef int (*cov_Client_ask_Server_lookup_fn)(cov_Client *self, ac_ctx *cx,
+             int status, const cov_Server_lookup_reply *reply, void *ctx);
+int cov_Client_ask_Server_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
+                                 ac_bytes raw, const uint32_t trio[3],
+                                 cov_Kind k, cov_Deep d, cov_Client_ref who,
+                                 ac_addr where, ac_string_seq words,
+                                 cov_Deep_seq deeps, cov_Server_ref_seq peers,
+                                 ac_addr_seq addrs, const cov_Kind kinds[2],
+                                 bool defer, uint32_t timeout_ms,
+                                 cov_Client_ask_Server_lookup_fn fn,
+                                 const void *ctx, size_t ctx_size);
+typedef int (*cov_Client_ask_Server_nothing_fn)(cov_Client *self, ac_ctx *cx,
+             int status, const cov_Server_nothing_reply *reply, void *ctx);
+int cov_Client_ask_Server_nothing(ac_ctx *cx, cov_Server_ref to,
+                                  uint32_t timeout_ms,
+                                  cov_Client_ask_Server_nothing_fn fn,
+                                  const void *ctx, size_t ctx_size);
+typedef int (*cov_Queue_ask_Server_scalars_fn)(cov_Queue *self, ac_ctx *cx,
+             int status, const cov_Server_scalars_reply *reply, void *ctx);
+int cov_Queue_ask_Server_scalars(ac_ctx *cx, cov_Server_ref to, bool b,
+                                 int8_t a, int16_t c, int32_t d, int64_t e,
+                                 uint8_t f, uint16_t g, uint32_t h, uint64_t i,
+                                 float x, double y, uint32_t timeout_ms,
+                                 cov_Queue_ask_Server_scalars_fn fn,
+                                 const void *ctx, size_t ctx_size);
+typedef int (*cov_Queue_ask_Server_lookup_fn)(cov_Queue *self, ac_ctx *cx,
+             int status, const cov_Server_lookup_reply *reply, void *ctx);
+int cov_Queue_ask_Server_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
+                                ac_bytes raw, const uint32_t trio[3],
+                                cov_Kind k, cov_Deep d, cov_Client_ref who,
+                                ac_addr where, ac_string_seq words,
+                                cov_Deep_seq deeps, cov_Server_ref_seq peers,
+                                ac_addr_seq addrs, const cov_Kind kinds[2],
+                                bool defer, uint32_t timeout_ms,
+                                cov_Queue_ask_Server_lookup_fn fn,
+                                const void *ctx, size_t ctx_size);
+typedef int (*cov_Queue_ask_Server_nothing_fn)(cov_Queue *self, ac_ctx *cx,
+             int status, const cov_Server_nothing_reply *reply, void *ctx);
+int cov_Queue_ask_Server_nothing(ac_ctx *cx, cov_Server_ref to,
+                                 uint32_t timeout_ms,
+                                 cov_Queue_ask_Server_nothing_fn fn,
+                                 const void *ctx, size_t ctx_size);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,298 @@
+/*
+ * stash.c — deferring the message being handled (ac_stash) and taking the
+ * deferred ones up again, oldest first, ahead of newer mail
+ * (ac_unstash_all): Akka's Stash, CAF's skip, what Erlang's selective
+ * receive leaves in the mailbox.
+ *
+ * A stash holds envelopes, not copies: the one being handled is flagged
+ * AC__ENV_STASHED, which tells the mailbox not to free it when the queue
+ * moves past it (it may still be the queue's stub, whose link producers
+ * write: so the stash keeps its envelopes in arrays, never through their
+ * link), and tells the turn not to count the handling as a message (it
+ * is counted when it is handled for good, or as a dead letter). Its
+ * reply_to, being part of the payload, is untouched.
+ *
+ * ac_unstash_all moves the stash onto the front of the actor's replay
+ * stack (the newest deferred on the bottom, the oldest on top) and sets
+ * AC__ACTOR_REPLAY; the core's turn then asks this service for a message
+ * (`replay`) before each pop of the mailbox, until it has none. A message
+ * handled from the replay and stashed again goes back to the stash, in
+ * the order of its stashing.
+ *
+ * One record per actor that ever stashed (or set its capacity), made on
+ * first use under the services' per-actor protocol (core/service.c) and
+ * freed at its death, when whatever it still holds becomes dead letters.
+ * Everything but the lookup is the owner's (its handlers run one at a
+ * time): the lock guards the table and the counters.
+ */
+#include "services.h"
+
+#include "../lib/amap.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct stash {
+    ac__amap_node node;   /* key: the actor */
+    uint32_t cap;         /* at most this many held, stashed and replaying */
+    uint32_t len;         /* stashed, oldest first: held[0..len) */
+    uint32_t replay;      /* taken up again, next on top: back[replay - 1] */
+    uint32_t size;        /* slots of each array */
+    ac__env **held;
+    ac__env **back;
+} stash;
+
+typedef struct ac__stashes {
+    pthread_mutex_t lock;
+    ac__amap records;
+    uint64_t held;        /* in every stash and replay now */
+    uint64_t overflows;   /* ac_stash refused: the stash was full */
+} ac__stashes;
+
+static ac__stashes *stashes_of(ac_ctx *cx)
+{
+    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_stash);
+}
+
+static int init(ac_runtime *rt, void **state)
+{
+    (void)rt;
+    ac__stashes *S = calloc(1, sizeof *S);
+    if (S == NULL)
+        return AC_ENOMEM;
+    if (ac__amap_init(&S->records) != 0) {
+        free(S);
+        return AC_ENOMEM;
+    }
+    pthread_mutex_init(&S->lock, NULL);
+    *state = S;
+    return 0;
+}
+
+static void free_record(stash *r)
+{
+    free(r->held);
+    free(r->back);
+    free(r);
+}
+
+static void free_node(ac__amap_node *x, void *arg)
+{
+    (void)arg;
+    free_record(AC__CONTAINER_OF(x, stash, node));
+}
+
+static void fini(void *state)
+{
+    ac__stashes *S = state;
+    if (S == NULL)
+        return;
+    /* Every actor died before this, and took its record with it. */
+    ac__amap_each(&S->records, free_node, NULL);
+    ac__amap_destroy(&S->records);
+    pthread_mutex_destroy(&S->lock);
+    free(S);
+}
+
+/* The running actor's record, made if `make`; locked, online. NULL: none,
+ * or (making) out of memory or the actor is dying (*rc says which). */
+static stash *record_of(ac_ctx *cx, ac__stashes *S, ac__actor *self, bool make, int *rc)
+{
+    ac__amap_node *x = ac__amap_find(&S->records, &self->addr, 0);
+    if (x != NULL || !make)
+        return x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+    if (!ac__service_alive(cx, self)) {
+        *rc = AC_ESTATE;  /* from its stop hook: the death has passed us */
+        return NULL;
+    }
+    stash *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        *rc = AC_ENOMEM;
+        return NULL;
+    }
+    r->cap = AC_STASH_CAPACITY;
+    r->node.key = self->addr;
+    ac__amap_add(&S->records, &r->node);
+    return r;
+}
+
+/* Room for one more held message in each array (both as long: a stash
+ * taken up goes whole onto the replay stack). */
+static int grow(stash *r)
+{
+    if (r->len + r->replay < r->size)
+        return 0;
+    uint32_t size = r->size ? 2 * r->size : 8;
+    if (size > r->cap)
+        size = r->cap;
+    ac__env **held = realloc(r->held, size * sizeof *held);
+    if (held == NULL)
+        return AC_ENOMEM;
+    r->held = held;
+    ac__env **back = realloc(r->back, size * sizeof *back);
+    if (back == NULL)
+        return AC_ENOMEM;
+    r->back = back;
+    r->size = size;
+    return 0;
+}
+
+int ac_stash(ac_ctx *cx)
+{
+    if (cx == NULL)
+        return AC_EINVAL;
+    ac__actor *self = ac__current(cx);
+    ac__env *e = ac__handling(cx);
+    /* Only a user message, in its own handler: not a hook's or a
+     * continuation's (their envelope is the runtime's), and once. */
+    if (self == NULL || e == NULL || (e->flags & AC__ENV_STASHED) ||
+        (ac__flags(self) & AC__ACTOR_DEAD))
+        return AC_ESTATE;
+    ac__stashes *S = stashes_of(cx);
+    int rc = 0;
+    ac__enter(cx);
+    pthread_mutex_lock(&S->lock);
+    stash *r = record_of(cx, S, self, true, &rc);
+    if (r != NULL && r->len + r->replay >= r->cap) {
+        S->overflows++;
+        rc = AC_EFULL;
+    } else if (r != NULL && (rc = grow(r)) == 0) {
+        r->held[r->len++] = e;
+        S->held++;
+        /* Its bound was released when it was first handled; it leaves the
+         * mailbox's accounting for good. */
+        e->flags = (uint16_t)((e->flags | AC__ENV_STASHED) & ~AC__ENV_BOUNDED);
+    }
+    pthread_mutex_unlock(&S->lock);
+    ac__leave(cx);
+    return rc;
+}
+
+int ac_unstash_all(ac_ctx *cx)
+{
+    if (cx == NULL)
+        return AC_EINVAL;
+    ac__actor *self = ac__current(cx);
+    if (self == NULL)
+        return AC_ESTATE;
+    ac__stashes *S = stashes_of(cx);
+    int rc = 0, n = 0;
+    pthread_mutex_lock(&S->lock);
+    stash *r = record_of(cx, S, self, false, &rc);
+    if (r != NULL && r->len > 0) {
+        /* Onto the front: the oldest stashed comes up first, then what an
+         * earlier unstash left. */
+        for (uint32_t i = r->len; i-- > 0;)
+            r->back[r->replay++] = r->held[i];
+        n = (int)r->len;
+        r->len = 0;
+        ac__set_flags(self, AC__ACTOR_REPLAY);
+    }
+    pthread_mutex_unlock(&S->lock);
+    return n;
+}
+
+int ac_stash_capacity(ac_ctx *cx, uint32_t capacity)
+{
+    if (cx == NULL || capacity == 0)
+        return AC_EINVAL;
+    ac__actor *self = ac__current(cx);
+    if (self == NULL)
+        return AC_ESTATE;
+    ac__stashes *S = stashes_of(cx);
+    int rc = 0;
+    ac__enter(cx);
+    pthread_mutex_lock(&S->lock);
+    stash *r = record_of(cx, S, self, true, &rc);
+    if (r != NULL)
+        r->cap = capacity;  /* below what it holds: the next stash is full */
+    pthread_mutex_unlock(&S->lock);
+    ac__leave(cx);
+    return rc;
+}
+
+int ac_stash_count(ac_ctx *cx)
+{
+    if (cx == NULL)
+        return AC_EINVAL;
+    ac__actor *self = ac__current(cx);
+    if (self == NULL)
+        return AC_ESTATE;
+    ac__stashes *S = stashes_of(cx);
+    int rc = 0;
+    pthread_mutex_lock(&S->lock);
+    stash *r = record_of(cx, S, self, false, &rc);
+    int n = r ? (int)r->len : 0;
+    pthread_mutex_unlock(&S->lock);
+    return n;
+}
+
+static ac__env *replay(ac_ctx *cx, void *state, ac__actor *a)
+{
+    ac__stashes *S = state;
+    ac__env *e = NULL;
+    pthread_mutex_lock(&S->lock);
+    ac__amap_node *x = ac__amap_find(&S->records, &a->addr, 0);
+    stash *r = x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+    if (r != NULL && r->replay > 0) {
+        e = r->back[--r->replay];
+        S->held--;
+    }
+    pthread_mutex_unlock(&S->lock);
+    (void)cx;
+    if (e != NULL)
+        e->flags = (uint16_t)(e->flags & ~AC__ENV_STASHED);
+    return e;
+}
+
+/* Gives one held envelope back at the death, a dead letter. The one the
+ * dying turn is still handling (stashed, then the actor failed) is left
+ * to the turn, and the mailbox's stub to the mailbox. */
+static void drop(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    e->flags = (uint16_t)(e->flags & ~AC__ENV_STASHED);
+    ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
+    if (e != ac__handling(cx))
+        ac__env_release(cx, a, e);
+}
+
+static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+{
+    (void)reason;
+    (void)code;
+    ac__stashes *S = state;
+    pthread_mutex_lock(&S->lock);
+    ac__amap_node *x = ac__amap_find(&S->records, &a->addr, 0);
+    stash *r = x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+    if (r != NULL) {
+        ac__amap_remove(&S->records, &r->node);
+        S->held -= r->len + r->replay;
+    }
+    pthread_mutex_unlock(&S->lock);
+    if (r == NULL)
+        return;
+    /* Oldest first: the replay's top, then the stash. */
+    while (r->replay > 0)
+        drop(cx, a, r->back[--r->replay]);
+    for (uint32_t i = 0; i < r->len; i++)
+        drop(cx, a, r->held[i]);
+    free_record(r);
+}
+
+static void stats(void *state, ac_stats *out)
+{
+    ac__stashes *S = state;
+    pthread_mutex_lock(&S->lock);
+    out->stashed += S->held;
+    out->stash_overflows += S->overflows;
+    pthread_mutex_unlock(&S->lock);
+}
+
+const ac__service ac__stash_service = {
+    .name = "stash",
+    .init = init,
+    .fini = fini,
+    .died = died,
+    .replay = replay,
+    .stats = stats,
+};
