@@ -319,6 +319,7 @@ union full_Store__messages {
     full_Store_ping ping;
     full_Store_lookup lookup;
     full_Store_sync sync;
+    full_Store_halt halt;
 };
 
 static int full_Store__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
@@ -340,6 +341,8 @@ static int full_Store__dispatch(void *state, ac_ctx *cx, ac_envelope *e)
         return full_Store_on_lookup(self, cx, &m->lookup);
     case full_Store_TAG_sync:
         return full_Store_on_sync(self, cx, &m->sync);
+    case full_Store_TAG_halt:
+        return full_Store_on_halt(self, cx, &m->halt);
     }
     return AC_EBADTAG;
 }
@@ -350,7 +353,8 @@ static const char *const full_Store__names[] = {
     "many",
     "ping",
     "lookup",
-    "sync"
+    "sync",
+    "halt"
 };
 
 static int full_Store__start(void *state, ac_ctx *cx, const void *args)
@@ -409,6 +413,12 @@ static void full_Store_sync_reply__dsize(ac_wire_in *in, size_t *at);
 static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
                                        ac_wire_in *in, unsigned char *base,
                                        size_t *at);
+static void full_Store_halt__copy(full_Store_halt *v, unsigned char *base,
+                                  size_t *at);
+static void full_Store_halt__enc(const full_Store_halt *v, ac_wire_out *o);
+static void full_Store_halt__dsize(ac_wire_in *in, size_t *at);
+static void full_Store_halt__dec(full_Store_halt *v, ac_wire_in *in,
+                                 unsigned char *base, size_t *at);
 
 static void full_Store_put__copy(full_Store_put *v, unsigned char *base,
                                  size_t *at)
@@ -868,6 +878,49 @@ static void full_Store_sync_reply__dec(full_Store_sync_reply *v,
     v->unused_ = 0;
 }
 
+static void full_Store_halt__copy(full_Store_halt *v, unsigned char *base,
+                                  size_t *at)
+{
+    {
+        char *d0_ = (char *)(base + *at);
+        if (v->why.len > 0)
+            memcpy(d0_, v->why.data, v->why.len);
+        d0_[v->why.len] = '\0';
+        v->why.data = d0_;
+        *at += (size_t)v->why.len + 1;
+    }
+}
+
+static void full_Store_halt__enc(const full_Store_halt *v, ac_wire_out *o)
+{
+    ac_wire_u32(o, v->why.len);
+    ac_wire_bytes(o, v->why.data, v->why.len);
+}
+
+static void full_Store_halt__dsize(ac_wire_in *in, size_t *at)
+{
+    {
+        uint32_t n0_ = ac_wire_get_u32(in);
+        (void)ac_wire_take(in, n0_);
+        ac_wire_grow(&*at, 1, (size_t)n0_ + 1, 1);
+    }
+}
+
+static void full_Store_halt__dec(full_Store_halt *v, ac_wire_in *in,
+                                 unsigned char *base, size_t *at)
+{
+    {
+        uint32_t n0_ = ac_wire_get_u32(in);
+        char *d0_ = (char *)(base + *at);
+        if (n0_ > 0)
+            memcpy(d0_, ac_wire_take(in, n0_), n0_);
+        d0_[n0_] = '\0';
+        v->why.data = d0_;
+        v->why.len = n0_;
+        *at += (size_t)n0_ + 1;
+    }
+}
+
 static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
 {
     const void *m_;
@@ -895,6 +948,9 @@ static long full_Store__encode(const ac_envelope *e, uint8_t *buf, size_t cap)
         break;
     case full_Store_TAG_sync:
         full_Store_sync__enc((const full_Store_sync *)m_, &o_);
+        break;
+    case full_Store_TAG_halt:
+        full_Store_halt__enc((const full_Store_halt *)m_, &o_);
         break;
     default:
         return AC_EBADTAG;
@@ -940,6 +996,10 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
         size_ = sizeof(full_Store_sync);
         full_Store_sync__dsize(&in_, &size_);
         break;
+    case full_Store_TAG_halt:
+        size_ = sizeof(full_Store_halt);
+        full_Store_halt__dsize(&in_, &size_);
+        break;
     default:
         return AC_EBADTAG;
     }
@@ -979,6 +1039,11 @@ static int full_Store__decode(ac_ctx *cx, uint32_t tag, const uint8_t *buf, size
     case full_Store_TAG_sync:
         at_ = sizeof(full_Store_sync);
         full_Store_sync__dec((full_Store_sync *)m_, &in_, (unsigned char *)m_,
+                             &at_);
+        break;
+    case full_Store_TAG_halt:
+        at_ = sizeof(full_Store_halt);
+        full_Store_halt__dec((full_Store_halt *)m_, &in_, (unsigned char *)m_,
                              &at_);
         break;
     }
@@ -1189,9 +1254,38 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
         *d_ = *s_;
         return c_;
     }
+    case full_Store_TAG_halt: {
+        const full_Store_halt *s_ = (const full_Store_halt *)m_;
+        full_Store_halt *d_;
+
+        size_ = sizeof(full_Store_halt);
+        if (s_->why.data == NULL && s_->why.len > 0)
+            size_ = AC_MAX_PAYLOAD + 1;
+        ac_wire_grow(&size_, 1, (size_t)s_->why.len + 1, 1);
+        if (size_ > AC_MAX_PAYLOAD)
+            return NULL;
+        c_ = ac_envelope_new(cx, e->tag, size_);
+        if (c_ == NULL)
+            return NULL;
+        d_ = (full_Store_halt *)ac_envelope_payload(c_);
+        *d_ = *s_;
+        size_ = sizeof(full_Store_halt);
+        full_Store_halt__copy(d_, (unsigned char *)d_, &size_);
+        return c_;
+    }
     }
     return NULL;
 }
+
+static const uint8_t full_Store__priority[] = {
+    AC_PRIORITY_NORMAL, /* put */
+    AC_PRIORITY_NORMAL, /* tree */
+    AC_PRIORITY_NORMAL, /* many */
+    AC_PRIORITY_NORMAL, /* ping */
+    AC_PRIORITY_NORMAL, /* lookup */
+    AC_PRIORITY_NORMAL, /* sync */
+    AC_PRIORITY_URGENT /* halt */
+};
 
 const ac_actor_type full_Store_type = {
     AC_ABI_VERSION,
@@ -1201,7 +1295,7 @@ const ac_actor_type full_Store_type = {
     full_Store__dispatch,
     full_Store__start,
     full_Store__stop,
-    6,
+    7,
     full_Store__names,
     full_Store__encode,
     full_Store__decode,
@@ -1209,7 +1303,8 @@ const ac_actor_type full_Store_type = {
     full_Store_decode_reply,
     full_Store__copy,
     1000u, /* mailbox bound */
-    AC_OVERFLOW_DROP_OLDEST
+    AC_OVERFLOW_DROP_OLDEST,
+    full_Store__priority
 };
 
 int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -1260,6 +1355,16 @@ int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
                                           env_);
+}
+
+int full_Store_send_put_checked(ac_ctx *cx, full_Store_ref to, full_Item item,
+                                units_Meter_ref meter)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_put__build(cx, &env_, item, meter);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
 }
 
 int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
@@ -1327,6 +1432,15 @@ int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t)
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
                                           env_);
+}
+
+int full_Store_send_tree_checked(ac_ctx *cx, full_Store_ref to, full_Tree t)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_tree__build(cx, &env_, t);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
 }
 
 int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
@@ -1434,6 +1548,19 @@ int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
                                           env_);
 }
 
+int full_Store_send_many_checked(ac_ctx *cx, full_Store_ref to,
+                                 ac_string_seq names, ac_bytes_seq blobs,
+                                 full_Store_ref_seq peers, ac_addr_seq raw,
+                                 const full_Item pair[2], ac_bool_seq bits)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_many__build(cx, &env_, names, blobs, peers, raw, pair,
+                                     bits);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
                             ac_bytes_seq blobs, full_Store_ref_seq peers,
                             ac_addr_seq raw, const full_Item pair[2],
@@ -1504,6 +1631,15 @@ int full_Store_send_ping(ac_ctx *cx, full_Store_ref to)
                                           env_);
 }
 
+int full_Store_send_ping_checked(ac_ctx *cx, full_Store_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_ping__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_ping(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
@@ -1569,6 +1705,16 @@ int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key)
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
                                           env_);
+}
+
+int full_Store_send_lookup_checked(ac_ctx *cx, full_Store_ref to,
+                                   ac_string key)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_lookup__build(cx, &env_, key);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
 }
 
 int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
@@ -1716,6 +1862,15 @@ int full_Store_send_sync(ac_ctx *cx, full_Store_ref to)
                                           env_);
 }
 
+int full_Store_send_sync_checked(ac_ctx *cx, full_Store_ref to)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_sync__build(cx, &env_);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
 int full_Store_publish_sync(ac_ctx *cx, const char *group)
 {
     ac_envelope *env_ = NULL;
@@ -1815,6 +1970,83 @@ int full_Store_forward_sync(ac_ctx *cx, full_Store_ref to,
     return ac_send_typed(cx, &to.addr, &full_Store_type, env_);
 }
 
+static int full_Store_halt__build(ac_ctx *cx, ac_envelope **built_,
+                                  ac_string why)
+{
+    size_t size_ = sizeof(full_Store_halt);
+    ac_envelope *env_;
+    full_Store_halt *msg_;
+
+    if (why.data == NULL && why.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, 1, (size_t)why.len + 1, 1);
+    if (size_ > AC_MAX_PAYLOAD)
+        return AC_EINVAL;
+    env_ = ac_envelope_new(cx, full_Store_TAG_halt, size_);
+    if (env_ == NULL)
+        return AC_ENOMEM;
+    msg_ = (full_Store_halt *)ac_envelope_payload(env_);
+    msg_->why = why;
+    size_ = sizeof(full_Store_halt);
+    full_Store_halt__copy(msg_, (unsigned char *)msg_, &size_);
+    *built_ = env_;
+    return 0;
+}
+
+int full_Store_send_halt(ac_ctx *cx, full_Store_ref to, ac_string why)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Store_type,
+                                          env_);
+}
+
+int full_Store_send_halt_checked(ac_ctx *cx, full_Store_ref to, ac_string why)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
+                                            env_);
+}
+
+int full_Store_publish_halt(ac_ctx *cx, const char *group, ac_string why)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    return rc_ != 0 ? rc_ : ac_group_publish(cx, group, &full_Store_type,
+                                             env_);
+}
+
+int full_Store_send_halt_after(ac_ctx *cx, full_Store_ref to,
+                               uint32_t delay_ms, ac_string why,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_after_typed(cx, &to.addr,
+                                                 &full_Store_type, delay_ms,
+                                                 env_, timer_id);
+}
+
+int full_Store_send_halt_every(ac_ctx *cx, full_Store_ref to,
+                               uint32_t period_ms, ac_string why,
+                               ac_timer_id *timer_id)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Store_halt__build(cx, &env_, why);
+
+    if (rc_ != 0 && timer_id != NULL)
+        *timer_id = 0;
+    return rc_ != 0 ? rc_ : ac_timer_every(cx, &to.addr, period_ms,
+                                           &full_Store_type, env_, timer_id);
+}
+
 int full_Store_whereis(ac_ctx *cx, const char *name, full_Store_ref *out)
 {
     int rc_ = ac_whereis(cx, name, out != NULL ? &out->addr : NULL);
@@ -1830,6 +2062,18 @@ full_Store_ref full_Store_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+full_Store_ref full_Store_ref_nil(void)
+{
+    full_Store_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool full_Store_ref_is_nil(full_Store_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 full_Store_ref full_Store_ref_self(const ac_ctx *cx)
@@ -2002,7 +2246,8 @@ const ac_actor_type full_Bare_type = {
     NULL,
     full_Bare__copy,
     16u, /* mailbox bound */
-    AC_OVERFLOW_REJECT
+    AC_OVERFLOW_REJECT,
+    NULL /* every message normal */
 };
 
 int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -2040,6 +2285,16 @@ int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
     int rc_ = full_Bare_poke__build(cx, &env_, b, s);
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &full_Bare_type, env_);
+}
+
+int full_Bare_send_poke_checked(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
+                                full_Store_ref s)
+{
+    ac_envelope *env_ = NULL;
+    int rc_ = full_Bare_poke__build(cx, &env_, b, s);
+
+    return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Bare_type,
+                                            env_);
 }
 
 int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,
@@ -2092,6 +2347,18 @@ full_Bare_ref full_Bare_ref_of(ac_addr addr)
 
     ref.addr = addr;
     return ref;
+}
+
+full_Bare_ref full_Bare_ref_nil(void)
+{
+    full_Bare_ref ref = { { { 0 } } };
+
+    return ref;
+}
+
+bool full_Bare_ref_is_nil(full_Bare_ref r)
+{
+    return ac_addr_is_nil(&r.addr);
 }
 
 full_Bare_ref full_Bare_ref_self(const ac_ctx *cx)
