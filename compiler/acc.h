@@ -182,9 +182,11 @@ void acc_error(acc_ctx *cx, const acc_file *f, acc_loc at,
 /* A note belongs to the error just reported. */
 void acc_note(acc_ctx *cx, const acc_file *f, acc_loc at,
               const char *fmt, ...) ACC_PRINTF(4, 5);
-/* A warning: shown, not counted as an error. */
-void acc_warning(acc_ctx *cx, const acc_file *f, acc_loc at,
-                 const char *fmt, ...) ACC_PRINTF(4, 5);
+/* Warning `id`: shown with its option ("[-Wunused-import]") unless the
+ * options turn it off, not counted as an error unless they make it one
+ * (-Werror, -Werror=<name>: then it is an error, "[-Werror=...]"). */
+void acc_warning(acc_ctx *cx, acc_warning_id id, const acc_file *f,
+                 acc_loc at, const char *fmt, ...) ACC_PRINTF(5, 6);
 /* The same on a va_list, for a pass's own wrappers that add its file. */
 void acc_verror(acc_ctx *cx, const acc_file *f, acc_loc at,
                 const char *fmt, va_list ap) ACC_PRINTF(4, 0);

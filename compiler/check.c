@@ -1271,12 +1271,14 @@ static void warn(checker *ck)
 {
     for (acc_import *im = ck->mod->imports; im != NULL; im = im->next)
         if (!im->used && im->mod != NULL)
-            acc_warning(ck->cx, &ck->mod->file, im->at, "unused import "
+            acc_warning(ck->cx, ACC_W_UNUSED_IMPORT, &ck->mod->file, im->at,
+                        "unused import "
                         "\"%s\": nothing here names '%.*s.'", im->path,
                         (int)im->mod->name.len, im->mod->name.s);
     for (acc_actor *a = ck->mod->actors; a != NULL; a = a->next)
         if (a->messages != NULL && !a->referenced)
-            acc_warning(ck->cx, &ck->mod->file, loc_of(a->name), "no actor "
+            acc_warning(ck->cx, ACC_W_UNREFERENCED_ACTOR, &ck->mod->file,
+                        loc_of(a->name), "no actor "
                         "can send to '%.*s': no ref<%.*s> appears in this "
                         "file or its imports, so only the code that spawns "
                         "it can reach its handlers",
