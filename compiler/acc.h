@@ -382,6 +382,9 @@ typedef struct acc_actor {
     bool state_seen;
     bool bad;
     bool referenced;        /* some ref<> names it */
+    /* Some hook is spelled `hook x`: then every `on x` is a message, the
+     * old spellings of the hooks (`on start`, `on stop`) included. */
+    bool hook_spelled;
     acc_message *messages, *messages_tail;
     acc_message *start, *stop;  /* lifecycle hooks, or NULL */
     acc_message *down, *exit;   /* system-message hooks, or NULL */
@@ -568,6 +571,8 @@ void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
                    acc_field *fields);
 void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_token *name, acc_field *fields, bool parens);
+void acc_ast_hook(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                  const acc_token *name, acc_field *fields);
 void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_int_tok *bound, const acc_token *policy);
 void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,

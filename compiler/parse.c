@@ -44,6 +44,7 @@ const char *acc_token_desc(int code)
     case TK_STATE: return "'state'";
     case TK_ON: return "'on'";
     case TK_MAILBOX: return "'mailbox'";
+    case TK_HOOK: return "'hook'";
     case TK_ID: return "identifier";
     case TK_NUMBER: return "number";
     case TK_BOOL: return "'bool'";

@@ -171,6 +171,7 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             "state"  { code = TK_STATE; break; }
             "on"     { code = TK_ON; break; }
             "mailbox" { code = TK_MAILBOX; break; }
+            "hook"   { code = TK_HOOK; break; }
             "bool"   { code = TK_BOOL; break; }
             "i8"     { code = TK_I8; break; }
             "i16"    { code = TK_I16; break; }

@@ -7,10 +7,11 @@
  *   struct  ::= "struct" ID "{" ( type ID ";" )* "}"
  *   enum    ::= "enum" ID "{" [ value ( "," value )* [ "," ] ] "}"
  *   value   ::= ID [ "=" [ "-" ] NUMBER ]
- *   actor   ::= "actor" ID "{" ( state | message | mailbox )* "}"
+ *   actor   ::= "actor" ID "{" ( state | message | hook | mailbox )* "}"
  *   state   ::= "state" "{" ( type ID ";" )* "}"
  *   mailbox ::= "mailbox" [ "-" ] NUMBER [ ID ] ";"
  *   message ::= "on" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
+ *   hook    ::= "hook" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
  *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
  *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
  *             | "ref" "<" qname ">" | qname
@@ -55,13 +56,13 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 }
 
 /* Token codes in this order: expected-token lists are shown in it. */
-%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX.
+%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK.
 %token ID NUMBER STRLIT.
 %token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
 %token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
 %token LBRACKET RBRACKET EQ DOT COLON ARROW MINUS.
 
-%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX
+%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK
              BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
 
 %type body {acc_actor *}
@@ -147,6 +148,20 @@ body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params(Q
     R = B;
     acc_ast_message(ps, R, &K, &N, P.head, true);
     acc_ast_reply(ps, R, &N, &A, Q.head);
+}
+body(R) ::= body(B) HOOK(K) ID(N) LPAREN params(P) RPAREN SEMI. {
+    R = B;
+    acc_ast_hook(ps, R, &K, &N, P.head);
+}
+body(R) ::= body(B) HOOK(K) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params RPAREN SEMI. {
+    R = B;
+    acc_ast_hook(ps, R, &K, &N, P.head);
+    acc_error(ps->cx, &ps->mod->file, (acc_loc){ A.off, A.len },
+              "a hook has no reply");
+}
+body(R) ::= body(B) HOOK(K) ID(N) SEMI. {
+    R = B;
+    acc_ast_hook(ps, R, &K, &N, NULL);
 }
 body(R) ::= body(B) MAILBOX(K) int(N) SEMI. {
     R = B;

@@ -205,7 +205,7 @@ Test(cli, stdin_input)
     cr_assert(write_file(bad, "module m;\nactor A {\n", 20));
     cr_assert(cmd_run(&r, dir, bad, "'%s' -", bin));
     cr_expect_eq(r.status, 1);
-    cr_expect_str_eq(r.err, "<stdin>:2:10: error: expected 'state', 'on', 'mailbox' "
+    cr_expect_str_eq(r.err, "<stdin>:2:10: error: expected 'state', 'on', 'mailbox', 'hook' "
                             "or '}', found end of file\n"
                             "    2 | actor A {\n"
                             "      |          ^\n");

@@ -39,7 +39,7 @@ static const char *const cases[] = {
     "too_large",
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
-    "warn_from_main", "warn_werror",
+    "warn_from_main", "warn_werror", "hook_unknown",
     "mailbox", "down_exit_hooks", "down_collision", "reply_collision",
     "reply_hook", "service_collision", "service_params",
 };
@@ -167,6 +167,7 @@ WARN(warn_unused_import)
 WARN(warn_unreachable)
 WARN(warn_from_main)
 DIAG(warn_werror)
+DIAG(hook_unknown)
 
 Test(diag, every_input_has_a_test)
 {
