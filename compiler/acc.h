@@ -284,7 +284,11 @@ typedef enum acc_kind {
     ACC_REF,                /* ref<Actor> */
     ACC_NAMED,              /* a struct or an enum */
     ACC_ARRAY,              /* T[N] */
-    ACC_SEQ                 /* T[] */
+    ACC_SEQ,                /* T[] */
+    /* ptr (void *) or ptr<Name> (struct Name *): a handle of the C
+     * program's, in state and start arguments only (it means nothing on
+     * another node). `target` is Name (len 0: void). */
+    ACC_PTR
 } acc_kind;
 
 typedef struct acc_name {
@@ -307,7 +311,7 @@ typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
     union {
-        struct {            /* REF, NAMED */
+        struct {            /* REF, NAMED, PTR */
             acc_loc qual;   /* "mod" of mod.Name (len 0: none) */
             acc_name target;            /* REF: the actor; NAMED: the type */
             union {

@@ -372,9 +372,25 @@ static void resolve(checker *ck, acc_type *t)
             unknown(ck, t, m, false);
         return;
     }
+    case ACC_PTR:
+        /* ptr<Name> is `struct Name *`: Name must be a struct tag C can
+         * take (the lexer already keeps out the reserved spellings). */
+        if (t->target.len > 0 && acc_c_keyword(t->target.s, t->target.len))
+            error(ck, loc_of(t->target), "'ptr<%.*s>' would be 'struct "
+                  "%.*s *', and '%.*s' is %s: name a struct (ptr<Node> is "
+                  "struct Node *) or use 'ptr' (void *)",
+                  (int)t->target.len, t->target.s, (int)t->target.len,
+                  t->target.s, (int)t->target.len, t->target.s,
+                  acc_c_keyword(t->target.s, t->target.len));
+        return;
     case ACC_ARRAY:
     case ACC_SEQ:
-        if (t->elem->kind == ACC_ARRAY || t->elem->kind == ACC_SEQ) {
+        if (t->elem->kind == ACC_PTR) {
+            error(ck, t->at, "a ptr cannot be %s element: hold the "
+                  "pointers in memory of your own, behind one ptr",
+                  t->kind == ACC_ARRAY ? "an array" : "a sequence");
+            t->elem->kind = ACC_U8;
+        } else if (t->elem->kind == ACC_ARRAY || t->elem->kind == ACC_SEQ) {
             error(ck, t->at, "%s of arrays or sequences are not "
                   "supported: wrap the inner one in a struct",
                   t->kind == ACC_ARRAY ? "arrays" : "sequences");
@@ -419,6 +435,22 @@ static acc_field *first_named(checker *ck, acc_map *seen, acc_field *fields,
             acc_map_put(seen, p->name.s, p->name.len, p);
     }
     return acc_map_put(seen, f->name.s, f->name.len, f);
+}
+
+/* A ptr is an address in this process: it may sit in an actor's state
+ * and in its start arguments (spawn is always local), never in what may
+ * travel to another node (a message, a reply, a struct: structs go in
+ * messages). */
+static void refuse_handles(checker *ck, const acc_field *fields,
+                           const char *where)
+{
+    for (const acc_field *f = fields; f != NULL; f = f->next)
+        if (f->type.kind == ACC_PTR)
+            error(ck, f->type.at, "'%.*s' cannot be a ptr in %s: it may "
+                  "travel to another node, where this process's pointers "
+                  "mean nothing; a ptr may be a state field or a start "
+                  "argument",
+                  (int)f->name.len, f->name.s, where);
 }
 
 /* `where` and `owner` say whose fields they are ("message" and its name),
@@ -538,6 +570,7 @@ static void check_decl(checker *ck, acc_decl *d)
         d->bad = true;
     }
     check_fields(ck, d->fields, "struct", d->name, NULL, NULL);
+    refuse_handles(ck, d->fields, "a struct (structs go in messages)");
 }
 
 /* The first message before `m` named as it is, or m: searched, or from
@@ -607,9 +640,12 @@ static void check_actor(checker *ck, acc_actor *a)
         }
         check_fields(ck, m->fields, "message", m->name,
                      m->has_reply ? ask_params : send_params, "message");
-        if (m->has_reply)
+        refuse_handles(ck, m->fields, "a message");
+        if (m->has_reply) {
             check_fields(ck, m->reply, "the reply of message", m->name,
                          reply_params, "reply");
+            refuse_handles(ck, m->reply, "a reply");
+        }
     }
     acc_arena_release(&ck->cx->arena, mk);
 }
@@ -647,6 +683,9 @@ static layout type_layout(const acc_type *t)
         break;
     case ACC_ADDR: case ACC_REF:
         l.size = 32;
+        break;
+    case ACC_PTR:
+        l.size = l.align = 8;
         break;
     case ACC_NAMED:
         if (t->decl == NULL || t->decl->kind == ACC_ENUM || t->decl->bad) {
@@ -1265,6 +1304,36 @@ static void check_generated_names(checker *ck)
     acc_arena_give_back(ar, names.twice);
 }
 
+/* ---- state: no views -------------------------------------------------------- */
+
+/* A string, bytes value or sequence is a view: in a message, into its
+ * envelope, which the runtime reuses once the handler returns. Kept in
+ * the state (`self->name = m->name;`) it would point at whatever the
+ * envelope holds next, and neither the compiler nor a sanitizer would
+ * see it. So the state holds no view, also not inside a struct: what it
+ * keeps it owns (a fixed array, or memory of its own behind a ptr). */
+static void check_state_views(checker *ck, const acc_actor *a)
+{
+    for (const acc_field *f = a->state; f != NULL; f = f->next) {
+        const acc_type *t = &f->type;
+        while (t->kind == ACC_ARRAY)
+            t = t->elem;
+        if (!acc_type_has_var(t))
+            continue;
+        const char *what = t->kind == ACC_STRING ? "be a string"
+                         : t->kind == ACC_BYTES ? "be bytes"
+                         : t->kind == ACC_SEQ ? "be a sequence"
+                         : acc_aprintf(&ck->cx->arena, "hold '%.*s', which "
+                                       "has a string, bytes or a sequence",
+                                       (int)t->target.len, t->target.s);
+        error(ck, f->type.at, "state field '%.*s' cannot %s: that is a "
+              "view into a message's envelope, which is reused once the "
+              "handler returns; keep a copy the actor owns (a fixed array "
+              "such as u8[64], or memory it allocates, held in a 'ptr')",
+              (int)f->name.len, f->name.s, what);
+    }
+}
+
 /* ---- warnings ------------------------------------------------------------------ */
 
 static void warn(checker *ck)
@@ -1334,6 +1403,8 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
         if (d->kind == ACC_STRUCT)
             check_size(&ck, d->fields, d->name, "struct");
+    for (acc_actor *a = mod->actors; a != NULL; a = a->next)
+        check_state_views(&ck, a);
     for (acc_actor *a = mod->actors; a != NULL; a = a->next) {
         for (acc_message *m = a->messages; m != NULL; m = m->next) {
             check_size(&ck, m->fields, m->name, "message");

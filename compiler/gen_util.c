@@ -65,6 +65,11 @@ const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
             return acc_decl_cstr(g, e->decl, ACC_D_SEQ);
         return acc_aprintf(&g->cx->arena, "ac_%s_seq", scalar_idl[e->kind]);
     }
+    case ACC_PTR:
+        if (t->target.len == 0)
+            return "void *";
+        return acc_aprintf(&g->cx->arena, "struct %.*s *",
+                           (int)t->target.len, t->target.s);
     default:
         return scalar_c[t->kind];
     }
@@ -76,7 +81,10 @@ const char *acc_gen_cdecl(acc_gen *g, const acc_type *t, const char *name,
     if (t->kind == ACC_ARRAY)
         return acc_aprintf(&g->cx->arena, "%s%s %s[%u]", param ? "const " : "",
                            acc_gen_ctype(g, t), name, (unsigned)t->size);
-    return acc_aprintf(&g->cx->arena, "%s %s", acc_gen_ctype(g, t), name);
+    const char *c = acc_gen_ctype(g, t);
+    /* "void *p", not "void * p". */
+    return acc_aprintf(&g->cx->arena, "%s%s%s", c,
+                       c[strlen(c) - 1] == '*' ? "" : " ", name);
 }
 
 /* A struct's answer is the one the check pass worked out for it once
@@ -254,8 +262,9 @@ const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
                            acc_gen_ctype(g, &f->type), nl, f->name.s,
                            (unsigned)f->type.size);
         else
-            acc_str_printf(&s, ", %s %.*s", acc_gen_ctype(g, &f->type), nl,
-                           f->name.s);
+            acc_str_printf(&s, ", %s", acc_gen_cdecl(g, &f->type,
+                           acc_strndup(&g->cx->arena, f->name.s,
+                                       f->name.len), true));
     }
     acc_str_printf(&s, "%s)", extra);
     return s.data;

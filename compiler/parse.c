@@ -60,6 +60,7 @@ const char *acc_token_desc(int code)
     case TK_F64: return "'f64'";
     case TK_REF: return "'ref'";
     case TK_ADDR: return "'addr'";
+    case TK_PTR: return "'ptr'";
     case TK_SEMI: return "';'";
     case TK_COMMA: return "','";
     case TK_LPAREN: return "'('";
@@ -80,7 +81,7 @@ const char *acc_token_desc(int code)
 
 static bool is_type_token(int code)
 {
-    return code >= TK_BOOL && code <= TK_ADDR;
+    return code >= TK_BOOL && code <= TK_PTR;
 }
 
 /* Appends to a fixed message buffer, truncating. */
@@ -111,7 +112,7 @@ void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
     /* All the type keywords together read as "type". */
     for (int i = 0; i < count; i++)
         types += is_type_token(expected[i]);
-    bool any_type = types == TK_ADDR - TK_BOOL + 1;
+    bool any_type = types == TK_PTR - TK_BOOL + 1;
     int shown = any_type ? count - types + 1 : count;
 
     appends(msg, sizeof(msg), shown == 0 ? "unexpected " : "expected ");

@@ -14,7 +14,7 @@
  *   hook    ::= "hook" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
  *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
  *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
- *             | "ref" "<" qname ">" | qname
+ *             | "ref" "<" qname ">" | "ptr" [ "<" ID ">" ] | qname
  *   qname   ::= ID [ "." ID ]
  *
  *   message ::= ... | "on" ID "(" params ")" "->" "(" params ")" ";"   (a reply)
@@ -58,12 +58,12 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 /* Token codes in this order: expected-token lists are shown in it. */
 %token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK.
 %token ID NUMBER STRLIT.
-%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
+%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR PTR.
 %token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
 %token LBRACKET RBRACKET EQ DOT COLON ARROW MINUS.
 
 %fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK
-             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
+             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR PTR.
 
 %type body {acc_actor *}
 %type fields {acc_field_list}
@@ -222,6 +222,10 @@ base(R) ::= REF(K) LT ID(N) GT(E). {
 base(R) ::= REF(K) LT ID(Q) DOT ID(N) GT(E). {
     R = acc_ast_type(ACC_REF, &K, &E, &Q, &N);
 }
+base(R) ::= PTR(K). { R = acc_ast_type(ACC_PTR, &K, &K, NULL, NULL); }
+base(R) ::= PTR(K) LT ID(N) GT(E). {
+    R = acc_ast_type(ACC_PTR, &K, &E, NULL, &N);
+}
 base(R) ::= ID(N). { R = acc_ast_type(ACC_NAMED, &N, &N, NULL, &N); }
 base(R) ::= ID(Q) DOT ID(N). { R = acc_ast_type(ACC_NAMED, &Q, &N, &Q, &N); }
 
@@ -294,7 +298,7 @@ static void report_syntax_error(acc_parser *ps, yyParser *p, int major,
     for (int t = 1; t < YYNTOKEN; t++) {
         /* A keyword that would be taken as a name is not listed apart. */
         if (id_ok && acc_lemonFallback(t) == TK_ID &&
-            !(t >= TK_BOOL && t <= TK_ADDR))
+            !(t >= TK_BOOL && t <= TK_PTR))
             continue;
         if (accepts(lp, t))
             expected[n++] = t;

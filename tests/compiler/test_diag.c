@@ -39,7 +39,8 @@ static const char *const cases[] = {
     "too_large",
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
-    "warn_from_main", "warn_werror", "hook_unknown",
+    "warn_from_main", "warn_werror", "hook_unknown", "handles", "handle_star",
+    "state_views",
     "mailbox", "down_exit_hooks", "down_collision", "reply_collision",
     "reply_hook", "service_collision", "service_params",
 };
@@ -168,6 +169,9 @@ WARN(warn_unreachable)
 WARN(warn_from_main)
 DIAG(warn_werror)
 DIAG(hook_unknown)
+DIAG(handles)
+DIAG(handle_star)
+DIAG(state_views)
 
 Test(diag, every_input_has_a_test)
 {
