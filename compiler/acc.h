@@ -248,6 +248,7 @@ typedef enum acc_actor_cname {
 typedef enum acc_msg_cname {
     ACC_M_TAG, ACC_M_STRUCT, ACC_M_HANDLER, ACC_M_SEND, ACC_M_PUBLISH,
     ACC_M_SEND_AFTER, ACC_M_SEND_EVERY,
+    ACC_M_SEND_MSG,         /* a message with fields only */
     /* a request's only */
     ACC_M_REPLY_STRUCT, ACC_M_REPLY, ACC_M_FN, ACC_M_ASK, ACC_M_ASK_WAIT,
     ACC_M_COUNT
@@ -656,6 +657,9 @@ typedef struct acc_gen {
 } acc_gen;
 
 void acc_gen_banner(acc_gen *g);
+/* A field's C name: its own, or with '_' added when it is a C or C++
+ * keyword (`class` is `class_`). */
+const char *acc_gen_field(acc_gen *g, const acc_field *f);
 /* The C type of a field type that is not an array, e.g. "uint64_t",
  * "bank_Teller_ref", "ac_string", "ac_u32_seq". */
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t);
@@ -678,6 +682,10 @@ const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
  * message, declared in the header and defined in the source. */
 const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
                               const acc_message *m);
+/* "int m_A_send_x_msg(ac_ctx *cx, m_A_ref to, const m_A_x *msg)": the
+ * same send with the fields by name, for a message that has fields. */
+const char *acc_gen_send_msg_decl(acc_gen *g, const acc_actor *a,
+                                  const acc_message *m);
 /* For a message with a reply: "int m_A_reply_x(ac_ctx *cx, const
  * ac_reply_to *to, ...reply fields)", "int m_A_ask_x(ac_ctx *cx, m_A_ref
  * to, ...fields, uint32_t timeout_ms, m_A_x_fn fn, void *arg)" and "int

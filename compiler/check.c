@@ -475,6 +475,9 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
             note(ck, loc_of(first->name),
                  "'%.*s' was first declared here",
                  (int)first->name.len, first->name.s);
+        } else if (acc_c_keyword(f->name.s, f->name.len) != NULL) {
+            /* Spelled `class_` in C (acc_gen_field), as protoc and flatc
+             * do: no name written can end in '_', so none can clash. */
         } else if (check_name(ck, f->name, "a field", true)) {
             for (int i = 0; params != NULL && params[i].name != NULL; i++)
                 if (is(f->name, params[i].name)) {

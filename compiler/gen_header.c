@@ -19,7 +19,7 @@ static void put_fields(acc_gen *g, const acc_field *f)
 {
     for (; f != NULL; f = f->next) {
         acc_gen_doc(g, f->doc, 4);
-        const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
+        const char *name = acc_gen_field(g, f);
         acc_gen_line(g, "    %s;", acc_gen_cdecl(g, &f->type, name, false));
     }
 }
@@ -133,10 +133,16 @@ static void put_functions(acc_gen *g, const acc_actor *a)
     if (a->messages != NULL) {
         acc_gen_line(g, "\n/* Senders: copy the fields into one envelope and "
                         "queue it for `to`.\n * Return 0 or an AC_E* code "
-                        "(AC_ENOTFOUND: no such actor). */");
+                        "(AC_ENOTFOUND: no such actor).\n * send_x_msg takes "
+                        "the message's struct, its fields by name:\n * "
+                        "&(T){ .n = 1 } in C, a T declared with designated "
+                        "initializers\n * in C++20 (a request's reply_to is "
+                        "not read; NULL: AC_EINVAL). */");
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
+            if (m->fields != NULL)
+                acc_gen_line(g, "%s;", acc_gen_send_msg_decl(g, a, m));
             acc_arena_release(&g->cx->arena, mk);
         }
         acc_gen_line(g, "\n/* The same message through the runtime's services "

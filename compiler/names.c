@@ -57,6 +57,7 @@ const acc_cname_rule acc_msg_cnames[ACC_M_COUNT] = {
     [ACC_M_PUBLISH] = { "_publish_", "", "the publish function" },
     [ACC_M_SEND_AFTER] = { "_send_", "_after", "the delayed send function" },
     [ACC_M_SEND_EVERY] = { "_send_", "_every", "the periodic send function" },
+    [ACC_M_SEND_MSG] = { "_send_", "_msg", "the send-by-struct function" },
     [ACC_M_REPLY_STRUCT] = { "_", "_reply", "the reply struct" },
     [ACC_M_REPLY] = { "_reply_", "", "the reply function" },
     [ACC_M_FN] = { "_", "_fn", "the continuation type" },
@@ -108,6 +109,8 @@ bool acc_msg_cname_of(const acc_message *m, acc_msg_cname k, acc_cname *out)
 {
     *out = (acc_cname){ m->actor->mod, m->actor->name, &acc_msg_cnames[k],
                         m->name, false };
+    if (k == ACC_M_SEND_MSG)
+        return m->fields != NULL;
     return k < ACC_M_REPLY_STRUCT || m->has_reply;
 }
 
