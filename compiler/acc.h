@@ -565,6 +565,8 @@ typedef struct acc_int_tok {
 void *acc_lemon_new(acc_arena *a);
 /* Feeds one token (0: the end). */
 void acc_lemon_feed(void *parser, int code, acc_token tok, acc_parser *ps);
+/* Whether the parser, as it stands, would take token `code` next. */
+bool acc_lemon_accepts(void *parser, int code);
 
 /* Called by the grammar (parse.c). */
 void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,

@@ -102,7 +102,7 @@ static bool check_name(checker *ck, acc_name n, const char *what, bool bare)
 
 static const char *const builtin_types[] = {
     "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32",
-    "f64", "string", "bytes", "addr", "ref",
+    "f64", "string", "bytes", "addr", "ref", "ptr",
 };
 
 /* Type and actor names: not a keyword, not a built-in type. */
@@ -274,10 +274,64 @@ static acc_name closest(acc_module *m, acc_name n, bool actors)
     return best;
 }
 
+/* Other languages' names for the built-in types (C's, C++'s, Rust's,
+ * Go's, protobuf's, Java's), for "did you mean": someone new writes the
+ * ones they know. */
+static const char *const foreign_types[][2] = {
+    { "int8", "i8" }, { "int16", "i16" }, { "int32", "i32" },
+    { "int64", "i64" }, { "uint8", "u8" }, { "uint16", "u16" },
+    { "uint32", "u32" }, { "uint64", "u64" }, { "int8_t", "i8" },
+    { "int16_t", "i16" }, { "int32_t", "i32" }, { "int64_t", "i64" },
+    { "uint8_t", "u8" }, { "uint16_t", "u16" }, { "uint32_t", "u32" },
+    { "uint64_t", "u64" }, { "sint32", "i32" }, { "sint64", "i64" },
+    { "fixed32", "u32" }, { "fixed64", "u64" }, { "sfixed32", "i32" },
+    { "sfixed64", "i64" }, { "int", "i32" }, { "uint", "u32" },
+    { "unsigned", "u32" }, { "short", "i16" }, { "long", "i64" },
+    { "char", "u8" }, { "byte", "u8" }, { "ubyte", "u8" },
+    { "sbyte", "i8" }, { "usize", "u64" }, { "isize", "i64" },
+    { "size_t", "u64" }, { "float", "f32" }, { "float32", "f32" },
+    { "double", "f64" }, { "float64", "f64" }, { "boolean", "bool" },
+    { "Boolean", "bool" }, { "string_view", "string" }, { "str", "string" },
+    { "String", "string" }, { "text", "string" }, { "blob", "bytes" },
+    { "address", "addr" },
+};
+
+static const char *foreign_type(acc_name n)
+{
+    for (size_t i = 0; i < sizeof(foreign_types) / sizeof(foreign_types[0]);
+         i++)
+        if (is(n, foreign_types[i][0]))
+            return foreign_types[i][1];
+    return NULL;
+}
+
+/* The built-in type `n` is a misspelling of (`strng`), or NULL. */
+static const char *closest_builtin(acc_name n)
+{
+    const char *best = NULL;
+    size_t cap = n.len / 3 > 1 ? n.len / 3 : 1, best_d = cap + 1;
+    for (size_t i = 0; i < sizeof(builtin_types) / sizeof(builtin_types[0]);
+         i++) {
+        size_t d = acc_edit_distance(n.s, n.len, builtin_types[i],
+                                     strlen(builtin_types[i]), cap);
+        if (d < best_d && d < n.len) {
+            best = builtin_types[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
 {
     const char *what = actor ? "actor" : "type";
     acc_name n = t->target, qual = acc_type_qual(t);
+    const char *builtin = !actor && qual.len == 0 ? foreign_type(n) : NULL;
+    if (builtin != NULL) {
+        error(ck, loc_of(n), "unknown type '%.*s'; did you mean '%s'?",
+              (int)n.len, n.s, builtin);
+        return;
+    }
     acc_name near = closest(m, n, actor);
     acc_module *in = NULL;
     /* Declared in an import: suggest the qualified name. */
@@ -305,6 +359,9 @@ static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
     else if (qual.len > 0)
         error(ck, loc_of(n), "unknown %s '%.*s.%.*s'", what,
               (int)qual.len, qual.s, (int)n.len, n.s);
+    else if ((builtin = actor ? NULL : closest_builtin(n)) != NULL)
+        error(ck, loc_of(n), "unknown type '%.*s'; did you mean '%s'?",
+              (int)n.len, n.s, builtin);
     else
         error(ck, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
               n.s);

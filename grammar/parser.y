@@ -307,4 +307,14 @@ static void report_syntax_error(acc_parser *ps, yyParser *p, int major,
         expected[n++] = 0;
     acc_syntax_error(ps, major, tok, expected, n);
 }
+
+bool acc_lemon_accepts(void *parser, int code)
+{
+    acc_lemon_parser *lp = parser;
+    int top = (int)(lp->p.yytos - lp->p.yystack);
+    for (int i = 0; i <= top; i++)
+        lp->before[i] = lp->p.yystack[i].stateno;
+    lp->before_top = top;
+    return accepts(lp, code);
+}
 }

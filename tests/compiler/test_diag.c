@@ -40,7 +40,8 @@ static const char *const cases[] = {
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
     "warn_from_main", "warn_werror", "hook_unknown", "handles", "handle_star",
-    "state_views",
+    "state_views", "unclosed", "foreign_names", "misspelt_keyword",
+    "misspelt_member",
     "mailbox", "down_exit_hooks", "down_collision", "reply_collision",
     "reply_hook", "service_collision", "service_params",
 };
@@ -172,6 +173,10 @@ DIAG(hook_unknown)
 DIAG(handles)
 DIAG(handle_star)
 DIAG(state_views)
+DIAG(unclosed)
+DIAG(foreign_names)
+DIAG(misspelt_keyword)
+DIAG(misspelt_member)
 
 Test(diag, every_input_has_a_test)
 {
