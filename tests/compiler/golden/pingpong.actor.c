@@ -253,6 +253,14 @@ int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
                                           env_);
 }
 
+int pingpong_Pinger_send_serve_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                   const pingpong_Pinger_serve *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return pingpong_Pinger_send_serve(cx, to, msg->peer, msg->rounds);
+}
+
 int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
                                   pingpong_Ponger_ref peer, uint64_t rounds)
 {
@@ -318,6 +326,14 @@ int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &pingpong_Pinger_type,
                                           env_);
+}
+
+int pingpong_Pinger_send_pong_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                  const pingpong_Pinger_pong *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return pingpong_Pinger_send_pong(cx, to, msg->from, msg->n);
 }
 
 int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
@@ -577,6 +593,14 @@ int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_typed(cx, &to.addr, &pingpong_Ponger_type,
                                           env_);
+}
+
+int pingpong_Ponger_send_ping_msg(ac_ctx *cx, pingpong_Ponger_ref to,
+                                  const pingpong_Ponger_ping *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return pingpong_Ponger_send_ping(cx, to, msg->from, msg->n);
 }
 
 int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,

@@ -60,11 +60,18 @@ int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                                pingpong_Pinger_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor).
+ * send_x_msg takes the message's struct, its fields by name:
+ * &(T){ .n = 1 } in C, a T declared with designated initializers
+ * in C++20 (a request's reply_to is not read; NULL: AC_EINVAL). */
 int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
                                pingpong_Ponger_ref peer, uint64_t rounds);
+int pingpong_Pinger_send_serve_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                   const pingpong_Pinger_serve *msg);
 int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
                               pingpong_Ponger_ref from, uint64_t n);
+int pingpong_Pinger_send_pong_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                  const pingpong_Pinger_pong *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -132,9 +139,14 @@ int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                                pingpong_Ponger_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor).
+ * send_x_msg takes the message's struct, its fields by name:
+ * &(T){ .n = 1 } in C, a T declared with designated initializers
+ * in C++20 (a request's reply_to is not read; NULL: AC_EINVAL). */
 int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
                               pingpong_Pinger_ref from, uint64_t n);
+int pingpong_Ponger_send_ping_msg(ac_ctx *cx, pingpong_Ponger_ref to,
+                                  const pingpong_Ponger_ping *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after

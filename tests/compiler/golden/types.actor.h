@@ -72,13 +72,18 @@ int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                             types_Holder_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor).
+ * send_x_msg takes the message's struct, its fields by name:
+ * &(T){ .n = 1 } in C, a T declared with designated initializers
+ * in C++20 (a request's reply_to is not read; NULL: AC_EINVAL). */
 int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                           int16_t i_16, int32_t i_32, int64_t i_64,
                           uint8_t u_8, uint16_t u_16, uint32_t u_32,
                           uint64_t u_64, float f_32, double f_64,
                           types_Other_ref other, types_Holder_ref holder,
                           ac_addr any);
+int types_Holder_send_all_msg(ac_ctx *cx, types_Holder_ref to,
+                              const types_Holder_all *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -143,8 +148,13 @@ int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
                            types_Other_ref *out);
 
 /* Senders: copy the fields into one envelope and queue it for `to`.
- * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor). */
+ * Return 0 or an AC_E* code (AC_ENOTFOUND: no such actor).
+ * send_x_msg takes the message's struct, its fields by name:
+ * &(T){ .n = 1 } in C, a T declared with designated initializers
+ * in C++20 (a request's reply_to is not read; NULL: AC_EINVAL). */
 int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x);
+int types_Other_send_one_msg(ac_ctx *cx, types_Other_ref to,
+                             const types_Other_one *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
