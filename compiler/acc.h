@@ -182,9 +182,11 @@ void acc_error(acc_ctx *cx, const acc_file *f, acc_loc at,
 /* A note belongs to the error just reported. */
 void acc_note(acc_ctx *cx, const acc_file *f, acc_loc at,
               const char *fmt, ...) ACC_PRINTF(4, 5);
-/* A warning: shown, not counted as an error. */
-void acc_warning(acc_ctx *cx, const acc_file *f, acc_loc at,
-                 const char *fmt, ...) ACC_PRINTF(4, 5);
+/* Warning `id`: shown with its option ("[-Wunused-import]") unless the
+ * options turn it off, not counted as an error unless they make it one
+ * (-Werror, -Werror=<name>: then it is an error, "[-Werror=...]"). */
+void acc_warning(acc_ctx *cx, acc_warning_id id, const acc_file *f,
+                 acc_loc at, const char *fmt, ...) ACC_PRINTF(5, 6);
 /* The same on a va_list, for a pass's own wrappers that add its file. */
 void acc_verror(acc_ctx *cx, const acc_file *f, acc_loc at,
                 const char *fmt, va_list ap) ACC_PRINTF(4, 0);
@@ -246,6 +248,7 @@ typedef enum acc_actor_cname {
 typedef enum acc_msg_cname {
     ACC_M_TAG, ACC_M_STRUCT, ACC_M_HANDLER, ACC_M_SEND, ACC_M_PUBLISH,
     ACC_M_SEND_AFTER, ACC_M_SEND_EVERY, ACC_M_SEND_CHECKED,
+    ACC_M_SEND_MSG,         /* a message with fields only */
     /* a request's only */
     ACC_M_REPLY_STRUCT, ACC_M_REPLY, ACC_M_FN, ACC_M_ASK, ACC_M_ASK_WAIT,
     ACC_M_FORWARD,
@@ -283,7 +286,11 @@ typedef enum acc_kind {
     ACC_REF,                /* ref<Actor> */
     ACC_NAMED,              /* a struct or an enum */
     ACC_ARRAY,              /* T[N] */
-    ACC_SEQ                 /* T[] */
+    ACC_SEQ,                /* T[] */
+    /* ptr (void *) or ptr<Name> (struct Name *): a handle of the C
+     * program's, in state and start arguments only (it means nothing on
+     * another node). `target` is Name (len 0: void). */
+    ACC_PTR
 } acc_kind;
 
 typedef struct acc_name {
@@ -306,7 +313,7 @@ typedef struct acc_type {
     acc_kind kind;
     acc_loc at;             /* the whole type */
     union {
-        struct {            /* REF, NAMED */
+        struct {            /* REF, NAMED, PTR */
             acc_loc qual;   /* "mod" of mod.Name (len 0: none) */
             acc_name target;            /* REF: the actor; NAMED: the type */
             union {
@@ -382,6 +389,9 @@ typedef struct acc_actor {
     bool state_seen;
     bool bad;
     bool referenced;        /* some ref<> names it */
+    /* Some hook is spelled `hook x`: then every `on x` is a message, the
+     * old spellings of the hooks (`on start`, `on stop`) included. */
+    bool hook_spelled;
     acc_message *messages, *messages_tail;
     acc_message *start, *stop;  /* lifecycle hooks, or NULL */
     acc_message *down, *exit;   /* system-message hooks, or NULL */
@@ -557,6 +567,8 @@ typedef struct acc_int_tok {
 void *acc_lemon_new(acc_arena *a);
 /* Feeds one token (0: the end). */
 void acc_lemon_feed(void *parser, int code, acc_token tok, acc_parser *ps);
+/* Whether the parser, as it stands, would take token `code` next. */
+bool acc_lemon_accepts(void *parser, int code);
 
 /* Called by the grammar (parse.c). */
 void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
@@ -568,6 +580,8 @@ void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
                    acc_field *fields);
 void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_token *name, acc_field *fields, bool parens);
+void acc_ast_hook(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                  const acc_token *name, acc_field *fields);
 void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_int_tok *bound, const acc_token *policy);
 void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
@@ -649,6 +663,9 @@ typedef struct acc_gen {
 } acc_gen;
 
 void acc_gen_banner(acc_gen *g);
+/* A field's C name: its own, or with '_' added when it is a C or C++
+ * keyword (`class` is `class_`). */
+const char *acc_gen_field(acc_gen *g, const acc_field *f);
 /* The C type of a field type that is not an array, e.g. "uint64_t",
  * "bank_Teller_ref", "ac_string", "ac_u32_seq". */
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t);
@@ -674,6 +691,10 @@ const char *acc_gen_send_decl(acc_gen *g, const acc_actor *a,
 /* The same for m_A_send_x_checked. */
 const char *acc_gen_send_checked_decl(acc_gen *g, const acc_actor *a,
                                       const acc_message *m);
+/* "int m_A_send_x_msg(ac_ctx *cx, m_A_ref to, const m_A_x *msg)": the
+ * same send with the fields by name, for a message that has fields. */
+const char *acc_gen_send_msg_decl(acc_gen *g, const acc_actor *a,
+                                  const acc_message *m);
 /* For a message with a reply: "int m_A_reply_x(ac_ctx *cx, const
  * ac_reply_to *to, ...reply fields)", "int m_A_ask_x(ac_ctx *cx, m_A_ref
  * to, ...fields, uint32_t timeout_ms, m_A_x_fn fn, void *arg)" and "int

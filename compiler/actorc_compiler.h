@@ -57,8 +57,17 @@ typedef struct acc_options {
      * after the importing file's own folder. */
     const char *const *include_dirs;
     size_t include_dir_count;
-    /* Suppress every warning (-w). */
+    /* Suppress every warning (-w); it outranks the others below. */
     bool no_warnings;
+    /* Warnings by name (acc_warning_id; bit 1u << id), over the defaults
+     * (acc_warning_default): set in warn_on, a warning is shown
+     * (-W<name>); in warn_off, not (-Wno-<name>); in warn_error, it is an
+     * error (-Werror=<name>); in warn_no_error, it stays a warning
+     * (-Wno-error=<name>) even with warn_all_errors (-Werror). The command
+     * line resolves the options in order, so that a bit is in at most one
+     * of warn_on and warn_off (and of warn_error and warn_no_error). */
+    unsigned warn_on, warn_off, warn_error, warn_no_error;
+    bool warn_all_errors;
     /* The cap on the generated code, header and source together; 0 means
      * ACC_MAX_OUTPUT (larger values are held to it as well). */
     size_t max_output;
@@ -103,6 +112,22 @@ typedef struct acc_result {
 } acc_result;
 
 void acc_options_init(acc_options *opt);
+
+/* The warnings, each with a name for -W<name> (acc_warning_name). */
+typedef enum acc_warning_id {
+    ACC_W_UNUSED_IMPORT,        /* "unused-import": on by default */
+    ACC_W_UNREFERENCED_ACTOR,   /* "unreferenced-actor": off by default */
+    ACC_W_COUNT
+} acc_warning_id;
+
+/* The name of warning `id` ("unused-import"), NULL when there is none. */
+const char *acc_warning_name(int id);
+/* The id of the warning called `name` (len bytes), or -1. */
+int acc_warning_lookup(const char *name, size_t len);
+/* Whether warning `id` is shown when no option names it. */
+bool acc_warning_default(int id);
+/* What warning `id` is about, one line for --help. */
+const char *acc_warning_help(int id);
 
 /* Compiles `len` bytes of `text` (need not be NUL-terminated, unless
  * acc_options.in_place says it is). `filename` is

@@ -58,6 +58,62 @@ acc_actor *acc_ast_body(acc_parser *ps)
     return acc_alloc(&ps->cx->arena, sizeof(acc_actor));
 }
 
+/* The hooks, in the order of acc_actor's slots: start takes spawn's
+ * arguments; stop, down and exit take none (down and exit get the
+ * runtime's ac_down / ac_exit). */
+static const char *const hooks[] = { "start", "stop", "down", "exit" };
+enum { HOOKS = 4 };
+
+static acc_message **hook_slot(acc_actor *a, int i)
+{
+    acc_message **slot[HOOKS] = { &a->start, &a->stop, &a->down, &a->exit };
+    return slot[i];
+}
+
+static bool is_name(acc_name n, const char *s)
+{
+    return strlen(s) == n.len && memcmp(n.s, s, n.len) == 0;
+}
+
+static int hook_index(acc_name n)
+{
+    for (int i = 0; i < HOOKS; i++)
+        if (is_name(n, hooks[i]))
+            return i;
+    return -1;
+}
+
+/* Makes `m` hook i of `a`, or reports why it cannot be. */
+static void set_hook(acc_parser *ps, acc_actor *a, acc_message *m, int i)
+{
+    acc_message **hook = hook_slot(a, i);
+    const acc_file *f = &ps->mod->file;
+    acc_loc at = { m->name.off, m->name.len };
+    if (*hook != NULL) {
+        acc_error(ps->cx, f, at, "duplicate %s hook", hooks[i]);
+        acc_note(ps->cx, f, (acc_loc){ (*hook)->name.off,
+                                       (*hook)->name.len },
+                 "the first %s hook is here", hooks[i]);
+    } else if (i > 0 && m->fields != NULL) {
+        acc_error(ps->cx, f, at, "the %s hook takes no fields%s",
+                  hooks[i], i == 1 ? "" : i == 2
+                                 ? " (it receives an ac_down)"
+                                 : " (it receives an ac_exit)");
+    } else {
+        *hook = m;
+    }
+}
+
+/* The old spelling of a hook, `on start(...)`, `on stop;`, `on down;`,
+ * `on exit;`, in an actor that spells none with `hook`: what compiled
+ * before keeps its meaning. What did not (a stop, down or exit with
+ * fields, a hook with a reply) is a message now, so that `on exit(u32
+ * n);` is the message it looks like. */
+static bool old_hook(const acc_message *m, int i)
+{
+    return i >= 0 && !m->has_reply && (i == 0 || m->fields == NULL);
+}
+
 void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
                    const acc_token *name)
 {
@@ -70,6 +126,69 @@ void acc_ast_actor(acc_parser *ps, acc_actor *a, const acc_token *kw,
     else
         mod->actors = a;
     mod->actors_tail = a;
+    if (a->hook_spelled)
+        return;
+    /* Only now is it known whether the actor spells a hook with `hook`
+     * (it may come after an `on stop;`): the old spellings become hooks
+     * here, and the messages left are numbered again. */
+    acc_message **link = &a->messages;
+    a->messages_tail = NULL;
+    a->message_count = 0;
+    while (*link != NULL) {
+        acc_message *m = *link;
+        int i = hook_index(m->name);
+        if (old_hook(m, i)) {
+            *link = m->next;
+            m->next = NULL;
+            /* acc_ast_priority took it for a message; it is a hook. */
+            if (m->urgent)
+                acc_error(ps->cx, &mod->file, (acc_loc){ m->name.off, m->name.len },
+                          "a hook has no priority (only messages can be urgent)");
+            set_hook(ps, a, m, i);
+            continue;
+        }
+        m->tag = a->message_count++;
+        a->messages_tail = m;
+        link = &m->next;
+    }
+}
+
+/* `hook start(...);`, `hook stop;`, `hook down;`, `hook exit;`: the
+ * spelling that cannot be taken for a message. */
+void acc_ast_hook(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                  const acc_token *name, acc_field *fields)
+{
+    acc_message *m = acc_alloc(&ps->cx->arena, sizeof(*m));
+    m->name = name_of(name);
+    m->doc = kw->doc;
+    m->fields = fields;
+    m->has_parens = fields != NULL;
+    m->actor = a;
+    a->hook_spelled = true;
+    int i = hook_index(m->name);
+    if (i >= 0) {
+        set_hook(ps, a, m, i);
+        return;
+    }
+    const char *best = NULL;
+    size_t best_d = 3;
+    for (int h = 0; h < HOOKS; h++) {
+        size_t d = acc_edit_distance(name->s, name->len, hooks[h],
+                                     strlen(hooks[h]), 2);
+        /* Two edits in a name of four letters would suggest anything. */
+        if (d < best_d && 2 * d < name->len) {
+            best_d = d;
+            best = hooks[h];
+        }
+    }
+    acc_loc at = { name->off, name->len };
+    if (best != NULL)
+        acc_error(ps->cx, &ps->mod->file, at, "unknown hook '%.*s'; did "
+                  "you mean '%s'?", (int)name->len, name->s, best);
+    else
+        acc_error(ps->cx, &ps->mod->file, at, "unknown hook '%.*s' (the "
+                  "hooks are start, stop, down and exit; a message is "
+                  "declared with 'on')", (int)name->len, name->s);
 }
 
 void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
@@ -92,6 +211,8 @@ static bool is_tok(const acc_token *t, const char *s)
     return strlen(s) == t->len && memcmp(t->s, s, t->len) == 0;
 }
 
+/* A message, also when it is named like a hook: acc_ast_actor decides,
+ * at the actor's end, whether it is the old spelling of one. */
 void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_token *name, acc_field *fields, bool parens)
 {
@@ -101,31 +222,6 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
     m->fields = fields;
     m->has_parens = parens;
     m->actor = a;
-    /* Hooks, not messages: start takes spawn's arguments; stop, down and
-     * exit take none (down and exit get the runtime's ac_down / ac_exit). */
-    static const char *const hooks[] = { "start", "stop", "down", "exit" };
-    const acc_file *f = &ps->mod->file;
-    acc_message **slot[] = { &a->start, &a->stop, &a->down, &a->exit };
-    for (int i = 0; i < 4; i++) {
-        if (!is_tok(name, hooks[i]))
-            continue;
-        acc_message **hook = slot[i];
-        acc_loc at = { name->off, name->len };
-        if (*hook != NULL) {
-            acc_error(ps->cx, f, at, "duplicate %s hook", hooks[i]);
-            acc_note(ps->cx, f, (acc_loc){ (*hook)->name.off,
-                                           (*hook)->name.len },
-                     "the first %s hook is here", hooks[i]);
-        } else if (i > 0 && fields != NULL) {
-            acc_error(ps->cx, f, at, "the %s hook takes no fields%s",
-                      hooks[i], i == 1 ? "" : i == 2
-                                     ? " (it receives an ac_down)"
-                                     : " (it receives an ac_exit)");
-        } else {
-            *hook = m;
-        }
-        return;
-    }
     m->tag = a->message_count++;
     if (a->messages_tail != NULL)
         a->messages_tail->next = m;
@@ -199,12 +295,9 @@ void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
                    const acc_token *arrow, acc_field *fields)
 {
     acc_message *m = a->messages_tail;
-    if (m == NULL || m->name.off != name->off) {
-        /* It was a hook: the message list did not grow. */
-        acc_error(ps->cx, &ps->mod->file, (acc_loc){ arrow->off, arrow->len },
-                  "a hook has no reply");
-        return;
-    }
+    (void)ps;
+    (void)name;
+    (void)arrow;
     m->has_reply = true;
     m->reply = fields;
 }

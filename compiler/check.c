@@ -102,7 +102,7 @@ static bool check_name(checker *ck, acc_name n, const char *what, bool bare)
 
 static const char *const builtin_types[] = {
     "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32",
-    "f64", "string", "bytes", "addr", "ref",
+    "f64", "string", "bytes", "addr", "ref", "ptr",
 };
 
 /* Type and actor names: not a keyword, not a built-in type. */
@@ -274,10 +274,64 @@ static acc_name closest(acc_module *m, acc_name n, bool actors)
     return best;
 }
 
+/* Other languages' names for the built-in types (C's, C++'s, Rust's,
+ * Go's, protobuf's, Java's), for "did you mean": someone new writes the
+ * ones they know. */
+static const char *const foreign_types[][2] = {
+    { "int8", "i8" }, { "int16", "i16" }, { "int32", "i32" },
+    { "int64", "i64" }, { "uint8", "u8" }, { "uint16", "u16" },
+    { "uint32", "u32" }, { "uint64", "u64" }, { "int8_t", "i8" },
+    { "int16_t", "i16" }, { "int32_t", "i32" }, { "int64_t", "i64" },
+    { "uint8_t", "u8" }, { "uint16_t", "u16" }, { "uint32_t", "u32" },
+    { "uint64_t", "u64" }, { "sint32", "i32" }, { "sint64", "i64" },
+    { "fixed32", "u32" }, { "fixed64", "u64" }, { "sfixed32", "i32" },
+    { "sfixed64", "i64" }, { "int", "i32" }, { "uint", "u32" },
+    { "unsigned", "u32" }, { "short", "i16" }, { "long", "i64" },
+    { "char", "u8" }, { "byte", "u8" }, { "ubyte", "u8" },
+    { "sbyte", "i8" }, { "usize", "u64" }, { "isize", "i64" },
+    { "size_t", "u64" }, { "float", "f32" }, { "float32", "f32" },
+    { "double", "f64" }, { "float64", "f64" }, { "boolean", "bool" },
+    { "Boolean", "bool" }, { "string_view", "string" }, { "str", "string" },
+    { "String", "string" }, { "text", "string" }, { "blob", "bytes" },
+    { "address", "addr" },
+};
+
+static const char *foreign_type(acc_name n)
+{
+    for (size_t i = 0; i < sizeof(foreign_types) / sizeof(foreign_types[0]);
+         i++)
+        if (is(n, foreign_types[i][0]))
+            return foreign_types[i][1];
+    return NULL;
+}
+
+/* The built-in type `n` is a misspelling of (`strng`), or NULL. */
+static const char *closest_builtin(acc_name n)
+{
+    const char *best = NULL;
+    size_t cap = n.len / 3 > 1 ? n.len / 3 : 1, best_d = cap + 1;
+    for (size_t i = 0; i < sizeof(builtin_types) / sizeof(builtin_types[0]);
+         i++) {
+        size_t d = acc_edit_distance(n.s, n.len, builtin_types[i],
+                                     strlen(builtin_types[i]), cap);
+        if (d < best_d && d < n.len) {
+            best = builtin_types[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
 {
     const char *what = actor ? "actor" : "type";
     acc_name n = t->target, qual = acc_type_qual(t);
+    const char *builtin = !actor && qual.len == 0 ? foreign_type(n) : NULL;
+    if (builtin != NULL) {
+        error(ck, loc_of(n), "unknown type '%.*s'; did you mean '%s'?",
+              (int)n.len, n.s, builtin);
+        return;
+    }
     acc_name near = closest(m, n, actor);
     acc_module *in = NULL;
     /* Declared in an import: suggest the qualified name. */
@@ -305,6 +359,9 @@ static void unknown(checker *ck, acc_type *t, acc_module *m, bool actor)
     else if (qual.len > 0)
         error(ck, loc_of(n), "unknown %s '%.*s.%.*s'", what,
               (int)qual.len, qual.s, (int)n.len, n.s);
+    else if ((builtin = actor ? NULL : closest_builtin(n)) != NULL)
+        error(ck, loc_of(n), "unknown type '%.*s'; did you mean '%s'?",
+              (int)n.len, n.s, builtin);
     else
         error(ck, loc_of(n), "unknown %s '%.*s'", what, (int)n.len,
               n.s);
@@ -372,9 +429,25 @@ static void resolve(checker *ck, acc_type *t)
             unknown(ck, t, m, false);
         return;
     }
+    case ACC_PTR:
+        /* ptr<Name> is `struct Name *`: Name must be a struct tag C can
+         * take (the lexer already keeps out the reserved spellings). */
+        if (t->target.len > 0 && acc_c_keyword(t->target.s, t->target.len))
+            error(ck, loc_of(t->target), "'ptr<%.*s>' would be 'struct "
+                  "%.*s *', and '%.*s' is %s: name a struct (ptr<Node> is "
+                  "struct Node *) or use 'ptr' (void *)",
+                  (int)t->target.len, t->target.s, (int)t->target.len,
+                  t->target.s, (int)t->target.len, t->target.s,
+                  acc_c_keyword(t->target.s, t->target.len));
+        return;
     case ACC_ARRAY:
     case ACC_SEQ:
-        if (t->elem->kind == ACC_ARRAY || t->elem->kind == ACC_SEQ) {
+        if (t->elem->kind == ACC_PTR) {
+            error(ck, t->at, "a ptr cannot be %s element: hold the "
+                  "pointers in memory of your own, behind one ptr",
+                  t->kind == ACC_ARRAY ? "an array" : "a sequence");
+            t->elem->kind = ACC_U8;
+        } else if (t->elem->kind == ACC_ARRAY || t->elem->kind == ACC_SEQ) {
             error(ck, t->at, "%s of arrays or sequences are not "
                   "supported: wrap the inner one in a struct",
                   t->kind == ACC_ARRAY ? "arrays" : "sequences");
@@ -421,6 +494,22 @@ static acc_field *first_named(checker *ck, acc_map *seen, acc_field *fields,
     return acc_map_put(seen, f->name.s, f->name.len, f);
 }
 
+/* A ptr is an address in this process: it may sit in an actor's state
+ * and in its start arguments (spawn is always local), never in what may
+ * travel to another node (a message, a reply, a struct: structs go in
+ * messages). */
+static void refuse_handles(checker *ck, const acc_field *fields,
+                           const char *where)
+{
+    for (const acc_field *f = fields; f != NULL; f = f->next)
+        if (f->type.kind == ACC_PTR)
+            error(ck, f->type.at, "'%.*s' cannot be a ptr in %s: it may "
+                  "travel to another node, where this process's pointers "
+                  "mean nothing; a ptr may be a state field or a start "
+                  "argument",
+                  (int)f->name.len, f->name.s, where);
+}
+
 /* `where` and `owner` say whose fields they are ("message" and its name),
  * spelled out only in an error. */
 static void check_fields(checker *ck, acc_field *fields, const char *where,
@@ -443,6 +532,9 @@ static void check_fields(checker *ck, acc_field *fields, const char *where,
             note(ck, loc_of(first->name),
                  "'%.*s' was first declared here",
                  (int)first->name.len, first->name.s);
+        } else if (acc_c_keyword(f->name.s, f->name.len) != NULL) {
+            /* Spelled `class_` in C (acc_gen_field), as protoc and flatc
+             * do: no name written can end in '_', so none can clash. */
         } else if (check_name(ck, f->name, "a field", true)) {
             for (int i = 0; params != NULL && params[i].name != NULL; i++)
                 if (is(f->name, params[i].name)) {
@@ -538,6 +630,7 @@ static void check_decl(checker *ck, acc_decl *d)
         d->bad = true;
     }
     check_fields(ck, d->fields, "struct", d->name, NULL, NULL);
+    refuse_handles(ck, d->fields, "a struct (structs go in messages)");
 }
 
 /* The first message before `m` named as it is, or m: searched, or from
@@ -608,9 +701,12 @@ static void check_actor(checker *ck, acc_actor *a)
         }
         check_fields(ck, m->fields, "message", m->name,
                      m->has_reply ? ask_params : send_params, "message");
-        if (m->has_reply)
+        refuse_handles(ck, m->fields, "a message");
+        if (m->has_reply) {
             check_fields(ck, m->reply, "the reply of message", m->name,
                          reply_params, "reply");
+            refuse_handles(ck, m->reply, "a reply");
+        }
     }
     acc_arena_release(&ck->cx->arena, mk);
 }
@@ -648,6 +744,9 @@ static layout type_layout(const acc_type *t)
         break;
     case ACC_ADDR: case ACC_REF:
         l.size = 32;
+        break;
+    case ACC_PTR:
+        l.size = l.align = 8;
         break;
     case ACC_NAMED:
         if (t->decl == NULL || t->decl->kind == ACC_ENUM || t->decl->bad) {
@@ -1266,18 +1365,50 @@ static void check_generated_names(checker *ck)
     acc_arena_give_back(ar, names.twice);
 }
 
+/* ---- state: no views -------------------------------------------------------- */
+
+/* A string, bytes value or sequence is a view: in a message, into its
+ * envelope, which the runtime reuses once the handler returns. Kept in
+ * the state (`self->name = m->name;`) it would point at whatever the
+ * envelope holds next, and neither the compiler nor a sanitizer would
+ * see it. So the state holds no view, also not inside a struct: what it
+ * keeps it owns (a fixed array, or memory of its own behind a ptr). */
+static void check_state_views(checker *ck, const acc_actor *a)
+{
+    for (const acc_field *f = a->state; f != NULL; f = f->next) {
+        const acc_type *t = &f->type;
+        while (t->kind == ACC_ARRAY)
+            t = t->elem;
+        if (!acc_type_has_var(t))
+            continue;
+        const char *what = t->kind == ACC_STRING ? "be a string"
+                         : t->kind == ACC_BYTES ? "be bytes"
+                         : t->kind == ACC_SEQ ? "be a sequence"
+                         : acc_aprintf(&ck->cx->arena, "hold '%.*s', which "
+                                       "has a string, bytes or a sequence",
+                                       (int)t->target.len, t->target.s);
+        error(ck, f->type.at, "state field '%.*s' cannot %s: that is a "
+              "view into a message's envelope, which is reused once the "
+              "handler returns; keep a copy the actor owns (a fixed array "
+              "such as u8[64], or memory it allocates, held in a 'ptr')",
+              (int)f->name.len, f->name.s, what);
+    }
+}
+
 /* ---- warnings ------------------------------------------------------------------ */
 
 static void warn(checker *ck)
 {
     for (acc_import *im = ck->mod->imports; im != NULL; im = im->next)
         if (!im->used && im->mod != NULL)
-            acc_warning(ck->cx, &ck->mod->file, im->at, "unused import "
+            acc_warning(ck->cx, ACC_W_UNUSED_IMPORT, &ck->mod->file, im->at,
+                        "unused import "
                         "\"%s\": nothing here names '%.*s.'", im->path,
                         (int)im->mod->name.len, im->mod->name.s);
     for (acc_actor *a = ck->mod->actors; a != NULL; a = a->next)
         if (a->messages != NULL && !a->referenced)
-            acc_warning(ck->cx, &ck->mod->file, loc_of(a->name), "no actor "
+            acc_warning(ck->cx, ACC_W_UNREFERENCED_ACTOR, &ck->mod->file,
+                        loc_of(a->name), "no actor "
                         "can send to '%.*s': no ref<%.*s> appears in this "
                         "file or its imports, so only the code that spawns "
                         "it can reach its handlers",
@@ -1333,6 +1464,8 @@ static void check_one(acc_ctx *cx, acc_module *mod, bool main)
     for (acc_decl *d = mod->decls; d != NULL; d = d->next)
         if (d->kind == ACC_STRUCT)
             check_size(&ck, d->fields, d->name, "struct");
+    for (acc_actor *a = mod->actors; a != NULL; a = a->next)
+        check_state_views(&ck, a);
     for (acc_actor *a = mod->actors; a != NULL; a = a->next) {
         for (acc_message *m = a->messages; m != NULL; m = m->next) {
             check_size(&ck, m->fields, m->name, "message");

@@ -450,8 +450,8 @@ static void each_field(const emitter *e, value_fn *fn, const acc_field *f,
                        const char *owner, bool named, int depth)
 {
     for (; f != NULL; f = f->next)
-        fn(e, &f->type, named ? acc_aprintf(&e->g->cx->arena, "%s%.*s", owner,
-                                            (int)f->name.len, f->name.s)
+        fn(e, &f->type, named ? acc_aprintf(&e->g->cx->arena, "%s%s", owner,
+                                            acc_gen_field(e->g, f))
                               : NULL, depth);
 }
 

@@ -19,7 +19,7 @@ static void put_fields(acc_gen *g, const acc_field *f)
 {
     for (; f != NULL; f = f->next) {
         acc_gen_doc(g, f->doc, 4);
-        const char *name = acc_strndup(&g->cx->arena, f->name.s, f->name.len);
+        const char *name = acc_gen_field(g, f);
         acc_gen_line(g, "    %s;", acc_gen_cdecl(g, &f->type, name, false));
     }
 }
@@ -142,11 +142,16 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                         "(AC_EFULL: a full mailbox). A target that is\n * gone "
                         "is a counted dead letter and 0, not the sender's "
                         "failure; the\n * _checked form returns AC_ENOTFOUND "
-                        "for it. */");
+                        "for it. send_x_msg takes the\n * message's struct, its "
+                        "fields by name: &(T){ .n = 1 } in C, a T\n * declared "
+                        "with designated initializers in C++20 (a request's\n * "
+                        "reply_to is not read; NULL: AC_EINVAL). */");
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             acc_gen_line(g, "%s;", acc_gen_send_decl(g, a, m));
             acc_gen_line(g, "%s;", acc_gen_send_checked_decl(g, a, m));
+            if (m->fields != NULL)
+                acc_gen_line(g, "%s;", acc_gen_send_msg_decl(g, a, m));
             acc_arena_release(&g->cx->arena, mk);
         }
         acc_gen_line(g, "\n/* The same message through the runtime's services "
@@ -333,6 +338,26 @@ static void put_struct(acc_gen *g, acc_decl *root)
     }
 }
 
+/* `struct Name;` for each ptr<Name> of a state or start field, once: in
+ * a prototype's parameter list (spawn's) a struct C has not seen would
+ * be one of that list's own. */
+static void put_handle_tags(acc_gen *g, const acc_field *f, acc_map *seen,
+                            bool *any)
+{
+    for (; f != NULL; f = f->next) {
+        const acc_name *n = &f->type.target;
+        if (f->type.kind != ACC_PTR || n->len == 0 ||
+            acc_map_get(seen, n->s, n->len) != NULL)
+            continue;
+        acc_map_put(seen, n->s, n->len, (void *)f);
+        if (!*any)
+            acc_gen_line(g, "\n/* The C structs that ptr<> fields point to "
+                            "(the program defines them). */");
+        *any = true;
+        acc_gen_line(g, "struct %.*s;", (int)n->len, n->s);
+    }
+}
+
 static void put_types(acc_gen *g)
 {
     const acc_module *mod = g->mod;
@@ -359,6 +384,16 @@ static void put_types(acc_gen *g)
             acc_arena_release(&g->cx->arena, mk);
         }
     }
+    acc_arena_mark hm = acc_arena_mark_get(&g->cx->arena);
+    acc_map tags;
+    acc_map_init(&tags, &g->cx->arena);
+    bool any = false;
+    for (const acc_actor *a = mod->actors; a != NULL; a = a->next) {
+        put_handle_tags(g, a->state, &tags, &any);
+        if (a->start != NULL)
+            put_handle_tags(g, a->start->fields, &tags, &any);
+    }
+    acc_arena_release(&g->cx->arena, hm);
     if (mod->actors != NULL) {
         acc_gen_line(g, "\n/* Typed references: a message for one actor type "
                         "cannot be sent to another. */");

@@ -179,12 +179,12 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
  * "msg_->" or "args_.". */
 static void assign(acc_gen *g, const char *dst, const acc_field *f)
 {
-    int n = (int)f->name.len;
+    const char *n = acc_gen_field(g, f);
     if (f->type.kind == ACC_ARRAY)
-        acc_gen_line(g, "    memcpy(%s%.*s, %.*s, sizeof(%s%.*s));", dst, n,
-                     f->name.s, n, f->name.s, dst, n, f->name.s);
+        acc_gen_line(g, "    memcpy(%s%s, %s, sizeof(%s%s));", dst, n, n, dst,
+                     n);
     else
-        acc_gen_line(g, "    %s%.*s = %.*s;", dst, n, f->name.s, n, f->name.s);
+        acc_gen_line(g, "    %s%s = %s;", dst, n, n);
 }
 
 /* ", f1, f2": the fields as arguments (appended, as acc_gen_params does:
@@ -193,7 +193,7 @@ static const char *args_of(acc_gen *g, const acc_field *f)
 {
     acc_str s = { NULL, 0, 0, &g->cx->arena };
     for (; f != NULL; f = f->next)
-        acc_str_printf(&s, ", %.*s", (int)f->name.len, f->name.s);
+        acc_str_printf(&s, ", %s", acc_gen_field(g, f));
     return s.data != NULL ? s.data : "";
 }
 
@@ -274,6 +274,17 @@ static void put_senders(acc_gen *g, const acc_actor *a, const acc_message *m,
               "ac_send_typed(cx, &to.addr, &%s, env_)", type), false);
     put_built(g, acc_gen_send_checked_decl(g, a, m), mn, args, acc_aprintf(ar,
               "ac_send_checked(cx, &to.addr, &%s, env_)", type), false);
+    if (m->fields != NULL) {
+        /* By name: the positional send with the struct's fields. */
+        acc_str call = { NULL, 0, 0, ar };
+        acc_str_printf(&call, "%s(cx, to", acc_msg_cstr(g, m, ACC_M_SEND));
+        for (const acc_field *f = m->fields; f != NULL; f = f->next)
+            acc_str_printf(&call, ", msg->%s", acc_gen_field(g, f));
+        open_fn(g, acc_gen_send_msg_decl(g, a, m));
+        acc_gen_line(g, "    if (msg == NULL)\n        return AC_EINVAL;");
+        acc_gen_line(g, "    return %s);", call.data);
+        acc_gen_line(g, "}");
+    }
     put_built(g, acc_gen_publish_decl(g, m), mn, args, acc_aprintf(ar,
               "ac_group_publish(cx, group, &%s, env_)", type), false);
     put_built(g, acc_gen_timer_decl(g, a, m, false), mn, args, acc_aprintf(ar,

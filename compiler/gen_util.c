@@ -48,6 +48,13 @@ static const char *const scalar_idl[] = {
     [ACC_STRING] = "string", [ACC_BYTES] = "bytes", [ACC_ADDR] = "addr",
 };
 
+const char *acc_gen_field(acc_gen *g, const acc_field *f)
+{
+    bool kw = acc_c_keyword(f->name.s, f->name.len) != NULL;
+    return acc_aprintf(&g->cx->arena, "%.*s%s", (int)f->name.len, f->name.s,
+                       kw ? "_" : "");
+}
+
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
 {
     switch (t->kind) {
@@ -65,6 +72,11 @@ const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
             return acc_decl_cstr(g, e->decl, ACC_D_SEQ);
         return acc_aprintf(&g->cx->arena, "ac_%s_seq", scalar_idl[e->kind]);
     }
+    case ACC_PTR:
+        if (t->target.len == 0)
+            return "void *";
+        return acc_aprintf(&g->cx->arena, "struct %.*s *",
+                           (int)t->target.len, t->target.s);
     default:
         return scalar_c[t->kind];
     }
@@ -76,7 +88,10 @@ const char *acc_gen_cdecl(acc_gen *g, const acc_type *t, const char *name,
     if (t->kind == ACC_ARRAY)
         return acc_aprintf(&g->cx->arena, "%s%s %s[%u]", param ? "const " : "",
                            acc_gen_ctype(g, t), name, (unsigned)t->size);
-    return acc_aprintf(&g->cx->arena, "%s %s", acc_gen_ctype(g, t), name);
+    const char *c = acc_gen_ctype(g, t);
+    /* "void *p", not "void * p". */
+    return acc_aprintf(&g->cx->arena, "%s%s%s", c,
+                       c[strlen(c) - 1] == '*' ? "" : " ", name);
 }
 
 /* A struct's answer is the one the check pass worked out for it once
@@ -248,14 +263,8 @@ const char *acc_gen_params(acc_gen *g, const char *head, const acc_field *f,
     acc_str s = { NULL, 0, 0, &g->cx->arena };
     acc_str_printf(&s, "%s", head);
     for (; f != NULL; f = f->next) {
-        int nl = (int)f->name.len;
-        if (f->type.kind == ACC_ARRAY)
-            acc_str_printf(&s, ", const %s %.*s[%u]",
-                           acc_gen_ctype(g, &f->type), nl, f->name.s,
-                           (unsigned)f->type.size);
-        else
-            acc_str_printf(&s, ", %s %.*s", acc_gen_ctype(g, &f->type), nl,
-                           f->name.s);
+        acc_str_printf(&s, ", %s", acc_gen_cdecl(g, &f->type,
+                       acc_gen_field(g, f), true));
     }
     acc_str_printf(&s, "%s)", extra);
     return s.data;
@@ -281,6 +290,15 @@ const char *acc_gen_send_checked_decl(acc_gen *g, const acc_actor *a,
                                       const acc_message *m)
 {
     return send_decl(g, a, m, ACC_M_SEND_CHECKED);
+}
+
+const char *acc_gen_send_msg_decl(acc_gen *g, const acc_actor *a,
+                                  const acc_message *m)
+{
+    return acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, const %s "
+                       "*msg)", acc_msg_cstr(g, m, ACC_M_SEND_MSG),
+                       acc_actor_cstr(g, a, ACC_A_REF),
+                       acc_msg_cstr(g, m, ACC_M_STRUCT));
 }
 
 const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m)

@@ -34,6 +34,10 @@ typedef struct cli {
     size_t dep_target_count;
     bool dep_phony;                 /* -MP */
     bool no_warnings;               /* -w */
+    /* -W<name>, -Wno-<name>, -Werror[=<name>], -Wno-error=<name>, -Wall:
+     * resolved in order, the last word on a warning winning. */
+    unsigned warn_on, warn_off, warn_error, warn_no_error;
+    bool warn_all_errors;
 } cli;
 
 static void usage(FILE *f)
@@ -54,18 +58,77 @@ static void usage(FILE *f)
         "  -MT TARGET   use TARGET as the depfile's target (repeatable)\n"
         "  -MP          add a phony target for each dependency but the input\n"
         "  -w           suppress warnings\n"
+        "  -W<name>, -Wno-<name>\n"
+        "               turn warning <name> on, or off (the list is below)\n"
+        "  -Wall        turn every warning on\n"
+        "  -Werror, -Werror=<name>, -Wno-error=<name>\n"
+        "               make every warning an error, or one (which turns it\n"
+        "               on), or keep one a warning under -Werror\n"
         "  --version    print the version and exit\n"
         "  -h, --help   print this help and exit\n"
         "\n"
         "A file named '-' is standard input: messages call it <stdin>, and its\n"
         "outputs are named after its module (MODULE.actor.h, MODULE.actor.c).\n"
         "\n"
-        "Exit status: 0 success, 1 errors in the input, 2 bad usage.\n",
+        "Exit status: 0 success, 1 errors in the input, 2 bad usage.\n"
+        "\n"
+        "warnings (-W<name>):\n",
         ACC_NAME);
+    for (int i = 0; acc_warning_name(i) != NULL; i++)
+        fprintf(f, "  %-19s (%s) %s\n", acc_warning_name(i),
+                acc_warning_default(i) ? "on " : "off", acc_warning_help(i));
+}
+
+/* Sets or clears `bit` in `set`, clearing it in `other`: the last option
+ * about a warning wins. */
+static void warn_bit(unsigned *set, unsigned *other, unsigned bit)
+{
+    *set |= bit;
+    *other &= ~bit;
 }
 
 static int usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+
+/* -W...: false when it names no warning. */
+static bool warning_option(cli *c, const char *a)
+{
+    const char *w = a + 2;
+    bool no = strncmp(w, "no-", 3) == 0;
+    if (no)
+        w += 3;
+    if (strcmp(a, "-Wall") == 0) {
+        for (int i = 0; i < ACC_W_COUNT; i++)
+            warn_bit(&c->warn_on, &c->warn_off, 1u << i);
+        return true;
+    }
+    if (!no && strcmp(w, "error") == 0) {
+        c->warn_all_errors = true;
+        return true;
+    }
+    if (no && strcmp(w, "error") == 0) {
+        c->warn_all_errors = false;
+        return true;
+    }
+    bool err = strncmp(w, "error=", 6) == 0;
+    if (err)
+        w += 6;
+    int id = acc_warning_lookup(w, strlen(w));
+    if (id < 0)
+        return false;
+    unsigned bit = 1u << id;
+    if (err && no) {
+        warn_bit(&c->warn_no_error, &c->warn_error, bit);
+    } else if (err) {
+        warn_bit(&c->warn_error, &c->warn_no_error, bit);
+        warn_bit(&c->warn_on, &c->warn_off, bit);
+    } else if (no) {
+        warn_bit(&c->warn_off, &c->warn_on, bit);
+    } else {
+        warn_bit(&c->warn_on, &c->warn_off, bit);
+    }
+    return true;
+}
 
 static int usage_error(const char *fmt, ...)
 {
@@ -123,6 +186,10 @@ static int parse_args(cli *c, int argc, char **argv)
             c->dep_phony = true;
         } else if (strcmp(a, "-w") == 0) {
             c->no_warnings = true;
+        } else if (strncmp(a, "-W", 2) == 0) {
+            if (!warning_option(c, a))
+                return usage_error("unknown warning option '%s' (see "
+                                   "--help for the warnings)", a);
         } else if (strncmp(a, "-MF", 3) == 0) {
             if ((v = value(argc, argv, &i, "-MF")) == NULL)
                 return usage_error("option '%s' needs a file name", a);
@@ -475,6 +542,11 @@ int main(int argc, char **argv)
     opt.include_dirs = c.includes;
     opt.include_dir_count = c.include_count;
     opt.no_warnings = c.no_warnings;
+    opt.warn_on = c.warn_on;
+    opt.warn_off = c.warn_off;
+    opt.warn_error = c.warn_error;
+    opt.warn_no_error = c.warn_no_error;
+    opt.warn_all_errors = c.warn_all_errors;
 
     int errors = 0;
     rc = 0;

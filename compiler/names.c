@@ -40,6 +40,16 @@ const acc_cname_rule acc_actor_cnames[ACC_A_COUNT] = {
     [ACC_A_DECODE_REPLY] = { "", "_decode_reply", "the reply decoder" },
 };
 
+/* The hooks of an actor that spells them `hook start;` ...: their own
+ * names, so that a message `start` (whose handler is P_on_start) can sit
+ * next to the start hook. */
+static const acc_cname_rule hook_cnames[4] = {
+    { "", "_hook_start", "the start hook" },
+    { "", "_hook_stop", "the stop hook" },
+    { "", "_hook_down", "the down hook" },
+    { "", "_hook_exit", "the exit hook" },
+};
+
 /* A message's names: P, `pre`, the message's name, `post`. */
 const acc_cname_rule acc_msg_cnames[ACC_M_COUNT] = {
     [ACC_M_TAG] = { "_TAG_", "", "the tag" },
@@ -50,6 +60,7 @@ const acc_cname_rule acc_msg_cnames[ACC_M_COUNT] = {
     [ACC_M_SEND_AFTER] = { "_send_", "_after", "the delayed send function" },
     [ACC_M_SEND_EVERY] = { "_send_", "_every", "the periodic send function" },
     [ACC_M_SEND_CHECKED] = { "_send_", "_checked", "the checked send function" },
+    [ACC_M_SEND_MSG] = { "_send_", "_msg", "the send-by-struct function" },
     [ACC_M_REPLY_STRUCT] = { "_", "_reply", "the reply struct" },
     [ACC_M_REPLY] = { "_reply_", "", "the reply function" },
     [ACC_M_FN] = { "_", "_fn", "the continuation type" },
@@ -91,8 +102,10 @@ static const acc_name no_name = { NULL, 0, 0 };
 bool acc_actor_cname_of(const acc_actor *a, acc_actor_cname k,
                         acc_cname *out)
 {
-    *out = (acc_cname){ a->mod, a->name, &acc_actor_cnames[k], no_name,
-                        false };
+    const acc_cname_rule *rule = &acc_actor_cnames[k];
+    if (a->hook_spelled && k >= ACC_A_ON_START && k <= ACC_A_ON_EXIT)
+        rule = &hook_cnames[k - ACC_A_ON_START];
+    *out = (acc_cname){ a->mod, a->name, rule, no_name, false };
     return actor_has(a, k);
 }
 
@@ -100,6 +113,8 @@ bool acc_msg_cname_of(const acc_message *m, acc_msg_cname k, acc_cname *out)
 {
     *out = (acc_cname){ m->actor->mod, m->actor->name, &acc_msg_cnames[k],
                         m->name, false };
+    if (k == ACC_M_SEND_MSG)
+        return m->fields != NULL;
     return k < ACC_M_REPLY_STRUCT || m->has_reply;
 }
 

@@ -9,20 +9,172 @@
 #include "acc.h"
 #include "parser.h"
 
+/* ---- blocks left open ----------------------------------------------------------- */
+
+/* A missing '}' shows up only where the next declaration begins, as some
+ * other mistake ("expected ';', found '{'" at `actor B {` inside a
+ * struct). So the driver keeps its own count of the braces in the
+ * tokens, with what opened each, and when a declaration begins inside a
+ * block (`struct|enum|actor NAME {`, or `on NAME (` inside a state block)
+ * it says which block is not closed and where it opened, and closes it
+ * for the parser, which then reads the declaration as what it is. */
+enum { MAX_OPEN = 16, LOOKAHEAD = 3 };
+
+typedef struct open_block {
+    acc_loc brace;
+    int kind;               /* TK_STRUCT, TK_ENUM, TK_ACTOR, TK_STATE, 0 */
+    acc_name name;          /* a struct's, enum's or actor's */
+} open_block;
+
+typedef struct driver {
+    acc_ctx *cx;
+    acc_parser *ps;
+    void *parser;
+    open_block open[MAX_OPEN];
+    uint32_t depth;         /* may pass MAX_OPEN: those are not described */
+    int prev_code[2];       /* the last two tokens fed: what a '{' follows */
+    acc_token prev[2];
+} driver;
+
+static acc_name tok_name(const acc_token *t)
+{
+    acc_name n = { t->s, t->len, t->off };
+    return n;
+}
+
+/* "struct 'Money'", "the state block of actor 'A'", "a block". */
+static const char *describe(driver *d, uint32_t i)
+{
+    acc_arena *ar = &d->cx->arena;
+    if (i >= MAX_OPEN)
+        return "a block";
+    const open_block *b = &d->open[i];
+    switch (b->kind) {
+    case TK_STRUCT: case TK_ENUM: case TK_ACTOR:
+        return acc_aprintf(ar, "%s '%.*s'", b->kind == TK_STRUCT ? "struct"
+                           : b->kind == TK_ENUM ? "enum" : "actor",
+                           (int)b->name.len, b->name.s);
+    case TK_STATE:
+        if (i > 0 && d->open[i - 1].kind == TK_ACTOR)
+            return acc_aprintf(ar, "the state block of actor '%.*s'",
+                               (int)d->open[i - 1].name.len,
+                               d->open[i - 1].name.s);
+        return "the state block";
+    default:
+        return "a block";
+    }
+}
+
+static void feed(driver *d, int code, const acc_token *tok)
+{
+    if (code == TK_LBRACE) {
+        if (d->depth < MAX_OPEN) {
+            open_block *b = &d->open[d->depth];
+            b->brace = (acc_loc){ tok->off, tok->len };
+            b->kind = 0;
+            if (d->prev_code[1] == TK_STATE) {
+                b->kind = TK_STATE;
+            } else if (d->prev_code[1] == TK_ID &&
+                       (d->prev_code[0] == TK_STRUCT ||
+                        d->prev_code[0] == TK_ENUM ||
+                        d->prev_code[0] == TK_ACTOR)) {
+                b->kind = d->prev_code[0];
+                b->name = tok_name(&d->prev[1]);
+            }
+        }
+        d->depth++;
+    } else if (code == TK_RBRACE && d->depth > 0) {
+        d->depth--;
+    }
+    d->prev_code[0] = d->prev_code[1];
+    d->prev[0] = d->prev[1];
+    d->prev_code[1] = code;
+    d->prev[1] = *tok;
+    acc_lemon_feed(d->parser, code, *tok, d->ps);
+}
+
+/* Reports the blocks open down to depth `keep` as not closed before
+ * `at` (`before` says what is there), and closes them for the parser;
+ * false, reporting nothing, when the parser would not take a '}' here
+ * (the text before is broken some other way: its own error says so). */
+static bool close_open(driver *d, uint32_t keep, const acc_token *at,
+                       const char *before)
+{
+    if (d->depth <= keep || !acc_lemon_accepts(d->parser, TK_RBRACE))
+        return false;
+    const acc_file *f = &d->ps->mod->file;
+    uint32_t inner = d->depth - 1;
+    acc_error(d->cx, f, (acc_loc){ at->off, at->len }, "%s is not closed: "
+              "expected '}' %s", describe(d, inner), before);
+    for (uint32_t i = inner + 1; i-- > keep;)
+        if (i < MAX_OPEN)
+            acc_note(d->cx, f, d->open[i].brace, "%s opens here%s",
+                     describe(d, i), i == inner ? "" : " (and is not "
+                     "closed either)");
+    while (d->depth > keep && acc_lemon_accepts(d->parser, TK_RBRACE)) {
+        acc_token close = *at;
+        close.len = 0;
+        close.doc = NULL;
+        close.s = "}";
+        feed(d, TK_RBRACE, &close);
+    }
+    return true;
+}
+
 void acc_parse(acc_ctx *cx, acc_module *mod)
 {
     acc_lexer lx;
     acc_parser ps = { cx, mod, &lx, { NULL, 0, 0, NULL } };
-    void *parser = acc_lemon_new(&cx->arena);
+    driver d;
+    memset(&d, 0, sizeof(d));
+    d.cx = cx;
+    d.ps = &ps;
+    d.parser = acc_lemon_new(&cx->arena);
+
+    /* Tokens read ahead: a declaration's first three. */
+    int codes[LOOKAHEAD];
+    acc_token toks[LOOKAHEAD];
+    int held = 0;
 
     acc_lex_init(&lx, cx, &mod->file);
     for (;;) {
-        int code = acc_lex(&lx, &ps.tok);
+        if (held == 0) {
+            codes[0] = acc_lex(&lx, &toks[0]);
+            held = 1;
+        }
         if (cx->stopped)
             break;
-        acc_lemon_feed(parser, code, ps.tok, &ps);
+        int code = codes[0];
+        bool decl = code == TK_STRUCT || code == TK_ENUM ||
+                    code == TK_ACTOR;
+        bool in_state = d.depth > 0 && d.depth <= MAX_OPEN &&
+                        d.open[d.depth - 1].kind == TK_STATE;
+        if (d.depth > 0 && (decl || (code == TK_ON && in_state))) {
+            while (held < LOOKAHEAD && codes[held - 1] != 0) {
+                codes[held] = acc_lex(&lx, &toks[held]);
+                held++;
+            }
+            if (held == LOOKAHEAD && codes[1] == TK_ID) {
+                if (decl && codes[2] == TK_LBRACE)
+                    close_open(&d, 0, &toks[0], acc_aprintf(&cx->arena,
+                               "before this %s", code == TK_STRUCT
+                               ? "struct" : code == TK_ENUM ? "enum"
+                                          : "actor"));
+                else if (!decl && codes[2] == TK_LPAREN)
+                    close_open(&d, d.depth - 1, &toks[0],
+                               "before this message");
+            }
+        } else if (code == 0 && d.depth > 0 && !lx.eof_reported) {
+            /* (An unterminated comment already said why the file ends.) */
+            close_open(&d, 0, &toks[0], "at the end of the file");
+        }
+        ps.tok = toks[0];
+        feed(&d, code, &toks[0]);
         if (code == 0 || cx->stopped)
             break;
+        held--;
+        memmove(codes, codes + 1, (size_t)held * sizeof(codes[0]));
+        memmove(toks, toks + 1, (size_t)held * sizeof(toks[0]));
     }
 }
 
@@ -44,6 +196,7 @@ const char *acc_token_desc(int code)
     case TK_STATE: return "'state'";
     case TK_ON: return "'on'";
     case TK_MAILBOX: return "'mailbox'";
+    case TK_HOOK: return "'hook'";
     case TK_ID: return "identifier";
     case TK_NUMBER: return "number";
     case TK_BOOL: return "'bool'";
@@ -59,6 +212,7 @@ const char *acc_token_desc(int code)
     case TK_F64: return "'f64'";
     case TK_REF: return "'ref'";
     case TK_ADDR: return "'addr'";
+    case TK_PTR: return "'ptr'";
     case TK_SEMI: return "';'";
     case TK_COMMA: return "','";
     case TK_LPAREN: return "'('";
@@ -79,7 +233,7 @@ const char *acc_token_desc(int code)
 
 static bool is_type_token(int code)
 {
-    return code >= TK_BOOL && code <= TK_ADDR;
+    return code >= TK_BOOL && code <= TK_PTR;
 }
 
 /* Appends to a fixed message buffer, truncating. */
@@ -97,6 +251,32 @@ static void appends(char *buf, size_t cap, const char *s)
     append(buf, cap, s, strlen(s));
 }
 
+/* The keyword among `expected` that `tok` is a misspelling of (at most
+ * two edits, and fewer than half its letters), quoted ("'struct'"), or
+ * NULL. */
+static const char *near_keyword(const acc_token *tok, const int *expected,
+                                int count)
+{
+    const char *best = NULL;
+    size_t best_d = 3;
+    for (int i = 0; i < count; i++) {
+        int t = expected[i];
+        bool kw = (t >= TK_MODULE && t <= TK_HOOK) ||
+                  (t >= TK_BOOL && t <= TK_PTR);
+        if (!kw)
+            continue;
+        const char *desc = acc_token_desc(t);   /* "'struct'" */
+        size_t n = strlen(desc) - 2;
+        size_t d = acc_edit_distance(tok->s, tok->len, desc + 1, n, 2);
+        bool close = (d == 1 && tok->len >= 2) || 2 * d < tok->len;
+        if (d < best_d && close) {
+            best_d = d;
+            best = desc;
+        }
+    }
+    return best;
+}
+
 void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
                       const int *expected, int count)
 {
@@ -110,7 +290,7 @@ void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
     /* All the type keywords together read as "type". */
     for (int i = 0; i < count; i++)
         types += is_type_token(expected[i]);
-    bool any_type = types == TK_ADDR - TK_BOOL + 1;
+    bool any_type = types == TK_PTR - TK_BOOL + 1;
     int shown = any_type ? count - types + 1 : count;
 
     appends(msg, sizeof(msg), shown == 0 ? "unexpected " : "expected ");
@@ -137,6 +317,15 @@ void acc_syntax_error(acc_parser *ps, int found, const acc_token *tok,
         appends(msg, sizeof(msg), " '");
         append(msg, sizeof(msg), tok->s, tok->len > 64 ? 64 : tok->len);
         appends(msg, sizeof(msg), "'");
+    }
+    /* A name where a keyword was wanted: a misspelt keyword (`strcut`,
+     * `acotr`) gets the keyword suggested. */
+    const char *near = found == TK_ID ? near_keyword(tok, expected, count)
+                                      : NULL;
+    if (near != NULL) {
+        appends(msg, sizeof(msg), "; did you mean ");
+        appends(msg, sizeof(msg), near);
+        appends(msg, sizeof(msg), "?");
     }
     acc_error(ps->cx, &ps->mod->file, (acc_loc){ tok->off, tok->len }, "%s",
               msg);

@@ -88,7 +88,12 @@ static const unsigned char *bad_char(acc_lexer *lx, const unsigned char *b)
                   "invalid byte '\\x%02x' (the input must be UTF-8)", *b);
         return b + 1;
     }
-    if (*b < 0x20 || *b == 0x7f)
+    if (*b == '*')
+        acc_error(lx->cx, lx->file, span(lx, b, e),
+                  "unexpected character '*': a pointer is written 'ptr' "
+                  "(void *) or 'ptr<Name>' (struct Name *), in state and "
+                  "start fields");
+    else if (*b < 0x20 || *b == 0x7f)
         acc_error(lx->cx, lx->file, span(lx, b, e),
                   "unexpected character '\\x%02x'", *b);
     else
@@ -171,6 +176,7 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             "state"  { code = TK_STATE; break; }
             "on"     { code = TK_ON; break; }
             "mailbox" { code = TK_MAILBOX; break; }
+            "hook"   { code = TK_HOOK; break; }
             "bool"   { code = TK_BOOL; break; }
             "i8"     { code = TK_I8; break; }
             "i16"    { code = TK_I16; break; }
@@ -184,6 +190,7 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             "f64"    { code = TK_F64; break; }
             "ref"    { code = TK_REF; break; }
             "addr"   { code = TK_ADDR; break; }
+            "ptr"    { code = TK_PTR; break; }
 
             ident {
                 check_reserved(lx, start, cur);

@@ -7,14 +7,15 @@
  *   struct  ::= "struct" ID "{" ( type ID ";" )* "}"
  *   enum    ::= "enum" ID "{" [ value ( "," value )* [ "," ] ] "}"
  *   value   ::= ID [ "=" [ "-" ] NUMBER ]
- *   actor   ::= "actor" ID "{" ( state | message | mailbox )* "}"
+ *   actor   ::= "actor" ID "{" ( state | message | hook | mailbox )* "}"
  *   state   ::= "state" "{" ( type ID ";" )* "}"
  *   mailbox ::= "mailbox" [ "-" ] NUMBER [ ID ] ";"
  *   message ::= "on" [ ID ] ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
  *               (the first ID, when there are two, is a priority: `urgent`)
+ *   hook    ::= "hook" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
  *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
  *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
- *             | "ref" "<" qname ">" | qname
+ *             | "ref" "<" qname ">" | "ptr" [ "<" ID ">" ] | qname
  *   qname   ::= ID [ "." ID ]
  *
  *   message ::= ... | "on" ID "(" params ")" "->" "(" params ")" ";"   (a reply)
@@ -56,14 +57,14 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 }
 
 /* Token codes in this order: expected-token lists are shown in it. */
-%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX.
+%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK.
 %token ID NUMBER STRLIT.
-%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
+%token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR PTR.
 %token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
 %token LBRACKET RBRACKET EQ DOT COLON ARROW MINUS.
 
-%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX
-             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR.
+%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK
+             BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR PTR.
 
 %type body {acc_actor *}
 %type fields {acc_field_list}
@@ -165,6 +166,20 @@ body(R) ::= body(B) ON(K) ID(U) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN pa
     acc_ast_reply(ps, R, &N, &A, Q.head);
     acc_ast_priority(ps, R, &N, &U);
 }
+body(R) ::= body(B) HOOK(K) ID(N) LPAREN params(P) RPAREN SEMI. {
+    R = B;
+    acc_ast_hook(ps, R, &K, &N, P.head);
+}
+body(R) ::= body(B) HOOK(K) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params RPAREN SEMI. {
+    R = B;
+    acc_ast_hook(ps, R, &K, &N, P.head);
+    acc_error(ps->cx, &ps->mod->file, (acc_loc){ A.off, A.len },
+              "a hook has no reply");
+}
+body(R) ::= body(B) HOOK(K) ID(N) SEMI. {
+    R = B;
+    acc_ast_hook(ps, R, &K, &N, NULL);
+}
 body(R) ::= body(B) MAILBOX(K) int(N) SEMI. {
     R = B;
     acc_ast_mailbox(ps, R, &K, &N, NULL);
@@ -223,6 +238,10 @@ base(R) ::= REF(K) LT ID(N) GT(E). {
 }
 base(R) ::= REF(K) LT ID(Q) DOT ID(N) GT(E). {
     R = acc_ast_type(ACC_REF, &K, &E, &Q, &N);
+}
+base(R) ::= PTR(K). { R = acc_ast_type(ACC_PTR, &K, &K, NULL, NULL); }
+base(R) ::= PTR(K) LT ID(N) GT(E). {
+    R = acc_ast_type(ACC_PTR, &K, &E, NULL, &N);
 }
 base(R) ::= ID(N). { R = acc_ast_type(ACC_NAMED, &N, &N, NULL, &N); }
 base(R) ::= ID(Q) DOT ID(N). { R = acc_ast_type(ACC_NAMED, &Q, &N, &Q, &N); }
@@ -296,7 +315,7 @@ static void report_syntax_error(acc_parser *ps, yyParser *p, int major,
     for (int t = 1; t < YYNTOKEN; t++) {
         /* A keyword that would be taken as a name is not listed apart. */
         if (id_ok && acc_lemonFallback(t) == TK_ID &&
-            !(t >= TK_BOOL && t <= TK_ADDR))
+            !(t >= TK_BOOL && t <= TK_PTR))
             continue;
         if (accepts(lp, t))
             expected[n++] = t;
@@ -304,5 +323,15 @@ static void report_syntax_error(acc_parser *ps, yyParser *p, int major,
     if (accepts(lp, 0))
         expected[n++] = 0;
     acc_syntax_error(ps, major, tok, expected, n);
+}
+
+bool acc_lemon_accepts(void *parser, int code)
+{
+    acc_lemon_parser *lp = parser;
+    int top = (int)(lp->p.yytos - lp->p.yystack);
+    for (int i = 0; i <= top; i++)
+        lp->before[i] = lp->p.yystack[i].stateno;
+    lp->before_top = top;
+    return accepts(lp, code);
 }
 }

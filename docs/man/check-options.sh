@@ -14,8 +14,10 @@ bin=$1 page=$2
 help_opts=$("$bin" --help |
     sed -n 's/^  \(-[^ ,]*\(, -[^ ,]*\)*\).*/\1/p' | tr -d ' ' | tr ',' '\n' | sort -u)
 # Each "Fl X" of an item line is the option -X; mdoc writes a literal
-# hyphen as \- (so ".Fl \-help" is --help).
+# hyphen as \- (so ".Fl \-help" is --help), and "Fl W Ns Ar name" is the
+# help's -W<name>.
 page_opts=$(sed -n 's/^\.It \(Fl .*\)/\1/p' "$page" |
+    sed 's/Fl \([^ ]*\) Ns Ar \([^ ]*\)/Fl \1<\2>/g' |
     awk '{ for (i = 1; i < NF; i++) if ($i == "Fl") print "-" $(i + 1) }' |
     sed 's/\\-/-/g' | sort -u)
 

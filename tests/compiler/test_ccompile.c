@@ -15,7 +15,8 @@
 static const char *const inputs[] = {
     "sample.actor", "golden/pingpong.actor", "golden/types.actor",
     "golden/edge.actor", "wirelib.actor", "wire.actor", "golden/units.actor",
-    "golden/full.actor", "services.actor",
+    "golden/full.actor", "services.actor", "sendmsg.actor",
+    "handles.actor", "hooknames.actor",
 };
 
 /* Generates every input into `dir`; returns the names of the sources. */
@@ -121,4 +122,68 @@ Test(ccompile, examples_compile)
     cmd_free(&r);
     if (count == 0)
         cr_skip_test("no examples/*/*.actor");
+}
+
+/* A send by name as a user writes it: a compound literal with designated
+ * initializers in C11, a const struct with C++20's (which must follow the
+ * declaration order), both under -Wpedantic. */
+static void compile_send_by_name(const char *program, const char *flags,
+                                 const char *body)
+{
+    require_repo_root();
+    if (!have_program(program))
+        cr_skip_test("%s is not installed", program);
+    char *root = realpath(".", NULL);
+    char *dir = make_tmpdir();
+    char *path = str_printf("%s/%s", TEST_SRC_DIR, "sendmsg.actor");
+    acc_result r;
+    cr_assert_eq(acc_compile_file(path, NULL, &r), 0, "%s", r.diagnostics);
+    char *h = str_printf("%s/%s", dir, r.header_name);
+    cr_assert(write_file(h, r.header, r.header_len));
+    char *user = str_printf("%s/user.c", dir);
+    char *text = str_printf("#include \"sendmsg.actor.h\"\n"
+                            "int send_one(ac_ctx *cx, sendmsg_Bank_ref to, "
+                            "sendmsg_Bank_ref me);\n"
+                            "int send_one(ac_ctx *cx, sendmsg_Bank_ref to, "
+                            "sendmsg_Bank_ref me)\n{\n%s}\n", body);
+    cr_assert(write_file(user, text, strlen(text)));
+    cmd_result c;
+    cr_assert(cmd_run(&c, dir, NULL, "%s %s -Wall -Wextra -Wpedantic -Werror "
+                      "-I'%s/runtime/include' -I. -c user.c -o user.o",
+                      program, flags, root));
+    cr_expect_eq(c.status, 0, "%s %s:\n%s", program, flags, c.err);
+    cr_expect_str_eq(c.err, "");
+    cmd_free(&c);
+    acc_result_free(&r);
+    remove_tree(dir);
+    free(text);
+    free(user);
+    free(h);
+    free(path);
+    free(dir);
+    free(root);
+}
+
+#define BY_NAME_C "    return sendmsg_Bank_send_transfer_msg(cx, to,\n" \
+    "        &(sendmsg_Bank_transfer){ .from = me, .amount = 5 });\n"
+/* g++'s -Wextra wants every member named in C++ (clang++ and C do not). */
+#define BY_NAME_CXX "    const sendmsg_Bank_transfer m{ .amount = 5, " \
+    ".fee = 0, .from = me, .code = {} };\n" \
+    "    return sendmsg_Bank_send_transfer_msg(cx, to, &m);\n"
+
+Test(ccompile, send_by_name_gcc_c11)
+{
+    compile_send_by_name("gcc", STRICT_C, BY_NAME_C);
+}
+Test(ccompile, send_by_name_clang_c11)
+{
+    compile_send_by_name("clang", STRICT_C, BY_NAME_C);
+}
+Test(ccompile, send_by_name_gxx_cxx20)
+{
+    compile_send_by_name("g++", "-std=c++20 -x c++", BY_NAME_CXX);
+}
+Test(ccompile, send_by_name_clangxx_cxx20)
+{
+    compile_send_by_name("clang++", "-std=c++20 -x c++", BY_NAME_CXX);
 }

@@ -205,10 +205,13 @@ Test(cli, stdin_input)
     cr_assert(write_file(bad, "module m;\nactor A {\n", 20));
     cr_assert(cmd_run(&r, dir, bad, "'%s' -", bin));
     cr_expect_eq(r.status, 1);
-    cr_expect_str_eq(r.err, "<stdin>:2:10: error: expected 'state', 'on', 'mailbox' "
-                            "or '}', found end of file\n"
+    cr_expect_str_eq(r.err, "<stdin>:2:10: error: actor 'A' is not closed: "
+                            "expected '}' at the end of the file\n"
                             "    2 | actor A {\n"
-                            "      |          ^\n");
+                            "      |          ^\n"
+                            "<stdin>:2:9: note: actor 'A' opens here\n"
+                            "    2 | actor A {\n"
+                            "      |         ^\n");
     cmd_free(&r);
 
     remove_tree(dir);

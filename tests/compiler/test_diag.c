@@ -39,9 +39,31 @@ static const char *const cases[] = {
     "too_large",
     "same_module",
     "unterminated_string", "warn_unused_import", "warn_unreachable",
+    "warn_from_main", "warn_werror", "hook_unknown", "handles", "handle_star",
+    "state_views", "unclosed", "foreign_names", "misspelt_keyword",
+    "misspelt_member",
     "mailbox", "priority", "down_exit_hooks", "down_collision", "reply_collision",
     "reply_hook", "service_collision", "service_params",
 };
+
+/* The options a case is compiled with: its first line, when that is
+ * "// flags: -Wall ..." (malloc'd; "" without). */
+static char *case_flags(const char *dir, const char *name)
+{
+    static const char key[] = "// flags: ";
+    char *path = str_printf("%s/%s.actor", dir, name);
+    size_t len;
+    char *text = read_file(path, &len);
+    free(path);
+    char *flags = str_printf("%s", "");
+    if (text != NULL && strncmp(text, key, sizeof(key) - 1) == 0) {
+        free(flags);
+        flags = str_printf("%.*s", (int)strcspn(text + sizeof(key) - 1, "\n"),
+                           text + sizeof(key) - 1);
+    }
+    free(text);
+    return flags;
+}
 
 static void check_diag_status(const char *name, int status)
 {
@@ -49,8 +71,11 @@ static void check_diag_status(const char *name, int status)
     char *bin = actorc_path();
     char *dir = str_printf("%s/diag", TEST_SRC_DIR);
     char *out = make_tmpdir();
+    char *flags = case_flags(dir, name);
     cmd_result r;
-    cr_assert(cmd_run(&r, dir, NULL, "'%s' -o '%s' %s.actor", bin, out, name));
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' %s -o '%s' %s.actor", bin, flags,
+                      out, name));
+    free(flags);
 
     char *expected_path = str_printf("%s/%s.expected", dir, name);
     if (update_golden()) {
@@ -144,6 +169,16 @@ DIAG(service_collision)
 DIAG(service_params)
 WARN(warn_unused_import)
 WARN(warn_unreachable)
+WARN(warn_from_main)
+DIAG(warn_werror)
+DIAG(hook_unknown)
+DIAG(handles)
+DIAG(handle_star)
+DIAG(state_views)
+DIAG(unclosed)
+DIAG(foreign_names)
+DIAG(misspelt_keyword)
+DIAG(misspelt_member)
 
 Test(diag, every_input_has_a_test)
 {

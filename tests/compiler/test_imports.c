@@ -114,16 +114,51 @@ Test(imports, warnings_and_w)
     put("u.actor", "module u;\nstruct S { u8 v; }\n");
     put("w.actor", "module w;\nimport \"u.actor\";\nactor Lonely { on hi(); }\n");
     cmd_result r;
+    /* By default: the unused import, not the actor main may drive. */
     cr_assert(cmd_run(&r, dir, NULL, "'%s' -o out w.actor", bin));
     cr_expect_eq(r.status, 0);
     cr_expect_neq(strstr(r.err, "w.actor:2:8: warning: unused import "
-                                "\"u.actor\""), NULL, "%s", r.err);
+                                "\"u.actor\": nothing here names 'u.' "
+                                "[-Wunused-import]\n"), NULL, "%s", r.err);
+    cr_expect_eq(strstr(r.err, "Lonely"), NULL, "%s", r.err);
+    cmd_free(&r);
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -Wall -o out w.actor", bin));
+    cr_expect_eq(r.status, 0);
     cr_expect_neq(strstr(r.err, "w.actor:3:7: warning: no actor can send to "
                                 "'Lonely'"), NULL, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "[-Wunreferenced-actor]\n"), NULL, "%s",
+                  r.err);
     cmd_free(&r);
-    cr_assert(cmd_run(&r, dir, NULL, "'%s' -w -o out w.actor", bin));
+    /* The last word on a warning wins; -w outranks them all. */
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -Wall -Wno-unused-import "
+                      "-Wno-unreferenced-actor -o out w.actor", bin));
     cr_expect_eq(r.status, 0);
     cr_expect_str_eq(r.err, "");
+    cmd_free(&r);
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -Wall -w -o out w.actor", bin));
+    cr_expect_eq(r.status, 0);
+    cr_expect_str_eq(r.err, "");
+    cmd_free(&r);
+    /* -Werror fails the compilation; -Wno-error=<name> exempts one. */
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -Werror -o out2 w.actor", bin));
+    cr_expect_eq(r.status, 1);
+    cr_expect_neq(strstr(r.err, "w.actor:2:8: error: unused import "
+                                "\"u.actor\": nothing here names 'u.' "
+                                "[-Werror=unused-import]\n"), NULL, "%s",
+                  r.err);
+    char *h = str_printf("%s/out2/w.actor.h", dir);
+    cr_expect(!file_exists(h), "%s was written despite -Werror", h);
+    free(h);
+    cmd_free(&r);
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -Werror -Wno-error=unused-import "
+                      "-o out w.actor", bin));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_neq(strstr(r.err, "warning: unused import"), NULL, "%s", r.err);
+    cmd_free(&r);
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' -Wunused-imports w.actor", bin));
+    cr_expect_eq(r.status, 2);
+    cr_expect_neq(strstr(r.err, "unknown warning option "
+                                "'-Wunused-imports'"), NULL, "%s", r.err);
     cmd_free(&r);
 }
 

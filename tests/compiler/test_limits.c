@@ -493,8 +493,11 @@ Test(limits, line_numbers_out_of_order)
 
     const char *warns = "module m;\nactor A { on x(); }\n\nactor B { on y(); }\n"
                         "actor C { on z(); }\n";
-    cr_expect_eq(acc_compile_buffer("m.actor", warns, strlen(warns), NULL, &r),
-                 0);
+    acc_options wopt;
+    acc_options_init(&wopt);
+    wopt.warn_on = 1u << ACC_W_UNREFERENCED_ACTOR;
+    cr_expect_eq(acc_compile_buffer("m.actor", warns, strlen(warns), &wopt,
+                                    &r), 0);
     cr_expect(strstr(r.diagnostics, "m.actor:2:7: warning") != NULL);
     cr_expect(strstr(r.diagnostics, "m.actor:4:7: warning") != NULL);
     cr_expect(strstr(r.diagnostics, "m.actor:5:7: warning") != NULL, "%s",

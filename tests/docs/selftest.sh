@@ -92,7 +92,8 @@ expect "an IDL fragment naming an unknown type" "actor: actorc rejects the block
 write warns.md <<'EOF'
 ```actor
 module warns;
-actor Lonely { on hello; }
+import "money.actor";
+actor Lonely { on hello(ref<Lonely> me); }
 ```
 EOF
 expect "a complete IDL block that actorc warns about" "actor: actorc warns about the block" warns.md

@@ -369,6 +369,15 @@ int edge_Odd_send_state_checked(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
                                             env_);
 }
 
+int edge_Odd_send_state_msg(ac_ctx *cx, edge_Odd_ref to,
+                            const edge_Odd_state *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return edge_Odd_send_state(cx, to, msg->addr, msg->ref, msg->actor,
+                               msg->module);
+}
+
 int edge_Odd_publish_state(ac_ctx *cx, const char *group, ac_addr addr,
                            edge_Odd_ref ref, uint8_t actor, bool module)
 {
@@ -499,6 +508,14 @@ int edge_Odd_send_Mixed_Case9_checked(ac_ctx *cx, edge_Odd_ref to, int8_t x_1)
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &edge_Odd_type,
                                             env_);
+}
+
+int edge_Odd_send_Mixed_Case9_msg(ac_ctx *cx, edge_Odd_ref to,
+                                  const edge_Odd_Mixed_Case9 *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return edge_Odd_send_Mixed_Case9(cx, to, msg->x_1);
 }
 
 int edge_Odd_publish_Mixed_Case9(ac_ctx *cx, const char *group, int8_t x_1)

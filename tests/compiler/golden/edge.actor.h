@@ -83,15 +83,22 @@ int edge_Odd_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int edge_Odd_send_state(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
                         edge_Odd_ref ref, uint8_t actor, bool module);
 int edge_Odd_send_state_checked(ac_ctx *cx, edge_Odd_ref to, ac_addr addr,
                                 edge_Odd_ref ref, uint8_t actor, bool module);
+int edge_Odd_send_state_msg(ac_ctx *cx, edge_Odd_ref to,
+                            const edge_Odd_state *msg);
 int edge_Odd_send_on(ac_ctx *cx, edge_Odd_ref to);
 int edge_Odd_send_on_checked(ac_ctx *cx, edge_Odd_ref to);
 int edge_Odd_send_Mixed_Case9(ac_ctx *cx, edge_Odd_ref to, int8_t x_1);
 int edge_Odd_send_Mixed_Case9_checked(ac_ctx *cx, edge_Odd_ref to, int8_t x_1);
+int edge_Odd_send_Mixed_Case9_msg(ac_ctx *cx, edge_Odd_ref to,
+                                  const edge_Odd_Mixed_Case9 *msg);
 int edge_Odd_send_last(ac_ctx *cx, edge_Odd_ref to);
 int edge_Odd_send_last_checked(ac_ctx *cx, edge_Odd_ref to);
 

@@ -1367,6 +1367,14 @@ int full_Store_send_put_checked(ac_ctx *cx, full_Store_ref to, full_Item item,
                                             env_);
 }
 
+int full_Store_send_put_msg(ac_ctx *cx, full_Store_ref to,
+                            const full_Store_put *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return full_Store_send_put(cx, to, msg->item, msg->meter);
+}
+
 int full_Store_publish_put(ac_ctx *cx, const char *group, full_Item item,
                            units_Meter_ref meter)
 {
@@ -1441,6 +1449,14 @@ int full_Store_send_tree_checked(ac_ctx *cx, full_Store_ref to, full_Tree t)
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
                                             env_);
+}
+
+int full_Store_send_tree_msg(ac_ctx *cx, full_Store_ref to,
+                             const full_Store_tree *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return full_Store_send_tree(cx, to, msg->t);
 }
 
 int full_Store_publish_tree(ac_ctx *cx, const char *group, full_Tree t)
@@ -1559,6 +1575,15 @@ int full_Store_send_many_checked(ac_ctx *cx, full_Store_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
                                             env_);
+}
+
+int full_Store_send_many_msg(ac_ctx *cx, full_Store_ref to,
+                             const full_Store_many *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return full_Store_send_many(cx, to, msg->names, msg->blobs, msg->peers,
+                                msg->raw, msg->pair, msg->bits);
 }
 
 int full_Store_publish_many(ac_ctx *cx, const char *group, ac_string_seq names,
@@ -1715,6 +1740,14 @@ int full_Store_send_lookup_checked(ac_ctx *cx, full_Store_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Store_type,
                                             env_);
+}
+
+int full_Store_send_lookup_msg(ac_ctx *cx, full_Store_ref to,
+                               const full_Store_lookup *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return full_Store_send_lookup(cx, to, msg->key);
 }
 
 int full_Store_publish_lookup(ac_ctx *cx, const char *group, ac_string key)
@@ -2011,6 +2044,14 @@ int full_Store_send_halt_checked(ac_ctx *cx, full_Store_ref to, ac_string why)
                                             env_);
 }
 
+int full_Store_send_halt_msg(ac_ctx *cx, full_Store_ref to,
+                             const full_Store_halt *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return full_Store_send_halt(cx, to, msg->why);
+}
+
 int full_Store_publish_halt(ac_ctx *cx, const char *group, ac_string why)
 {
     ac_envelope *env_ = NULL;
@@ -2295,6 +2336,14 @@ int full_Bare_send_poke_checked(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &full_Bare_type,
                                             env_);
+}
+
+int full_Bare_send_poke_msg(ac_ctx *cx, full_Bare_ref to,
+                            const full_Bare_poke *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return full_Bare_send_poke(cx, to, msg->b, msg->s);
 }
 
 int full_Bare_publish_poke(ac_ctx *cx, const char *group, full_Bare_ref b,

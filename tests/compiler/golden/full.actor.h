@@ -28,6 +28,9 @@ typedef enum full_Mode {
 typedef struct full_Item full_Item;
 typedef struct full_Tree full_Tree;
 
+/* The C structs that ptr<> fields point to (the program defines them). */
+struct StoreCache;
+
 /* Typed references: a message for one actor type cannot be sent to another. */
 typedef struct full_Store_ref { ac_addr addr; } full_Store_ref;
 typedef struct full_Bare_ref { ac_addr addr; } full_Bare_ref;
@@ -62,7 +65,7 @@ struct full_Tree {
 /** Uses everything. */
 typedef struct full_Store {
     uint64_t count;
-    ac_string last;
+    struct StoreCache *cache;
 } full_Store;
 
 enum full_Store_tag {
@@ -165,13 +168,20 @@ int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int full_Store_send_put(ac_ctx *cx, full_Store_ref to, full_Item item,
                         units_Meter_ref meter);
 int full_Store_send_put_checked(ac_ctx *cx, full_Store_ref to, full_Item item,
                                 units_Meter_ref meter);
+int full_Store_send_put_msg(ac_ctx *cx, full_Store_ref to,
+                            const full_Store_put *msg);
 int full_Store_send_tree(ac_ctx *cx, full_Store_ref to, full_Tree t);
 int full_Store_send_tree_checked(ac_ctx *cx, full_Store_ref to, full_Tree t);
+int full_Store_send_tree_msg(ac_ctx *cx, full_Store_ref to,
+                             const full_Store_tree *msg);
 int full_Store_send_many(ac_ctx *cx, full_Store_ref to, ac_string_seq names,
                          ac_bytes_seq blobs, full_Store_ref_seq peers,
                          ac_addr_seq raw, const full_Item pair[2],
@@ -180,15 +190,21 @@ int full_Store_send_many_checked(ac_ctx *cx, full_Store_ref to,
                                  ac_string_seq names, ac_bytes_seq blobs,
                                  full_Store_ref_seq peers, ac_addr_seq raw,
                                  const full_Item pair[2], ac_bool_seq bits);
+int full_Store_send_many_msg(ac_ctx *cx, full_Store_ref to,
+                             const full_Store_many *msg);
 int full_Store_send_ping(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_ping_checked(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_lookup(ac_ctx *cx, full_Store_ref to, ac_string key);
 int full_Store_send_lookup_checked(ac_ctx *cx, full_Store_ref to,
                                    ac_string key);
+int full_Store_send_lookup_msg(ac_ctx *cx, full_Store_ref to,
+                               const full_Store_lookup *msg);
 int full_Store_send_sync(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_sync_checked(ac_ctx *cx, full_Store_ref to);
 int full_Store_send_halt(ac_ctx *cx, full_Store_ref to, ac_string why);
 int full_Store_send_halt_checked(ac_ctx *cx, full_Store_ref to, ac_string why);
+int full_Store_send_halt_msg(ac_ctx *cx, full_Store_ref to,
+                             const full_Store_halt *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -333,11 +349,16 @@ int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int full_Bare_send_poke(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
                         full_Store_ref s);
 int full_Bare_send_poke_checked(ac_ctx *cx, full_Bare_ref to, full_Bare_ref b,
                                 full_Store_ref s);
+int full_Bare_send_poke_msg(ac_ctx *cx, full_Bare_ref to,
+                            const full_Bare_poke *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after

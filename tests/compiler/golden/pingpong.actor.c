@@ -265,6 +265,14 @@ int pingpong_Pinger_send_serve_checked(ac_ctx *cx, pingpong_Pinger_ref to,
                                             &pingpong_Pinger_type, env_);
 }
 
+int pingpong_Pinger_send_serve_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                   const pingpong_Pinger_serve *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return pingpong_Pinger_send_serve(cx, to, msg->peer, msg->rounds);
+}
+
 int pingpong_Pinger_publish_serve(ac_ctx *cx, const char *group,
                                   pingpong_Ponger_ref peer, uint64_t rounds)
 {
@@ -340,6 +348,14 @@ int pingpong_Pinger_send_pong_checked(ac_ctx *cx, pingpong_Pinger_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr,
                                             &pingpong_Pinger_type, env_);
+}
+
+int pingpong_Pinger_send_pong_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                  const pingpong_Pinger_pong *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return pingpong_Pinger_send_pong(cx, to, msg->from, msg->n);
 }
 
 int pingpong_Pinger_publish_pong(ac_ctx *cx, const char *group,
@@ -622,6 +638,14 @@ int pingpong_Ponger_send_ping_checked(ac_ctx *cx, pingpong_Ponger_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr,
                                             &pingpong_Ponger_type, env_);
+}
+
+int pingpong_Ponger_send_ping_msg(ac_ctx *cx, pingpong_Ponger_ref to,
+                                  const pingpong_Ponger_ping *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return pingpong_Ponger_send_ping(cx, to, msg->from, msg->n);
 }
 
 int pingpong_Ponger_publish_ping(ac_ctx *cx, const char *group,

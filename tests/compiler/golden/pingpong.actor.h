@@ -62,16 +62,23 @@ int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int pingpong_Pinger_send_serve(ac_ctx *cx, pingpong_Pinger_ref to,
                                pingpong_Ponger_ref peer, uint64_t rounds);
 int pingpong_Pinger_send_serve_checked(ac_ctx *cx, pingpong_Pinger_ref to,
                                        pingpong_Ponger_ref peer,
                                        uint64_t rounds);
+int pingpong_Pinger_send_serve_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                   const pingpong_Pinger_serve *msg);
 int pingpong_Pinger_send_pong(ac_ctx *cx, pingpong_Pinger_ref to,
                               pingpong_Ponger_ref from, uint64_t n);
 int pingpong_Pinger_send_pong_checked(ac_ctx *cx, pingpong_Pinger_ref to,
                                       pingpong_Ponger_ref from, uint64_t n);
+int pingpong_Pinger_send_pong_msg(ac_ctx *cx, pingpong_Pinger_ref to,
+                                  const pingpong_Pinger_pong *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -144,11 +151,16 @@ int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int pingpong_Ponger_send_ping(ac_ctx *cx, pingpong_Ponger_ref to,
                               pingpong_Pinger_ref from, uint64_t n);
 int pingpong_Ponger_send_ping_checked(ac_ctx *cx, pingpong_Ponger_ref to,
                                       pingpong_Pinger_ref from, uint64_t n);
+int pingpong_Ponger_send_ping_msg(ac_ctx *cx, pingpong_Ponger_ref to,
+                                  const pingpong_Ponger_ping *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after

@@ -267,6 +267,17 @@ int types_Holder_send_all_checked(ac_ctx *cx, types_Holder_ref to, bool b,
                                             env_);
 }
 
+int types_Holder_send_all_msg(ac_ctx *cx, types_Holder_ref to,
+                              const types_Holder_all *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return types_Holder_send_all(cx, to, msg->b, msg->i_8, msg->i_16,
+                                 msg->i_32, msg->i_64, msg->u_8, msg->u_16,
+                                 msg->u_32, msg->u_64, msg->f_32, msg->f_64,
+                                 msg->other, msg->holder, msg->any);
+}
+
 int types_Holder_publish_all(ac_ctx *cx, const char *group, bool b, int8_t i_8,
                              int16_t i_16, int32_t i_32, int64_t i_64,
                              uint8_t u_8, uint16_t u_16, uint32_t u_32,
@@ -552,6 +563,14 @@ int types_Other_send_one_checked(ac_ctx *cx, types_Other_ref to, uint8_t x)
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &types_Other_type,
                                             env_);
+}
+
+int types_Other_send_one_msg(ac_ctx *cx, types_Other_ref to,
+                             const types_Other_one *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return types_Other_send_one(cx, to, msg->x);
 }
 
 int types_Other_publish_one(ac_ctx *cx, const char *group, uint8_t x)

@@ -74,7 +74,10 @@ int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int types_Holder_send_all(ac_ctx *cx, types_Holder_ref to, bool b, int8_t i_8,
                           int16_t i_16, int32_t i_32, int64_t i_64,
                           uint8_t u_8, uint16_t u_16, uint32_t u_32,
@@ -87,6 +90,8 @@ int types_Holder_send_all_checked(ac_ctx *cx, types_Holder_ref to, bool b,
                                   uint32_t u_32, uint64_t u_64, float f_32,
                                   double f_64, types_Other_ref other,
                                   types_Holder_ref holder, ac_addr any);
+int types_Holder_send_all_msg(ac_ctx *cx, types_Holder_ref to,
+                              const types_Holder_all *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -156,9 +161,14 @@ int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int types_Other_send_one(ac_ctx *cx, types_Other_ref to, uint8_t x);
 int types_Other_send_one_checked(ac_ctx *cx, types_Other_ref to, uint8_t x);
+int types_Other_send_one_msg(ac_ctx *cx, types_Other_ref to,
+                             const types_Other_one *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after

@@ -198,6 +198,14 @@ int units_Meter_send_read_checked(ac_ctx *cx, units_Meter_ref to,
                                             env_);
 }
 
+int units_Meter_send_read_msg(ac_ctx *cx, units_Meter_ref to,
+                              const units_Meter_read *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return units_Meter_send_read(cx, to, msg->back);
+}
+
 int units_Meter_publish_read(ac_ctx *cx, const char *group,
                              units_Meter_ref back)
 {

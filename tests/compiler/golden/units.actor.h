@@ -66,11 +66,16 @@ int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int units_Meter_send_read(ac_ctx *cx, units_Meter_ref to,
                           units_Meter_ref back);
 int units_Meter_send_read_checked(ac_ctx *cx, units_Meter_ref to,
                                   units_Meter_ref back);
+int units_Meter_send_read_msg(ac_ctx *cx, units_Meter_ref to,
+                              const units_Meter_read *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after

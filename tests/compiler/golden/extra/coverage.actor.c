@@ -1534,6 +1534,16 @@ int cov_Server_send_scalars_checked(ac_ctx *cx, cov_Server_ref to, bool b,
                                             env_);
 }
 
+int cov_Server_send_scalars_msg(ac_ctx *cx, cov_Server_ref to,
+                                const cov_Server_scalars *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return cov_Server_send_scalars(cx, to, msg->b, msg->a, msg->c, msg->d,
+                                   msg->e, msg->f, msg->g, msg->h, msg->i,
+                                   msg->x, msg->y);
+}
+
 int cov_Server_publish_scalars(ac_ctx *cx, const char *group, bool b, int8_t a,
                                int16_t c, int32_t d, int64_t e, uint8_t f,
                                uint16_t g, uint32_t h, uint64_t i, float x,
@@ -1767,6 +1777,17 @@ int cov_Server_send_lookup_checked(ac_ctx *cx, cov_Server_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
                                             env_);
+}
+
+int cov_Server_send_lookup_msg(ac_ctx *cx, cov_Server_ref to,
+                               const cov_Server_lookup *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return cov_Server_send_lookup(cx, to, msg->key, msg->raw, msg->trio,
+                                  msg->k, msg->d, msg->who, msg->where,
+                                  msg->words, msg->deeps, msg->peers,
+                                  msg->addrs, msg->kinds, msg->defer);
 }
 
 int cov_Server_publish_lookup(ac_ctx *cx, const char *group, ac_string key,
@@ -2156,6 +2177,14 @@ int cov_Server_send_note_checked(ac_ctx *cx, cov_Server_ref to, uint32_t n)
                                             env_);
 }
 
+int cov_Server_send_note_msg(ac_ctx *cx, cov_Server_ref to,
+                             const cov_Server_note *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return cov_Server_send_note(cx, to, msg->n);
+}
+
 int cov_Server_publish_note(ac_ctx *cx, const char *group, uint32_t n)
 {
     ac_envelope *env_ = NULL;
@@ -2228,6 +2257,14 @@ int cov_Server_send_tree_checked(ac_ctx *cx, cov_Server_ref to, cov_Tree t)
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Server_type,
                                             env_);
+}
+
+int cov_Server_send_tree_msg(ac_ctx *cx, cov_Server_ref to,
+                             const cov_Server_tree *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return cov_Server_send_tree(cx, to, msg->t);
 }
 
 int cov_Server_publish_tree(ac_ctx *cx, const char *group, cov_Tree t)
@@ -2503,6 +2540,14 @@ int cov_Client_send_go_checked(ac_ctx *cx, cov_Client_ref to,
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Client_type,
                                             env_);
+}
+
+int cov_Client_send_go_msg(ac_ctx *cx, cov_Client_ref to,
+                           const cov_Client_go *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return cov_Client_send_go(cx, to, msg->server, msg->what);
 }
 
 int cov_Client_publish_go(ac_ctx *cx, const char *group, cov_Server_ref server,
@@ -2782,6 +2827,14 @@ int cov_Queue_send_item_checked(ac_ctx *cx, cov_Queue_ref to, uint32_t n)
 
     return rc_ != 0 ? rc_ : ac_send_checked(cx, &to.addr, &cov_Queue_type,
                                             env_);
+}
+
+int cov_Queue_send_item_msg(ac_ctx *cx, cov_Queue_ref to,
+                            const cov_Queue_item *msg)
+{
+    if (msg == NULL)
+        return AC_EINVAL;
+    return cov_Queue_send_item(cx, to, msg->n);
 }
 
 int cov_Queue_publish_item(ac_ctx *cx, const char *group, uint32_t n)

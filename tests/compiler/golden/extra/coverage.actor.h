@@ -200,7 +200,10 @@ int cov_Server_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int cov_Server_send_scalars(ac_ctx *cx, cov_Server_ref to, bool b, int8_t a,
                             int16_t c, int32_t d, int64_t e, uint8_t f,
                             uint16_t g, uint32_t h, uint64_t i, float x,
@@ -209,6 +212,8 @@ int cov_Server_send_scalars_checked(ac_ctx *cx, cov_Server_ref to, bool b,
                                     int8_t a, int16_t c, int32_t d, int64_t e,
                                     uint8_t f, uint16_t g, uint32_t h,
                                     uint64_t i, float x, double y);
+int cov_Server_send_scalars_msg(ac_ctx *cx, cov_Server_ref to,
+                                const cov_Server_scalars *msg);
 int cov_Server_send_lookup(ac_ctx *cx, cov_Server_ref to, ac_string key,
                            ac_bytes raw, const uint32_t trio[3], cov_Kind k,
                            cov_Deep d, cov_Client_ref who, ac_addr where,
@@ -223,12 +228,18 @@ int cov_Server_send_lookup_checked(ac_ctx *cx, cov_Server_ref to,
                                    cov_Deep_seq deeps,
                                    cov_Server_ref_seq peers, ac_addr_seq addrs,
                                    const cov_Kind kinds[2], bool defer);
+int cov_Server_send_lookup_msg(ac_ctx *cx, cov_Server_ref to,
+                               const cov_Server_lookup *msg);
 int cov_Server_send_nothing(ac_ctx *cx, cov_Server_ref to);
 int cov_Server_send_nothing_checked(ac_ctx *cx, cov_Server_ref to);
 int cov_Server_send_note(ac_ctx *cx, cov_Server_ref to, uint32_t n);
 int cov_Server_send_note_checked(ac_ctx *cx, cov_Server_ref to, uint32_t n);
+int cov_Server_send_note_msg(ac_ctx *cx, cov_Server_ref to,
+                             const cov_Server_note *msg);
 int cov_Server_send_tree(ac_ctx *cx, cov_Server_ref to, cov_Tree t);
 int cov_Server_send_tree_checked(ac_ctx *cx, cov_Server_ref to, cov_Tree t);
+int cov_Server_send_tree_msg(ac_ctx *cx, cov_Server_ref to,
+                             const cov_Server_tree *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -406,11 +417,16 @@ int cov_Client_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int cov_Client_send_go(ac_ctx *cx, cov_Client_ref to, cov_Server_ref server,
                        uint8_t what);
 int cov_Client_send_go_checked(ac_ctx *cx, cov_Client_ref to,
                                cov_Server_ref server, uint8_t what);
+int cov_Client_send_go_msg(ac_ctx *cx, cov_Client_ref to,
+                           const cov_Client_go *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
@@ -479,9 +495,14 @@ int cov_Queue_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
 /* Senders: copy the fields into one envelope and queue it for `to`.
  * Return 0 or an AC_E* code (AC_EFULL: a full mailbox). A target that is
  * gone is a counted dead letter and 0, not the sender's failure; the
- * _checked form returns AC_ENOTFOUND for it. */
+ * _checked form returns AC_ENOTFOUND for it. send_x_msg takes the
+ * message's struct, its fields by name: &(T){ .n = 1 } in C, a T
+ * declared with designated initializers in C++20 (a request's
+ * reply_to is not read; NULL: AC_EINVAL). */
 int cov_Queue_send_item(ac_ctx *cx, cov_Queue_ref to, uint32_t n);
 int cov_Queue_send_item_checked(ac_ctx *cx, cov_Queue_ref to, uint32_t n);
+int cov_Queue_send_item_msg(ac_ctx *cx, cov_Queue_ref to,
+                            const cov_Queue_item *msg);
 
 /* The same message through the runtime's services (docs/IDL.md): publish
  * to every member of `group` (returns how many it reached), send_x_after
