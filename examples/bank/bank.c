@@ -2,7 +2,8 @@
  * bank — accounts under a supervisor, transfers with asks and timeouts, and
  * a failing account restarted at the address it had.
  *
- * main starts a one-for-one supervisor with three accounts, and a teller.
+ * main starts a one-for-one supervisor with three accounts, and a teller,
+ * which serves one transfer at a time (the others wait in its stash).
  * It asks the teller (a blocking ask) to make transfers: one that works,
  * one refused for lack of funds, one that times out because the account
  * does not answer. Then an account fails: the supervisor restarts it at the
@@ -21,8 +22,8 @@
 
 /* ---- Account ------------------------------------------------------------- */
 
-int bank_Account_on_start(bank_Account *self, ac_ctx *cx AC_UNUSED,
-                          const bank_Account_start_args *args)
+int bank_Account_hook_start(bank_Account *self, ac_ctx *cx AC_UNUSED,
+                            const bank_Account_start_args *args)
 {
     self->balance = args->opening;
     return 0;
@@ -66,14 +67,11 @@ int bank_Account_on_crash(bank_Account *self AC_UNUSED, ac_ctx *cx,
 
 /* ---- Teller --------------------------------------------------------------- */
 
-/* One transfer in progress: where its answer goes, and what it moves. */
-typedef struct transfer {
-    ac_reply_to reply_to;
-    bank_Account_ref from, to;
-    bank_Money amount;
-} transfer;
+/* The transfer in hand is in the teller's state; the asker's reply_to,
+ * which a state cannot hold, goes from ask to ask in the context each
+ * carries inline (copied into the pending ask: nothing to allocate or free). */
 
-static int finish(bank_Teller *self, ac_ctx *cx, transfer *t, bool ok, int status)
+static int finish(bank_Teller *self, ac_ctx *cx, const ac_reply_to *asker, bool ok, int status)
 {
     if (ok)
         self->done++;
@@ -81,49 +79,46 @@ static int finish(bank_Teller *self, ac_ctx *cx, transfer *t, bool ok, int statu
         self->timed_out++;
     else
         self->refused++;
+    self->busy = false;
+    int rc = ac_unstash_all(cx);  /* the transfers that waited come next, in order */
+    if (rc < 0)
+        return rc;
     /* The asker may have given up waiting: that reply is a dead letter,
      * counted, and not this teller's failure (the call returns 0). */
-    int rc = bank_Teller_reply_transfer(cx, &t->reply_to, ok, status);
-    free(t);
-    return rc;
+    return bank_Teller_reply_transfer(cx, asker, ok, status);
 }
 
-static int deposited(void *state, ac_ctx *cx, int status,
-                     const bank_Account_deposit_reply *reply, void *arg)
+static int deposited(bank_Teller *self, ac_ctx *cx, int status,
+                     const bank_Account_deposit_reply *reply AC_UNUSED, void *asker)
 {
-    transfer *t = arg;
-    (void)reply;
-    if (status != 0) {
-        /* The money left `from` but did not reach `to`: put it back. */
-        (void)bank_Account_send_deposit(cx, t->from, t->amount);
-        return finish(state, cx, t, false, status);
-    }
-    return finish(state, cx, t, true, 0);
-}
-
-static int withdrawn(void *state, ac_ctx *cx, int status,
-                     const bank_Account_withdraw_reply *reply, void *arg)
-{
-    transfer *t = arg;
+    /* The money left the payer but did not reach the payee: put it back. */
     if (status != 0)
-        return finish(state, cx, t, false, status);
-    if (!reply->ok)
-        return finish(state, cx, t, false, AC_EINVAL);
-    int rc = bank_Account_ask_deposit(cx, t->to, t->amount, ASK_TIMEOUT_MS, deposited, t);
-    return rc == 0 ? 0 : finish(state, cx, t, false, rc);
+        (void)bank_Account_send_deposit(cx, self->payer, self->amount);
+    return finish(self, cx, asker, status == 0, status);
+}
+
+static int withdrawn(bank_Teller *self, ac_ctx *cx, int status,
+                     const bank_Account_withdraw_reply *reply, void *asker)
+{
+    if (status == 0 && !reply->ok)
+        status = AC_EINVAL;
+    if (status == 0)
+        status = bank_Teller_ask_Account_deposit(cx, self->payee, self->amount, ASK_TIMEOUT_MS,
+                                                 deposited, asker, sizeof(ac_reply_to));
+    return status == 0 ? 0 : finish(self, cx, asker, false, status);
 }
 
 int bank_Teller_on_transfer(bank_Teller *self, ac_ctx *cx, const bank_Teller_transfer *m)
 {
-    transfer *t = malloc(sizeof *t);
-    if (t == NULL)
-        return bank_Teller_reply_transfer(cx, &m->reply_to, false, AC_ENOMEM);
-    t->reply_to = m->reply_to;  /* answered later, from a continuation */
-    t->from = m->payer;
-    t->to = m->payee;
-    t->amount = m->amount;
-    int rc = bank_Account_ask_withdraw(cx, m->payer, m->amount, ASK_TIMEOUT_MS, withdrawn, t);
-    return rc == 0 ? 0 : finish(self, cx, t, false, rc);
+    if (self->busy)
+        return ac_stash(cx);  /* handled again when the one in hand is done */
+    self->busy = true;
+    self->payer = m->payer;
+    self->payee = m->payee;
+    self->amount = m->amount;
+    int rc = bank_Teller_ask_Account_withdraw(cx, m->payer, m->amount, ASK_TIMEOUT_MS, withdrawn,
+                                              &m->reply_to, sizeof m->reply_to);
+    return rc == 0 ? 0 : finish(self, cx, &m->reply_to, false, rc);
 }
 
 /* ---- main ----------------------------------------------------------------- */

@@ -49,7 +49,7 @@ static int broadcast(chat_Room *self, ac_ctx *cx, const char *from, const char *
 
 /* ---- User ----------------------------------------------------------------- */
 
-int chat_User_on_start(chat_User *self, ac_ctx *cx, const chat_User_start_args *args)
+int chat_User_hook_start(chat_User *self, ac_ctx *cx, const chat_User_start_args *args)
 {
     set_name(self->name, args->name);
     /* Users are found by name: the room looks them up when they join. */
@@ -81,8 +81,8 @@ int chat_User_on_report(chat_User *self, ac_ctx *cx, const chat_User_report *m)
 
 /* ---- Room ----------------------------------------------------------------- */
 
-int chat_Room_on_start(chat_Room *self, ac_ctx *cx AC_UNUSED,
-                       const chat_Room_start_args *args)
+int chat_Room_hook_start(chat_Room *self, ac_ctx *cx AC_UNUSED,
+                         const chat_Room_start_args *args)
 {
     set_name(self->name, args->name);
     return 0;
@@ -113,7 +113,7 @@ int chat_Room_on_say(chat_Room *self, ac_ctx *cx, const chat_Room_say *m)
     return broadcast(self, cx, m->user.data, m->text.data);
 }
 
-int chat_Room_on_down(chat_Room *self, ac_ctx *cx, const ac_down *m)
+int chat_Room_hook_down(chat_Room *self, ac_ctx *cx, const ac_down *m)
 {
     /* The group dropped the member already; the room still knows its name. */
     for (uint32_t i = 0; i < self->count; i++) {
@@ -157,9 +157,12 @@ int main(void)
         chat_User_send_enter(cx, users[i], lobby);
         ac_runtime_run(rt);  /* one at a time, so the transcript reads in order */
     }
-    chat_Room_send_say(cx, lobby, ac_string_of("alice"), ac_string_of("hello, all"));
+    /* Two strings: sent by name, so that who and what cannot be swapped. */
+    chat_Room_send_say_msg(cx, lobby, &(chat_Room_say){.user = ac_string_of("alice"),
+                                                       .text = ac_string_of("hello, all")});
     ac_runtime_run(rt);
-    chat_Room_send_say(cx, lobby, ac_string_of("bob"), ac_string_of("hi alice"));
+    chat_Room_send_say_msg(cx, lobby, &(chat_Room_say){.user = ac_string_of("bob"),
+                                                       .text = ac_string_of("hi alice")});
     ac_runtime_run(rt);
 
     printf("chat: carol leaves\n");

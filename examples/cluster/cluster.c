@@ -37,8 +37,8 @@ static const char *const node_names[] = {"a", "b", "c"};
 
 /* ---- Greeter ------------------------------------------------------------------ */
 
-int cluster_Greeter_on_start(cluster_Greeter *self, ac_ctx *cx,
-                             const cluster_Greeter_start_args *args)
+int cluster_Greeter_hook_start(cluster_Greeter *self, ac_ctx *cx,
+                               const cluster_Greeter_start_args *args)
 {
     size_t n = args->node.len < sizeof self->node - 1 ? args->node.len : sizeof self->node - 1;
     memcpy(self->node, args->node.data, n);
