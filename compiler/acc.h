@@ -584,9 +584,8 @@ void acc_ast_hook(acc_parser *ps, acc_actor *a, const acc_token *kw,
                   const acc_token *name, acc_field *fields);
 void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_int_tok *bound, const acc_token *policy);
-void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
-                   const acc_token *arrow, acc_field *fields);
-void acc_ast_priority(acc_parser *ps, acc_actor *a, const acc_token *name,
+void acc_ast_reply(acc_actor *a, acc_field *fields);
+void acc_ast_priority(acc_parser *ps, acc_actor *a,
                       const acc_token *priority);
 void acc_ast_field(acc_parser *ps, acc_field_list *list,
                    const acc_type_tok *type, const acc_token *name);

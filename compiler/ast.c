@@ -208,7 +208,7 @@ void acc_ast_state(acc_parser *ps, acc_actor *a, const acc_token *kw,
 
 static bool is_tok(const acc_token *t, const char *s)
 {
-    return strlen(s) == t->len && memcmp(t->s, s, t->len) == 0;
+    return is_name(name_of(t), s);
 }
 
 /* A message, also when it is named like a hook: acc_ast_actor decides,
@@ -291,13 +291,9 @@ void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
 }
 
 /* The reply of the message just added (acc_ast_message ran first). */
-void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
-                   const acc_token *arrow, acc_field *fields)
+void acc_ast_reply(acc_actor *a, acc_field *fields)
 {
     acc_message *m = a->messages_tail;
-    (void)ps;
-    (void)name;
-    (void)arrow;
     m->has_reply = true;
     m->reply = fields;
 }
@@ -305,14 +301,12 @@ void acc_ast_reply(acc_parser *ps, acc_actor *a, const acc_token *name,
 /* The priority of the message just added, `on urgent x...;`: `urgent` is
  * the one there is (a word, not a keyword, like a mailbox policy: it
  * stays free as a name). */
-void acc_ast_priority(acc_parser *ps, acc_actor *a, const acc_token *name,
+void acc_ast_priority(acc_parser *ps, acc_actor *a,
                       const acc_token *priority)
 {
     const acc_file *f = &ps->mod->file;
     acc_loc at = { priority->off, priority->len };
-    acc_message *m = a->messages_tail;
-    bool known = is_tok(priority, "urgent");
-    if (!known) {
+    if (!is_tok(priority, "urgent")) {
         size_t d = acc_edit_distance(priority->s, priority->len, "urgent", 6, 3);
         if (d <= 3)
             acc_error(ps->cx, f, at, "unknown message priority '%.*s'; did you "
@@ -322,13 +316,9 @@ void acc_ast_priority(acc_parser *ps, acc_actor *a, const acc_token *name,
                       "there is: 'urgent')", (int)priority->len, priority->s);
         return;
     }
-    if (m == NULL || m->name.off != name->off) {
-        /* It was a hook: the message list did not grow. */
-        acc_error(ps->cx, f, at, "a hook has no priority (only messages can "
-                  "be urgent)");
-        return;
-    }
-    m->urgent = true;
+    /* Always a message here: a hook is told apart only at the actor's
+     * end (acc_ast_actor), which reports an urgent one. */
+    a->messages_tail->urgent = true;
 }
 
 void acc_ast_field(acc_parser *ps, acc_field_list *list,

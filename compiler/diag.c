@@ -271,18 +271,16 @@ void acc_warning(acc_ctx *cx, acc_warning_id id, const acc_file *f,
     }
     if (cx->no_warnings || !on)
         return;
+    char tag[64];
+    snprintf(tag, sizeof(tag), "-W%s%s", as_error ? "error=" : "",
+             warnings[id].name);
     va_list ap;
     va_start(ap, fmt);
     if (as_error) {
         /* An error like any other: counted, capped, and no output. */
-        if (admit_error(cx)) {
-            char tag[64];
-            snprintf(tag, sizeof(tag), "-Werror=%s", warnings[id].name);
+        if (admit_error(cx))
             emit_tagged(cx, f, at, "error", tag, fmt, ap);
-        }
     } else if (!cx->stopped) {
-        char tag[64];
-        snprintf(tag, sizeof(tag), "-W%s", warnings[id].name);
         cx->warnings++;
         cx->muted = false;
         emit_tagged(cx, f, at, "warning", tag, fmt, ap);

@@ -153,9 +153,9 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     else
         acc_gen_line(g, "    NULL,");
     acc_gen_line(g, "    %s__encode,\n    %s__decode,", p, p);
-    if (acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY) != NULL)
-        acc_gen_line(g, "    %s,\n    %s,",
-                     acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY),
+    const char *encode_reply = acc_actor_cstr(g, a, ACC_A_ENCODE_REPLY);
+    if (encode_reply != NULL)
+        acc_gen_line(g, "    %s,\n    %s,", encode_reply,
                      acc_actor_cstr(g, a, ACC_A_DECODE_REPLY));
     else
         acc_gen_line(g, "    NULL, /* no requests */\n    NULL,");

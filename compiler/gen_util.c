@@ -292,13 +292,20 @@ const char *acc_gen_send_checked_decl(acc_gen *g, const acc_actor *a,
     return send_decl(g, a, m, ACC_M_SEND_CHECKED);
 }
 
+/* The send-by-struct and the forward take the message's struct. */
+static const char *msg_ptr_decl(acc_gen *g, const acc_actor *a,
+                                const acc_message *m, acc_msg_cname k)
+{
+    return acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, const %s "
+                       "*msg)", acc_msg_cstr(g, m, k),
+                       acc_actor_cstr(g, a, ACC_A_REF),
+                       acc_msg_cstr(g, m, ACC_M_STRUCT));
+}
+
 const char *acc_gen_send_msg_decl(acc_gen *g, const acc_actor *a,
                                   const acc_message *m)
 {
-    return acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, const %s "
-                       "*msg)", acc_msg_cstr(g, m, ACC_M_SEND_MSG),
-                       acc_actor_cstr(g, a, ACC_A_REF),
-                       acc_msg_cstr(g, m, ACC_M_STRUCT));
+    return msg_ptr_decl(g, a, m, ACC_M_SEND_MSG);
 }
 
 const char *acc_gen_reply_decl(acc_gen *g, const acc_message *m)
@@ -327,10 +334,7 @@ const char *acc_gen_ask_decl(acc_gen *g, const acc_actor *a,
 
 const char *acc_gen_forward_decl(acc_gen *g, const acc_message *m)
 {
-    return acc_aprintf(&g->cx->arena, "int %s(ac_ctx *cx, %s to, const %s *msg)",
-                       acc_msg_cstr(g, m, ACC_M_FORWARD),
-                       acc_actor_cstr(g, m->actor, ACC_A_REF),
-                       acc_msg_cstr(g, m, ACC_M_STRUCT));
+    return msg_ptr_decl(g, m->actor, m, ACC_M_FORWARD);
 }
 
 /* Spelled from the asker's prefix and the target's and request's names:

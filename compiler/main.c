@@ -102,12 +102,8 @@ static bool warning_option(cli *c, const char *a)
             warn_bit(&c->warn_on, &c->warn_off, 1u << i);
         return true;
     }
-    if (!no && strcmp(w, "error") == 0) {
-        c->warn_all_errors = true;
-        return true;
-    }
-    if (no && strcmp(w, "error") == 0) {
-        c->warn_all_errors = false;
+    if (strcmp(w, "error") == 0) {
+        c->warn_all_errors = !no;
         return true;
     }
     bool err = strncmp(w, "error=", 6) == 0;

@@ -42,6 +42,12 @@ static acc_name tok_name(const acc_token *t)
     return n;
 }
 
+/* The keyword of a declaration that opens a block: "struct". */
+static const char *decl_word(int kind)
+{
+    return kind == TK_STRUCT ? "struct" : kind == TK_ENUM ? "enum" : "actor";
+}
+
 /* "struct 'Money'", "the state block of actor 'A'", "a block". */
 static const char *describe(driver *d, uint32_t i)
 {
@@ -51,8 +57,7 @@ static const char *describe(driver *d, uint32_t i)
     const open_block *b = &d->open[i];
     switch (b->kind) {
     case TK_STRUCT: case TK_ENUM: case TK_ACTOR:
-        return acc_aprintf(ar, "%s '%.*s'", b->kind == TK_STRUCT ? "struct"
-                           : b->kind == TK_ENUM ? "enum" : "actor",
+        return acc_aprintf(ar, "%s '%.*s'", decl_word(b->kind),
                            (int)b->name.len, b->name.s);
     case TK_STATE:
         if (i > 0 && d->open[i - 1].kind == TK_ACTOR)
@@ -157,9 +162,7 @@ void acc_parse(acc_ctx *cx, acc_module *mod)
             if (held == LOOKAHEAD && codes[1] == TK_ID) {
                 if (decl && codes[2] == TK_LBRACE)
                     close_open(&d, 0, &toks[0], acc_aprintf(&cx->arena,
-                               "before this %s", code == TK_STRUCT
-                               ? "struct" : code == TK_ENUM ? "enum"
-                                          : "actor"));
+                               "before this %s", decl_word(code)));
                 else if (!decl && codes[2] == TK_LPAREN)
                     close_open(&d, d.depth - 1, &toks[0],
                                "before this message");
@@ -261,8 +264,7 @@ static const char *near_keyword(const acc_token *tok, const int *expected,
     size_t best_d = 3;
     for (int i = 0; i < count; i++) {
         int t = expected[i];
-        bool kw = (t >= TK_MODULE && t <= TK_HOOK) ||
-                  (t >= TK_BOOL && t <= TK_PTR);
+        bool kw = (t >= TK_MODULE && t <= TK_HOOK) || is_type_token(t);
         if (!kw)
             continue;
         const char *desc = acc_token_desc(t);   /* "'struct'" */

@@ -145,26 +145,26 @@ body(R) ::= body(B) ON(K) ID(N) SEMI. {
     R = B;
     acc_ast_message(ps, R, &K, &N, NULL, false);
 }
-body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params(Q) RPAREN SEMI. {
+body(R) ::= body(B) ON(K) ID(N) LPAREN params(P) RPAREN ARROW LPAREN params(Q) RPAREN SEMI. {
     R = B;
     acc_ast_message(ps, R, &K, &N, P.head, true);
-    acc_ast_reply(ps, R, &N, &A, Q.head);
+    acc_ast_reply(R, Q.head);
 }
 body(R) ::= body(B) ON(K) ID(U) ID(N) LPAREN params(P) RPAREN SEMI. {
     R = B;
     acc_ast_message(ps, R, &K, &N, P.head, true);
-    acc_ast_priority(ps, R, &N, &U);
+    acc_ast_priority(ps, R, &U);
 }
 body(R) ::= body(B) ON(K) ID(U) ID(N) SEMI. {
     R = B;
     acc_ast_message(ps, R, &K, &N, NULL, false);
-    acc_ast_priority(ps, R, &N, &U);
+    acc_ast_priority(ps, R, &U);
 }
-body(R) ::= body(B) ON(K) ID(U) ID(N) LPAREN params(P) RPAREN ARROW(A) LPAREN params(Q) RPAREN SEMI. {
+body(R) ::= body(B) ON(K) ID(U) ID(N) LPAREN params(P) RPAREN ARROW LPAREN params(Q) RPAREN SEMI. {
     R = B;
     acc_ast_message(ps, R, &K, &N, P.head, true);
-    acc_ast_reply(ps, R, &N, &A, Q.head);
-    acc_ast_priority(ps, R, &N, &U);
+    acc_ast_reply(R, Q.head);
+    acc_ast_priority(ps, R, &U);
 }
 body(R) ::= body(B) HOOK(K) ID(N) LPAREN params(P) RPAREN SEMI. {
     R = B;
