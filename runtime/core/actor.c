@@ -725,11 +725,13 @@ static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
         /* A service may take a stop over (a supervisor stops its children
          * first, one at a time, and then itself): the actor lives on. An
          * urgent wake-up has done its work by now. */
-        int rc = 0;
-        if (e->tag == AC__TAG_STOP && ac__services_stop(cx, a, &rc))
-            (void)after_handler(cx, a, rc);
-        else if (e->tag == AC__TAG_STOP)
-            die(cx, a, AC_REASON_NORMAL, 0);  /* its stash goes with it */
+        if (e->tag == AC__TAG_STOP) {
+            int rc = 0;
+            if (ac__services_stop(cx, a, &rc))
+                (void)after_handler(cx, a, rc);
+            else
+                die(cx, a, AC_REASON_NORMAL, 0);  /* its stash goes with it */
+        }
         return ac__flags(a);
     }
     int rc;

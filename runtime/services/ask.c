@@ -398,17 +398,16 @@ static int reply_checked(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type 
 
 /* An asker that is gone makes the reply a dead letter, not the replier's
  * failure (`return m_A_reply_x(...)` in a handler), as for a send. */
-int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
-{
-    int rc = reply_checked(cx, to, NULL, 0, reply);
-    return rc == AC_ENOTFOUND ? 0 : rc;
-}
-
 int ac_reply_typed(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type, uint32_t tag,
                    ac_envelope *reply)
 {
     int rc = reply_checked(cx, to, type, tag, reply);
     return rc == AC_ENOTFOUND ? 0 : rc;
+}
+
+int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
+{
+    return ac_reply_typed(cx, to, NULL, 0, reply);
 }
 
 /* A REPLY record from node `from`, on the node's thread: believed only

@@ -307,6 +307,21 @@ static bool fire(ac_ctx *cx, link_rec *r, int dead, int reason, int code)
     return true;
 }
 
+/* The remote end `dead` of the live link r died, or its node was lost:
+ * its node leaves the map and the local end hears of it. True when r
+ * stays, fired (fire); false when it is off every map, the caller's to
+ * free. One place for both ways a remote end goes (fire_remote,
+ * node_lost). Locked, online. */
+static bool fire_lost(ac_ctx *cx, ac__links *L, link_rec *r, int dead, int reason, int code)
+{
+    ac__amap_remove(&L->map, &r->end[dead]);
+    if (fire(cx, r, dead, reason, code))
+        return true;
+    r->toward = 1 - dead;  /* its one node left is the local end's */
+    unlink_rec(L, r);
+    return false;
+}
+
 /* The live link of `ours` and `theirs` ends with theirs's death, reported
  * by its node or by the loss of its node: ours hears of it. */
 static void fire_remote(ac_ctx *cx, ac__links *L, const ac_addr *ours, const ac_addr *theirs,
@@ -315,16 +330,9 @@ static void fire_remote(ac_ctx *cx, ac__links *L, const ac_addr *ours, const ac_
     ac__enter(cx);
     pthread_mutex_lock(&L->lock);
     link_rec *r = find(L, ours, theirs, false);
-    if (r != NULL) {
-        int dead = ac_addr_eq(&r->end[0].key, theirs) ? 0 : 1;
-        ac__amap_remove(&L->map, &r->end[dead]);
-        if (fire(cx, r, dead, reason, code)) {
-            r = NULL;
-        } else {
-            r->toward = 1 - dead;  /* its one node left is ours's */
-            unlink_rec(L, r);
-        }
-    }
+    if (r != NULL && fire_lost(cx, L, r, ac_addr_eq(&r->end[0].key, theirs) ? 0 : 1, reason,
+                               code))
+        r = NULL;
     pthread_mutex_unlock(&L->lock);
     ac__leave(cx);
     free(r);
@@ -358,10 +366,8 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     pthread_mutex_unlock(&L->lock);
     for (ac__amap_node *x = gone, *next; x != NULL; x = next) {
         next = x->next;
-        int e = (int)x->extra;
-        link_rec *r = AC__CONTAINER_OF(x, link_rec, end[0]);
-        if (e)
-            r = AC__CONTAINER_OF(x, link_rec, end[1]);
+        int e;
+        link_rec *r = rec_of(x, &e);
         if (r->toward == LIVE && ac__addr_remote(cx, &r->end[1 - e].key))
             (void)transmit(cx, LINK_EXIT, &a->addr, &r->end[1 - e].key, reason, code);
         free(r);
@@ -463,12 +469,8 @@ static void node_lost(ac_ctx *cx, void *state, uint64_t node)
         next = x->next;
         int dead;
         link_rec *r = rec_of(x, &dead);
-        ac__amap_remove(&L->map, x);
-        if (!fire(cx, r, dead, AC_REASON_NOCONNECTION, 0)) {
-            r->toward = 1 - dead;  /* its one node left is ours's */
-            unlink_rec(L, r);
+        if (!fire_lost(cx, L, r, dead, AC_REASON_NOCONNECTION, 0))
             free(r);
-        }
     }
     pthread_mutex_unlock(&L->lock);
     ac__leave(cx);

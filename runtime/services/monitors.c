@@ -184,11 +184,18 @@ static void fire(ac_ctx *cx, ac__monitors *M, monitor *m, const ac_addr *who, in
     }
 }
 
+/* The monitor `ref` of a local watcher, live or fired, or NULL; locked.
+ * The one lookup that live_ref, ac_demonitor and screen each refine. */
+static monitor *local_ref(ac__monitors *M, uint64_t ref)
+{
+    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
+    return x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+}
+
 /* The live monitor `ref` of `target` (local watcher), or NULL; locked. */
 static monitor *live_ref(ac__monitors *M, uint64_t ref, const ac_addr *target)
 {
-    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
-    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    monitor *m = local_ref(M, ref);
     if (m == NULL || m->fired || !ac_addr_eq(&m->by_target.key, target))
         return NULL;
     return m;
@@ -290,8 +297,7 @@ int ac_demonitor(ac_ctx *cx, uint64_t ref)
     ac__monitors *M = monitors_of(cx);
     ac__enter(cx);
     pthread_mutex_lock(&M->lock);
-    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, ref);
-    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    monitor *m = local_ref(M, ref);
     /* Only its watcher may take it back; to anyone else it does not
      * exist, so that trying references tells nothing. */
     if (m != NULL && !ac__acts_for(cx, &m->by_watcher.key))
@@ -319,8 +325,7 @@ static int screen(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e)
     ac__monitors *M = state;
     const ac_down *d = ac_envelope_payload(ac__env_pub((ac__env *)e));
     pthread_mutex_lock(&M->lock);
-    ac__amap_node *x = ac__amap_find(&M->by_ref, &nil_addr, d->ref);
-    monitor *m = x ? AC__CONTAINER_OF(x, monitor, by_ref) : NULL;
+    monitor *m = local_ref(M, d->ref);
     if (m != NULL && (!m->fired || !ac_addr_eq(&m->by_watcher.key, &a->addr)))
         m = NULL;
     if (m != NULL)

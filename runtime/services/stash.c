@@ -94,13 +94,20 @@ static void fini(void *state)
     free(S);
 }
 
-/* The running actor's record, made if `make`; locked, online. NULL: none,
- * or (making) out of memory or the actor is dying (*rc says which). */
-static stash *record_of(ac_ctx *cx, ac__stashes *S, ac__actor *self, bool make, int *rc)
+/* The record of the actor at `addr`, or NULL; locked. */
+static stash *find_record(ac__stashes *S, const ac_addr *addr)
 {
-    ac__amap_node *x = ac__amap_find(&S->records, &self->addr, 0);
-    if (x != NULL || !make)
-        return x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+    ac__amap_node *x = ac__amap_find(&S->records, addr, 0);
+    return x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+}
+
+/* The running actor's record, made if there is none; locked, online.
+ * NULL: out of memory or the actor is dying (*rc says which). */
+static stash *record_of(ac_ctx *cx, ac__stashes *S, ac__actor *self, int *rc)
+{
+    stash *found = find_record(S, &self->addr);
+    if (found != NULL)
+        return found;
     if (!ac__service_alive(cx, self)) {
         *rc = AC_ESTATE;  /* from its stop hook: the death has passed us */
         return NULL;
@@ -152,7 +159,7 @@ int ac_stash(ac_ctx *cx)
     int rc = 0;
     ac__enter(cx);
     pthread_mutex_lock(&S->lock);
-    stash *r = record_of(cx, S, self, true, &rc);
+    stash *r = record_of(cx, S, self, &rc);
     if (r != NULL && r->len + r->replay >= r->cap) {
         S->overflows++;
         rc = AC_EFULL;
@@ -176,9 +183,9 @@ int ac_unstash_all(ac_ctx *cx)
     if (self == NULL)
         return AC_ESTATE;
     ac__stashes *S = stashes_of(cx);
-    int rc = 0, n = 0;
+    int n = 0;
     pthread_mutex_lock(&S->lock);
-    stash *r = record_of(cx, S, self, false, &rc);
+    stash *r = find_record(S, &self->addr);
     if (r != NULL && r->len > 0) {
         /* Onto the front: the oldest stashed comes up first, then what an
          * earlier unstash left. */
@@ -203,7 +210,7 @@ int ac_stash_capacity(ac_ctx *cx, uint32_t capacity)
     int rc = 0;
     ac__enter(cx);
     pthread_mutex_lock(&S->lock);
-    stash *r = record_of(cx, S, self, true, &rc);
+    stash *r = record_of(cx, S, self, &rc);
     if (r != NULL)
         r->cap = capacity;  /* below what it holds: the next stash is full */
     pthread_mutex_unlock(&S->lock);
@@ -219,9 +226,8 @@ int ac_stash_count(ac_ctx *cx)
     if (self == NULL)
         return AC_ESTATE;
     ac__stashes *S = stashes_of(cx);
-    int rc = 0;
     pthread_mutex_lock(&S->lock);
-    stash *r = record_of(cx, S, self, false, &rc);
+    stash *r = find_record(S, &self->addr);
     int n = r ? (int)r->len : 0;
     pthread_mutex_unlock(&S->lock);
     return n;
@@ -232,8 +238,7 @@ static ac__env *replay(ac_ctx *cx, void *state, ac__actor *a)
     ac__stashes *S = state;
     ac__env *e = NULL;
     pthread_mutex_lock(&S->lock);
-    ac__amap_node *x = ac__amap_find(&S->records, &a->addr, 0);
-    stash *r = x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+    stash *r = find_record(S, &a->addr);
     if (r != NULL && r->replay > 0) {
         e = r->back[--r->replay];
         S->held--;
@@ -262,8 +267,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
     (void)code;
     ac__stashes *S = state;
     pthread_mutex_lock(&S->lock);
-    ac__amap_node *x = ac__amap_find(&S->records, &a->addr, 0);
-    stash *r = x ? AC__CONTAINER_OF(x, stash, node) : NULL;
+    stash *r = find_record(S, &a->addr);
     if (r != NULL) {
         ac__amap_remove(&S->records, &r->node);
         S->held -= r->len + r->replay;

@@ -282,10 +282,8 @@ static int start_child(ac_ctx *cx, sup *s, size_t i)
     o.name = t->name;
     ac_addr out;
     start_args sa = {t->sub};
-    int rc = t->sub ? ac__spawn_actor(cx, &supervisor_type, &sa, &o, &t->addr,
-                                      AC__ATTR_SUPERVISED, &out)
-                    : ac__spawn_actor(cx, t->type, t->args, &o, &t->addr,
-                                      AC__ATTR_SUPERVISED, &out);
+    int rc = ac__spawn_actor(cx, t->sub ? &supervisor_type : t->type, t->sub ? &sa : t->args,
+                             &o, &t->addr, AC__ATTR_SUPERVISED, &out);
     if (rc != 0)
         return rc;
     /* A child that dies before this gives a `noproc` down: a down all the
