@@ -149,3 +149,14 @@ void require_repo_root(void)
     cr_assert(file_exists(TEST_SRC_DIR), "run the tests from the repository "
               "root: %s is not here", TEST_SRC_DIR);
 }
+
+ac_runtime *make_runtime(int workers)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = workers;
+    ac_runtime *rt = NULL;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    return rt;
+}

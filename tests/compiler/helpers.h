@@ -1,7 +1,7 @@
 /*
  * helpers.h — what the compiler suite's tests share: running a command and
  * capturing its output, reading and writing files, scratch directories,
- * and the golden-file switch.
+ * the golden-file switch, and a runtime for running generated code.
  *
  * The tests run from the repository root (as `make test` does): the paths
  * TEST_SRC_DIR and ACTORC_BIN are relative to it.
@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <actorc.h>
 
 typedef struct cmd_result {
     int status;         /* exit status; -1 if it did not exit normally */
@@ -51,5 +53,10 @@ char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Aborts the test (with a message) unless run from the repository root. */
 void require_repo_root(void);
+
+/* A runtime with `workers` workers (0: deterministic, driven by
+ * ac_runtime_run) that does not report actors failed on purpose
+ * (failure.c). Asserts that it was created. */
+ac_runtime *make_runtime(int workers);
 
 #endif /* TEST_COMPILER_HELPERS_H */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sample.actor.h"
+#include "helpers.h"
 
 /* ---- the bank ------------------------------------------------------------------ */
 
@@ -144,21 +145,9 @@ int sample_Client_on_go_hold(sample_Client *self, ac_ctx *cx,
 
 /* ---- tests ------------------------------------------------------------------------ */
 
-static ac_runtime *runtime(int workers)
-{
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = workers;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
-    return rt;
-}
-
 Test(ask, reply_reaches_the_continuation_with_every_field)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     sample_Client_ref client;
@@ -185,7 +174,7 @@ Test(ask, reply_reaches_the_continuation_with_every_field)
 
 Test(ask, timeout_arrives_as_etimedout_exactly_once)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     sample_Client_ref client;
@@ -210,7 +199,7 @@ Test(ask, timeout_arrives_as_etimedout_exactly_once)
 
 Test(ask, blocking_ask_from_main_gets_the_reply)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     cr_assert_eq(sample_Bank_spawn(cx, &bank), 0);
@@ -233,7 +222,7 @@ Test(ask, blocking_ask_from_main_gets_the_reply)
 
 Test(ask, blocking_ask_times_out_with_workers)
 {
-    ac_runtime *rt = runtime(2);
+    ac_runtime *rt = make_runtime(2);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     cr_assert_eq(sample_Bank_spawn(cx, &bank), 0);
@@ -247,7 +236,7 @@ Test(ask, blocking_ask_times_out_with_workers)
  * counted); the next ask gets its own reply. */
 Test(ask, late_reply_of_a_timed_out_blocking_ask_is_dropped)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     cr_assert_eq(sample_Bank_spawn(cx, &bank), 0);
@@ -271,7 +260,7 @@ Test(ask, late_reply_of_a_timed_out_blocking_ask_is_dropped)
 
 Test(ask, reply_to_a_dead_asker_is_a_counted_dead_letter)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     sample_Client_ref client;
@@ -293,7 +282,7 @@ Test(ask, reply_to_a_dead_asker_is_a_counted_dead_letter)
 
 Test(ask, deferred_reply_from_a_later_handler)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     sample_Client_ref client;
@@ -313,7 +302,7 @@ Test(ask, deferred_reply_from_a_later_handler)
 
 Test(ask, ask_outside_a_handler_is_refused)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Bank_ref bank;
     cr_assert_eq(sample_Bank_spawn(cx, &bank), 0);

@@ -533,18 +533,6 @@ static ac_envelope *reply_roundtrip(ac_ctx *cx, uint32_t tag, const void *body,
 
 /* ---- tests ---------------------------------------------------------------------- */
 
-static ac_runtime *runtime(void)
-{
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
-    return rt;
-}
-
 static ac_actor_type wire_type;
 
 static cov_Server_ref spawn_wire_server(ac_ctx *cx)
@@ -585,7 +573,7 @@ static void blocking_asks(ac_ctx *cx, cov_Server_ref to)
 Test(coverage, requests_and_replies_of_every_type_directly_and_over_the_wire)
 {
     setup_values();
-    ac_runtime *rt = runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     cov_Server_ref direct, wired;
     cov_Client_ref c;
@@ -630,7 +618,7 @@ Test(coverage, requests_and_replies_of_every_type_directly_and_over_the_wire)
 Test(coverage, replies_of_every_type_through_the_reply_codecs)
 {
     setup_values();
-    ac_runtime *rt = runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     cov_Server_ref s, wired;
     cov_Client_ref c;
@@ -722,7 +710,7 @@ Test(coverage, recursive_struct_directly_over_the_wire_and_its_depth_bound)
 {
     setup_values();
     setup_tree();
-    ac_runtime *rt = runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     cov_Server_ref direct, wired;
     cr_assert_eq(cov_Server_spawn(cx, &direct), 0);
@@ -760,7 +748,7 @@ Test(coverage, start_without_fields_stop_and_a_drop_oldest_mailbox)
     cr_expect_null(cov_Server_type.on_start);
     cr_expect_null(cov_Server_type.on_stop);
 
-    ac_runtime *rt = runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     cov_Queue_ref q;
     cr_assert_eq(cov_Queue_spawn(cx, &q), 0);

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "handles.actor.h"
+#include "helpers.h"
 
 struct Tally {
     uint64_t total;
@@ -37,11 +38,7 @@ Test(handles, a_ptr_in_state_points_at_the_programs_memory)
     struct Tally tally = { 0, 0 };
     struct Tally *typed = &tally;
 
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     int marker = 0;
     handles_Counter_ref c;

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "hooknames.actor.h"
+#include "helpers.h"
 
 static struct {
     uint64_t start_at;
@@ -116,11 +117,7 @@ Test(hooknames, messages_named_like_hooks_reach_their_handlers)
     cr_expect_not_null(hooknames_Old_type.on_start);
     cr_expect_not_null(hooknames_Old_type.on_stop);
 
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     hooknames_Job_ref job;
     hooknames_Old_ref old;

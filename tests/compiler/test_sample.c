@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sample.actor.h"
+#include "helpers.h"
 
 /* ---- what the handlers saw ------------------------------------------------ */
 
@@ -277,13 +278,7 @@ Test(sample, dispatch_switch)
 
 Test(sample, every_message_arrives_intact)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     cr_assert_not_null(cx);
 
@@ -359,13 +354,7 @@ Test(sample, every_message_arrives_intact)
 /* A send to an actor that does not exist is an error, not a crash. */
 Test(sample, send_to_nobody)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_B_ref nobody;
     memset(&nobody, 0x5a, sizeof(nobody));
@@ -445,13 +434,7 @@ static const ac_actor_type *real_type(void *state, ac_ctx *cx)
 
 Test(sample, copy_duplicates_every_message_with_views_into_the_copy)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
 
     const ac_actor_type *real[4] = {
@@ -572,13 +555,7 @@ Test(sample, mailbox_options_reach_the_descriptor)
  * queue up against the bound the IDL gave. */
 Test(sample, bounded_mailbox_from_the_idl_refuses_when_full)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Small_ref small;
     sample_Lossy_ref lossy;
@@ -649,21 +626,9 @@ int sample_Doomed_on_fail(sample_Doomed *self, ac_ctx *cx, const sample_Doomed_f
     return m->code;
 }
 
-static ac_runtime *det_runtime(void)
-{
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
-    return rt;
-}
-
 Test(sample, down_hook_receives_the_monitored_actors_address_and_reason)
 {
-    ac_runtime *rt = det_runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Watcher_ref w;
     sample_Doomed_ref failing;
@@ -705,7 +670,7 @@ Test(sample, down_hook_receives_the_monitored_actors_address_and_reason)
 
 Test(sample, exit_hook_receives_a_linked_failure_when_trapping)
 {
-    ac_runtime *rt = det_runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_Watcher_ref w;
     sample_Doomed_ref d;
@@ -727,7 +692,7 @@ Test(sample, exit_hook_receives_a_linked_failure_when_trapping)
 /* Without a hook, a down is counted as unhandled and dropped. */
 Test(sample, down_without_a_hook_is_counted_unhandled)
 {
-    ac_runtime *rt = det_runtime();
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sample_B_ref b;
     sample_Doomed_ref d;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sendmsg.actor.h"
+#include "helpers.h"
 
 static struct {
     sendmsg_Bank_transfer transfer;
@@ -48,11 +49,7 @@ _Static_assert(sizeof(((sendmsg_Bank_audit_reply *)0)->int_) == 4,
 
 Test(sendmsg, fields_by_name_land_where_they_are_named)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     sendmsg_Bank_ref bank, other;
     cr_assert_eq(sendmsg_Bank_spawn(cx, &bank), 0);

@@ -10,6 +10,7 @@
 
 #include "nodes.h"
 #include "services.actor.h"
+#include "helpers.h"
 
 /* ---- what each Rec saw, by its start index ------------------------------------------ */
 
@@ -64,18 +65,6 @@ int svc_Rec_on_tick(svc_Rec *self, ac_ctx *cx, const svc_Rec_tick *m)
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
-static ac_runtime *runtime(int workers)
-{
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = workers;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
-    return rt;
-}
-
 static int publish_note(ac_ctx *cx, const char *group)
 {
     ac_u32_seq seq = { nums, 5 };
@@ -93,7 +82,7 @@ static bool is_nil(svc_Rec_ref r)
 
 Test(services, publish_reaches_every_member_with_every_field)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r[3];
     for (uint32_t i = 0; i < 3; i++) {
@@ -112,7 +101,7 @@ Test(services, publish_reaches_every_member_with_every_field)
 
 Test(services, publish_to_an_empty_group_reaches_nobody)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_stats st;
     cr_expect_eq(publish_note(cx, "nobody"), 0);
@@ -125,7 +114,7 @@ Test(services, publish_to_an_empty_group_reaches_nobody)
 
 Test(services, publish_with_workers_reaches_every_member_once)
 {
-    ac_runtime *rt = runtime(2);
+    ac_runtime *rt = make_runtime(2);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r[RECS];
     for (uint32_t i = 0; i < RECS; i++) {
@@ -146,7 +135,7 @@ Test(services, publish_with_workers_reaches_every_member_once)
 
 Test(services, send_after_arrives_once_its_delay_has_passed)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r;
     ac_timer_id id = 0;
@@ -167,7 +156,7 @@ Test(services, send_after_arrives_once_its_delay_has_passed)
 
 Test(services, send_after_cancelled_never_arrives)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r;
     ac_timer_id id = 0;
@@ -182,7 +171,7 @@ Test(services, send_after_cancelled_never_arrives)
 
 Test(services, send_every_arrives_once_per_period_until_cancelled)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r;
     ac_timer_id id = 0;
@@ -204,7 +193,7 @@ Test(services, send_every_arrives_once_per_period_until_cancelled)
 
 Test(services, send_every_with_a_zero_period_fails_with_a_zero_id)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r;
     ac_timer_id id = 99;
@@ -223,7 +212,7 @@ Test(services, send_every_with_a_zero_period_fails_with_a_zero_id)
 
 Test(services, send_every_with_workers_keeps_beating)
 {
-    ac_runtime *rt = runtime(2);
+    ac_runtime *rt = make_runtime(2);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r;
     ac_timer_id id = 0;
@@ -248,7 +237,7 @@ Test(services, send_every_with_workers_keeps_beating)
 
 Test(services, spawn_opts_registers_the_name_and_whereis_returns_the_typed_ref)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_spawn_options o;
     memset(&o, 0, sizeof o);
@@ -268,7 +257,7 @@ Test(services, spawn_opts_registers_the_name_and_whereis_returns_the_typed_ref)
 
 Test(services, whereis_of_an_unknown_name_gives_the_nil_ref)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r, found;
     cr_assert_eq(svc_Rec_spawn(cx, &r, 0), 0);
@@ -286,7 +275,7 @@ Test(services, whereis_of_an_unknown_name_gives_the_nil_ref)
 
 Test(services, spawn_opts_honours_a_mailbox_bound)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_spawn_options o;
     memset(&o, 0, sizeof o);
@@ -312,7 +301,7 @@ Test(services, spawn_opts_honours_a_mailbox_bound)
 
 Test(services, ref_of_turns_a_group_listing_into_typed_refs)
 {
-    ac_runtime *rt = runtime(0);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     svc_Rec_ref r[2];
     ac_addr members[2];

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "wire.actor.h"
+#include "helpers.h"
 
 /* ---- expected values ---------------------------------------------------------- */
 
@@ -374,13 +375,7 @@ static void send_all(ac_ctx *cx, wire_Hub_ref to)
 Test(wire, every_construct_arrives_intact_directly_and_over_the_wire)
 {
     setup_values();
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
 
     uint8_t key[3] = { 1, 2, 3 };
@@ -416,13 +411,7 @@ Test(wire, every_construct_arrives_intact_directly_and_over_the_wire)
 
 Test(wire, random_bytes_never_crash_the_decoder)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     uint8_t buf[96];
     for (int round = 0; round < 20000; round++) {
@@ -444,13 +433,7 @@ Test(wire, random_bytes_never_crash_the_decoder)
 /* The sender refuses a message whose tail would exceed AC_MAX_PAYLOAD. */
 Test(wire, oversized_message_is_refused)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
     static const uint8_t one = 0;
     ac_bytes big = { &one, UINT32_MAX };     /* never read: refused first */

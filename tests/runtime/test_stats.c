@@ -612,15 +612,26 @@ Test(stats, replies_are_messages_timeouts_system_messages, .timeout = 30)
     ac_runtime_destroy(rt);
 }
 
+/* Spawns w and t; `watcher` (NULL: w) monitors t, w traps exits and links
+ * to t, so t's failure sends one down and one exit. Counts three sends. */
+static void watch_and_link(ac_runtime *rt, const ac_addr *watcher,
+                           ac_addr *w, ac_addr *t, uint64_t *ref)
+{
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    *w = spawn_svc(cx);
+    *t = spawn_svc(cx);
+    cr_assert_eq(ac_monitor(cx, watcher ? watcher : w, t, ref), 0);
+    cr_assert_eq(send_msg(cx, w, T_TRAP), 0);
+    cr_assert_eq(send_to(cx, w, T_LINK, t), 0);
+    settle(rt);
+}
+
 Test(stats, downs_and_exits_are_system_messages, .timeout = 30)
 {
     ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
-    ac_addr w = spawn_svc(cx), t = spawn_svc(cx);
-    cr_assert_eq(ac_monitor(cx, &w, &t, NULL), 0);
-    cr_assert_eq(send_msg(cx, &w, T_TRAP), 0);
-    cr_assert_eq(send_to(cx, &w, T_LINK, &t), 0);
-    settle(rt);
+    ac_addr w, t;
+    watch_and_link(rt, NULL, &w, &t, NULL);
     cr_assert_eq(send_msg(cx, &t, T_FAIL), 0);
     settle(rt);
     ac_stats st = stats_of(rt);
@@ -638,12 +649,9 @@ Test(stats, downs_and_exits_withdrawn_once_queued_are_unhandled, .timeout = 30)
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_inbox *ib;
     cr_assert_eq(ac_inbox_create(cx, &ib), 0);
-    ac_addr w = spawn_svc(cx), t = spawn_svc(cx);
+    ac_addr w, t;
     uint64_t ref;
-    cr_assert_eq(ac_monitor(cx, ac_inbox_addr(ib), &t, &ref), 0);
-    cr_assert_eq(send_msg(cx, &w, T_TRAP), 0);
-    cr_assert_eq(send_to(cx, &w, T_LINK, &t), 0);
-    settle(rt);
+    watch_and_link(rt, ac_inbox_addr(ib), &w, &t, &ref);
     /* t fails first (it is runnable first): its down waits in the inbox,
      * its exit in w's mailbox behind the unlink. */
     cr_assert_eq(send_msg(cx, &t, T_FAIL), 0);
