@@ -727,6 +727,10 @@ const char *acc_gen_timer_decl(acc_gen *g, const acc_actor *a,
 
 void acc_gen_header(acc_gen *g);
 void acc_gen_source(acc_gen *g);
+/* gen_graph.c: the Graphviz digraph of the actors of every module of the
+ * graph (acc_options.graph). False when the input would take the walk
+ * past its budget (nothing sensible is left to draw then). */
+bool acc_gen_graph(acc_gen *g, const acc_graph *graph);
 
 /* gen_codec.c, for gen_source.c: the codec helpers of the structs and
  * enums the module's messages use; an actor's message and reply codecs

@@ -88,6 +88,10 @@ typedef struct acc_options {
      * rather than copied, so that the input is held once (it is the
      * largest thing a compilation holds after its AST). */
     bool in_place;
+    /* Write the Graphviz (dot) description of the actor system instead of
+     * the C (actorc --graph): one file, NAME.actor.dot, in acc_result's
+     * graph (or handed to `write`); header and source are not made. */
+    bool graph;
 } acc_options;
 
 typedef struct acc_result {
@@ -105,6 +109,11 @@ typedef struct acc_result {
     size_t header_len;
     char *source;           /* contents of source_name */
     size_t source_len;
+    /* With acc_options.graph, instead of the four above: "bank.actor.dot"
+     * and its contents (NULL when `write` took them). */
+    char *graph_name;
+    char *graph;
+    size_t graph_len;
     /* The files imported, directly or not, as opened (for depfiles); set
      * when errors == 0. */
     char **deps;

@@ -1,8 +1,9 @@
 /*
  * compile.c — the library's entry points: runs the passes over one input
- * (load, which parses; check; the two generators), each to the end before
- * the next, inside the out-of-memory recovery point, and hands back the
- * outputs and the rendered diagnostics.
+ * (load, which parses; check; the two generators, or the graph's with
+ * acc_options.graph), each to the end before the next, inside the
+ * out-of-memory recovery point, and hands back the outputs and the
+ * rendered diagnostics.
  */
 #include <errno.h>
 #include <limits.h>
@@ -68,6 +69,7 @@ typedef struct job {
     acc_ctx cx;
     acc_buf header, source;
     out_sink header_sink, source_sink;
+    const char *graph_name;     /* with acc_options.graph: the one output */
 } job;
 
 static size_t output_cap(const acc_options *opt)
@@ -76,22 +78,11 @@ static size_t output_cap(const acc_options *opt)
                ? opt->max_output : ACC_MAX_OUTPUT;
 }
 
-static void generate(job *j, const acc_graph *graph, const acc_options *opt,
-                     acc_result *res)
+/* The header, then the source. */
+static void generate_c(job *j, const acc_module *mod, const acc_options *opt,
+                       const char *base, acc_result *res)
 {
     acc_ctx *cx = &j->cx;
-    const acc_module *mod = graph->main;
-    const char *base = opt->output_name;
-    if (base == NULL && opt->name_from_module)
-        base = acc_aprintf(&cx->arena, "%.*s.actor", (int)mod->name.len,
-                           mod->name.s);
-    else if (base == NULL)
-        base = acc_basename(cx->filename);
-    if (!usable_output_name(base)) {
-        acc_error_file(cx, "'%s' cannot name the generated files", base);
-        return;
-    }
-
     /* The cap is shared: the source gets what the header left. (A max of
      * 0 would mean no cap, hence at least 1, which the source's first
      * line is past.) */
@@ -115,6 +106,57 @@ static void generate(job *j, const acc_graph *graph, const acc_options *opt,
     j->source.max = cap > header_len ? cap - header_len : 1;
     acc_gen_source(&g);
     acc_buf_flush(&j->source);
+    res->header_name = (char *)g.header_name;
+    res->source_name = (char *)source_name;
+}
+
+/* NAME.actor.dot (acc_options.graph), in the header's buffer. False when
+ * it could not be drawn (reported). */
+static bool generate_graph(job *j, const acc_graph *graph,
+                           const acc_options *opt, const char *base)
+{
+    acc_ctx *cx = &j->cx;
+    acc_gen g = { cx, graph->main, acc_basename(cx->filename), NULL,
+                  &j->header };
+    j->graph_name = acc_aprintf(&cx->arena, "%s.dot", base);
+    if (opt->write != NULL) {
+        j->header_sink = (out_sink){ opt, j->graph_name };
+        j->header.sink = to_writer;
+        j->header.sink_arg = &j->header_sink;
+    }
+    j->header.max = output_cap(opt);
+    if (!acc_gen_graph(&g, graph)) {
+        acc_error_file(cx, "the actor system is too large to draw: its "
+                       "actors reach through more fields than the graph's "
+                       "walk looks at");
+        return false;
+    }
+    acc_buf_flush(&j->header);
+    return true;
+}
+
+static void generate(job *j, const acc_graph *graph, const acc_options *opt,
+                     acc_result *res)
+{
+    acc_ctx *cx = &j->cx;
+    const acc_module *mod = graph->main;
+    const char *base = opt->output_name;
+    if (base == NULL && opt->name_from_module)
+        base = acc_aprintf(&cx->arena, "%.*s.actor", (int)mod->name.len,
+                           mod->name.s);
+    else if (base == NULL)
+        base = acc_basename(cx->filename);
+    if (!usable_output_name(base)) {
+        acc_error_file(cx, "'%s' cannot name the generated files", base);
+        return;
+    }
+
+    if (opt->graph) {
+        if (!generate_graph(j, graph, opt, base))
+            return;
+    } else {
+        generate_c(j, mod, opt, base, res);
+    }
 
     res->module = acc_strndup(&cx->arena, mod->name.s, mod->name.len);
     size_t n = 0;
@@ -131,8 +173,6 @@ static void generate(job *j, const acc_graph *graph, const acc_options *opt,
             else
                 longjmp(cx->oom, 1);
     }
-    res->header_name = (char *)g.header_name;
-    res->source_name = (char *)source_name;
 }
 
 /* The passes, under the out-of-memory recovery point. */
@@ -244,7 +284,13 @@ int acc_compile_buffer(const char *filename, const char *text, size_t len,
     res->errors = cx->errors;
     res->warnings = cx->warnings;
     res->truncated = cx->stopped;
-    if (cx->errors == 0 && res->module != NULL) {
+    if (cx->errors == 0 && res->module != NULL && opt->graph) {
+        res->module = dup_or_null(res->module);
+        res->graph_name = dup_or_null(j->graph_name);
+        res->graph_len = acc_buf_total(&j->header);
+        if (opt->write == NULL)
+            res->graph = acc_buf_take(&j->header, &res->graph_len);
+    } else if (cx->errors == 0 && res->module != NULL) {
         res->module = dup_or_null(res->module);
         res->header_name = dup_or_null(res->header_name);
         res->source_name = dup_or_null(res->source_name);
@@ -272,7 +318,10 @@ int acc_compile_buffer(const char *filename, const char *text, size_t len,
     free(j);
 
     bool oom = res->diagnostics == NULL ||
-               (res->errors == 0 &&
+               (res->errors == 0 && opt->graph &&
+                (res->module == NULL || res->graph_name == NULL ||
+                 (opt->write == NULL && res->graph == NULL))) ||
+               (res->errors == 0 && !opt->graph &&
                 (res->module == NULL || res->header_name == NULL ||
                  res->source_name == NULL ||
                  (opt->write == NULL &&
@@ -328,6 +377,8 @@ void acc_result_free(acc_result *res)
     free(res->source_name);
     free(res->header);
     free(res->source);
+    free(res->graph_name);
+    free(res->graph);
     memset(res, 0, sizeof(*res));
 }
 

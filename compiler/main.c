@@ -28,6 +28,7 @@ typedef struct cli {
     const char *inputs[MAX_LIST];
     size_t input_count;
     bool to_stdout;
+    bool graph;                     /* --graph: NAME.actor.dot, not the C */
     bool depfile;                   /* -MD */
     const char *dep_path;           /* -MF */
     const char *dep_targets[MAX_LIST];  /* -MT */
@@ -51,8 +52,11 @@ static void usage(FILE *f)
         "options:\n"
         "  -o DIR       write the outputs to DIR (default: the current directory)\n"
         "  -I DIR       add DIR to the import search path (repeatable)\n"
-        "  --stdout     write the header, then the source, to standard output\n"
-        "               (no depfile: it would name files never written)\n"
+        "  --stdout     write the header, then the source (or the graph), to\n"
+        "               standard output (no depfile: it would name files never written)\n"
+        "  --graph      write NAME.actor.dot instead of the C: the actors of the\n"
+        "               file and its imports as a Graphviz digraph, an edge\n"
+        "               A -> B where A can hold a ref<B> (see docs/IDL.md)\n"
         "  -MD          also write a make depfile, DIR/NAME.actor.d\n"
         "  -MF FILE     write the depfile to FILE (implies -MD)\n"
         "  -MT TARGET   use TARGET as the depfile's target (repeatable)\n"
@@ -176,6 +180,8 @@ static int parse_args(cli *c, int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--stdout") == 0) {
             c->to_stdout = true;
+        } else if (strcmp(a, "--graph") == 0) {
+            c->graph = true;
         } else if (strcmp(a, "-MD") == 0) {
             c->depfile = true;
         } else if (strcmp(a, "-MP") == 0) {
@@ -332,8 +338,10 @@ static bool write_depfile(const cli *c, const char *input,
         }
     } else {
         put_make_name(f, hpath);
-        fputc(' ', f);
-        put_make_name(f, cpath);
+        if (cpath != NULL) {
+            fputc(' ', f);
+            put_make_name(f, cpath);
+        }
     }
     fputc(':', f);
     if (strcmp(input, "-") != 0) {
@@ -375,7 +383,8 @@ typedef struct out_file {
 
 typedef struct writer {
     const cli *c;
-    out_file file[2];       /* the header, then the source: their order */
+    out_file file[2];       /* the header, then the source: their order
+                             * (with --graph, the graph alone) */
     int err;                /* the first failure's errno (0: none) */
     char *err_what;         /* its message, less the reason */
 } writer;
@@ -509,6 +518,22 @@ static bool writer_finish(writer *w, bool keep)
 
 static bool emit_depfile(const cli *c, const char *input, const acc_result *r)
 {
+    if (c->graph) {
+        /* The graph's own depfile, NAME.actor.dot.d, so that it and the
+         * C's NAME.actor.d can sit in one folder. */
+        char *g = path_join(c->out_dir, r->graph_name);
+        size_t n = g != NULL ? strlen(g) + 3 : 0;
+        char *d = g != NULL ? malloc(n) : NULL;
+        bool ok = d != NULL;
+        if (!ok)
+            fprintf(stderr, "%s: error: out of memory\n", ACC_NAME);
+        else
+            snprintf(d, n, "%s.d", g);
+        ok = ok && write_depfile(c, input, r, g, NULL, d);
+        free(g);
+        free(d);
+        return ok;
+    }
     char *h = path_join(c->out_dir, r->header_name);
     char *s = path_join(c->out_dir, r->source_name);
     char *base = h ? strdup(h) : NULL;
@@ -543,6 +568,7 @@ int main(int argc, char **argv)
     opt.warn_error = c.warn_error;
     opt.warn_no_error = c.warn_no_error;
     opt.warn_all_errors = c.warn_all_errors;
+    opt.graph = c.graph;
 
     int errors = 0;
     rc = 0;
