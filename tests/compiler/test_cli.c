@@ -44,7 +44,7 @@ Test(cli, help)
     cr_expect(strncmp(r.out, "usage: actorc [options] file.actor...\n", 38) == 0,
               "%s", r.out);
     for (const char *opt = "-o DIR\0-I DIR\0--stdout\0-MD\0-MF FILE\0-MT TARGET\0"
-                           "-MP\0--version\0--help\0";
+                           "-MP\0--graph\0--version\0--help\0";
          *opt != '\0'; opt += strlen(opt) + 1)
         cr_expect_neq(strstr(r.out, opt), NULL, "--help lacks %s", opt);
     cr_expect_str_eq(r.err, "");
@@ -295,5 +295,52 @@ Test(cli, depfile)
     free(want);
     free(mf);
     free(d);
+    free(dir);
+}
+
+/* --graph: NAME.actor.dot alone, the library's graph byte for byte, in the
+ * -o folder or on standard output; -MD names the .dot as its target. */
+Test(cli, graph)
+{
+    char *dir = make_tmpdir();
+    acc_options opt;
+    acc_options_init(&opt);
+    opt.graph = true;
+    acc_result lib;
+    cr_assert_eq(acc_compile_file(SAMPLE, &opt, &lib), 0);
+    cr_assert_not_null(lib.graph);
+
+    cmd_result r;
+    cr_assert(cmd_run(&r, NULL, NULL, "'%s' --graph -MD -o '%s' %s", bin,
+                      dir, SAMPLE));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    char *g = str_printf("%s/pingpong.actor.dot", dir);
+    char *got = read_file(g, NULL);
+    cr_assert_not_null(got, "no %s", g);
+    cr_expect_str_eq(got, lib.graph);
+    char *h = str_printf("%s/pingpong.actor.h", dir);
+    cr_expect(!file_exists(h), "--graph also wrote %s", h);
+    char *d = str_printf("%s/pingpong.actor.dot.d", dir);
+    char *dep = read_file(d, NULL);
+    cr_assert_not_null(dep, "no %s", d);
+    char *want = str_printf("%s: %s\n", g, SAMPLE);
+    cr_expect_str_eq(dep, want);
+    cmd_free(&r);
+
+    char *src = realpath(SAMPLE, NULL);
+    cr_assert(cmd_run(&r, dir, NULL, "'%s' --graph --stdout '%s'", bin, src));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, lib.graph);
+    cmd_free(&r);
+
+    acc_result_free(&lib);
+    remove_tree(dir);
+    free(src);
+    free(want);
+    free(dep);
+    free(d);
+    free(h);
+    free(got);
+    free(g);
     free(dir);
 }

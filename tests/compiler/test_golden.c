@@ -3,7 +3,8 @@
  *
  * Each tests/compiler/golden/NAME.actor is compiled through the library and
  * the header and source compared with NAME.actor.h and NAME.actor.c next to
- * it. After an intended change to the generated code, refresh them with
+ * it, and its graph (acc_options.graph, actorc --graph) with NAME.actor.dot.
+ * graph.actor (which imports graph/) has one of each edge the graph draws. After an intended change to the generated code, refresh them with
  *
  *     ACTORC_UPDATE_GOLDEN=1 build/tests/test_compiler --filter 'golden/[a-z]*'
  *
@@ -18,7 +19,7 @@
 #include "helpers.h"
 
 static const char *const goldens[] = {
-    "pingpong", "types", "edge", "units", "full",
+    "pingpong", "types", "edge", "units", "full", "graph",
 };
 
 /* Compares `got` with the file at `path` (or rewrites the file). */
@@ -63,6 +64,24 @@ static void check_golden(const char *name)
     expect_same(h, r.header, r.header_len);
     expect_same(c, r.source, r.source_len);
     acc_result_free(&r);
+
+    /* The graph of the same input. */
+    acc_options opt;
+    acc_options_init(&opt);
+    opt.graph = true;
+    rc = acc_compile_file(input, &opt, &r);
+    cr_assert_eq(rc, 0, "%s --graph fails:\n%s", input, r.diagnostics);
+    cr_assert_str_eq(r.diagnostics, "");
+    char *want_g = str_printf("%s.actor.dot", name);
+    cr_expect_str_eq(r.graph_name, want_g);
+    cr_expect_null(r.header, "--graph also made the header");
+    cr_expect_null(r.source, "--graph also made the source");
+    char *gpath = str_printf("%s/golden/%s", TEST_SRC_DIR, want_g);
+    expect_same(gpath, r.graph, r.graph_len);
+    acc_result_free(&r);
+
+    free(gpath);
+    free(want_g);
     free(h);
     free(c);
     free(want_h);
@@ -78,6 +97,7 @@ GOLDEN(types)
 GOLDEN(edge)
 GOLDEN(units)
 GOLDEN(full)
+GOLDEN(graph)
 
 Test(golden, every_input_has_a_test)
 {
