@@ -3,6 +3,9 @@
 #   make            install missing packages, build the compiler and the runtime
 #   make demo       ... then generate, build and run examples/pingpong
 #   make cluster-demo   ... examples/cluster: three nodes, one killed and restarted
+#   make graphs     draw each example's actors (actorc --graph, dot -Tsvg) into
+#                   build/examples/NAME/NAME.svg; make update-graphs rewrites
+#                   the diagrams in examples/*/README.md after an IDL change
 #   make test       ... then build and run every Criterion suite
 #   make bench      ... then run the benchmarks in bench/
 #   make SANITIZE=address,undefined test   the same in build/san-address-undefined

@@ -29,3 +29,26 @@ demo: all $(BUILD)/examples/pingpong/pingpong
 # and restarted (docs/NODES.md).
 cluster-demo: $(BUILD)/examples/cluster/cluster
 	$(BUILD)/examples/cluster/cluster
+
+# make graphs: each example's actors drawn, into
+# $(BUILD)/examples/NAME/NAME.svg: actorc --graph writes the Graphviz
+# description (with a depfile, so that an edited import redraws it), and
+# Graphviz's dot renders it. The same text is in each example's README.md,
+# which make test holds to the IDL; make update-graphs rewrites it there.
+EXAMPLE_GRAPHS := $(foreach e,$(EXAMPLES),$(BUILD)/examples/$(e)/$(e).svg)
+
+$(BUILD)/examples/%.actor.dot: examples/%.actor $(BUILD)/actorc
+	@mkdir -p $(@D)
+	$(BUILD)/actorc --graph -MD -o $(@D) $<
+
+$(BUILD)/examples/%.svg: $(BUILD)/examples/%.actor.dot | deps
+	dot -Tsvg -o $@ $<
+
+-include $(EXAMPLE_GRAPHS:.svg=.actor.dot.d)
+
+graphs: $(EXAMPLE_GRAPHS) $(EXAMPLE_GRAPHS:.svg=.actor.dot)
+
+update-graphs: $(BUILD)/actorc
+	@tools/update-graphs.sh $(BUILD)/actorc $(wildcard examples/*/README.md)
+
+.PHONY: graphs update-graphs

@@ -102,7 +102,7 @@ test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
 	@echo "== man"; $(MAN_LINT)
-	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md)
+	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md) $(wildcard examples/*/README.md)
 	@tests/docs/selftest.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)"
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t $(TEST_RUN_ARGS) $(TEST_ARGS); done
 	@echo "== examples"; set -e; $(foreach e,$(EXAMPLES),\

@@ -18,6 +18,8 @@ need_pc criterion libcriterion-dev
 # The test suite also compiles generated code as C++ and with clang.
 need_cmd g++ g++
 need_cmd clang clang
+# graphviz: dot renders actorc --graph's diagrams (make graphs).
+need_cmd dot graphviz
 # mandoc: the man-page lint in make test (docs/man/man.mk).
 need_cmd mandoc mandoc
 # The user-path tests (make test-user) build with CMake and Meson too.

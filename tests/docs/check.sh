@@ -32,7 +32,7 @@ strict="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -I$root/runtime/inc
 fragment_flags="-Wno-unused-variable -Wno-unused-but-set-variable"
 
 failed=0
-n_actor=0 n_c=0 n_sh=0 n_norun=0 n_output=0 n_text=0 n_user=0
+n_actor=0 n_c=0 n_sh=0 n_norun=0 n_output=0 n_text=0 n_user=0 n_dot=0
 
 # fail WHY [DETAILS-FILE...]: one wrong block, with what shows why.
 fail() {
@@ -241,6 +241,33 @@ check_text() {
     fi
 }
 
+# ---- dot: a diagram actorc --graph draws -------------------------------------------------
+
+# `dot graph=FILE.actor`: the block is what `actorc --graph --stdout` prints
+# for FILE.actor (relative to the Markdown file's folder), byte for byte, so
+# that a diagram in a README cannot fall behind the IDL it shows.
+check_dot() {
+    local block=$1 src='' attr
+    for attr in $attrs; do
+        case "$attr" in
+        graph=?*.actor) src=${attr#graph=} ;;
+        *) fail "dot: unknown attribute '$attr'"; return ;;
+        esac
+    done
+    [ -n "$src" ] || { fail "dot: say graph=FILE.actor, the file it draws (tests/docs/README.md)"; return; }
+    local dir=$work/b$line path
+    path=$(dirname "$doc")/$src
+    mkdir -p "$dir"
+    if ! "$build/actorc" --graph --stdout "$path" > "$dir/out" 2> "$dir/err"; then
+        fail "dot graph=$src: actorc --graph fails on $path" "$dir/err"
+        return
+    fi
+    if ! diff -u --label "the block" --label "actorc --graph --stdout $path" \
+            "$block" "$dir/out" > "$dir/diff"; then
+        fail "dot graph=$src: the diagram is out of date with $path: run 'make update-graphs' to rewrite it" "$dir/diff"
+    fi
+}
+
 # ---- the files ------------------------------------------------------------------------
 
 files=0
@@ -272,6 +299,7 @@ for doc in "$@"; do
         c) n_c=$((n_c + 1)); check_c "$block" ;;
         sh) n_sh=$((n_sh + 1)); check_sh "$block" ;;
         text) check_text "$block" ;;
+        dot) n_dot=$((n_dot + 1)); check_dot "$block" ;;
         make | cmake | meson) n_user=$((n_user + 1)) ;;   # tests/user builds with them
         '') fail "a block without an info string: say what it is (tests/docs/README.md)" ;;
         *) fail "unknown info string '$info' (tests/docs/README.md)" ;;
@@ -279,8 +307,8 @@ for doc in "$@"; do
     done < "$work/blocks/manifest"
 done
 
-checked=$((n_actor + n_c + n_sh + n_output))
-printf 'docs: %d blocks checked (%d actor, %d c, %d sh of which %d not run, %d output), ' \
-    "$checked" "$n_actor" "$n_c" "$n_sh" "$n_norun" "$n_output"
+checked=$((n_actor + n_c + n_sh + n_output + n_dot))
+printf 'docs: %d blocks checked (%d actor, %d c, %d sh of which %d not run, %d output, %d dot), ' \
+    "$checked" "$n_actor" "$n_c" "$n_sh" "$n_norun" "$n_output" "$n_dot"
 printf '%d text, %d left to tests/user, in %d files; %d wrong\n' "$n_text" "$n_user" "$files" "$failed"
 [ $failed = 0 ]
