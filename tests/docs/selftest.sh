@@ -209,6 +209,18 @@ if ! out=$(cd "$tmp" && "$here/check.sh" "$build" "$cc" "$cflags" "$libs" user.m
     failed=$((failed + 1))
 fi
 
+# An example's diagram left behind by a change to its IDL (a message
+# renamed), and a diagram that does not say what it draws.
+fresh examples/bank/README.md
+plant examples/bank/bank.actor 's/on crash(i32 code);/on fail(i32 code);/'
+expect "a diagram out of date with the IDL" \
+    "the diagram is out of date with examples/bank/bank.actor: run 'make update-graphs'" \
+    examples/bank/README.md
+fresh examples/bank/bank.actor
+plant examples/bank/README.md 's/^```dot graph=bank.actor$/```dot/'
+expect "a diagram without the file it draws" "dot: say graph=FILE.actor" \
+    examples/bank/README.md
+
 if [ $failed -eq 0 ]; then
     echo "docs selftest: $passed passed, 0 failed"
 fi
