@@ -127,8 +127,9 @@ static bool generate_graph(job *j, const acc_graph *graph,
     j->header.max = output_cap(opt);
     if (!acc_gen_graph(&g, graph)) {
         acc_error_file(cx, "the actor system is too large to draw: its "
-                       "actors reach through more fields than the graph's "
-                       "walk looks at");
+                       "actors reach through more fields than the graph "
+                       "looks at (a struct counts once for each actor "
+                       "that reaches it)");
         return false;
     }
     acc_buf_flush(&j->header);

@@ -31,8 +31,9 @@
 #include "acc.h"
 
 /* Fields looked at, over all actors, before the pass gives up: far past
- * any real system (a few hundred fields per actor), and about a second. */
-#define GRAPH_MAX_STEPS ((size_t)1 << 27)
+ * any real system (a few hundred fields per actor), and well under a
+ * second. */
+#define GRAPH_MAX_STEPS ((size_t)1 << 24)
 
 typedef struct node {
     const acc_actor *a;

@@ -119,6 +119,59 @@ Test(limits, long_by_value_chain)
     free(t.s);
 }
 
+/* actorc --graph on `t` (written to DIR/name), output to /dev/null. */
+static void graph_child(cmd_result *r, const char *name, const text *t)
+{
+    char *path = str_printf("%s/%s", dir, name);
+    cr_assert(write_file(path, t->s, t->len));
+    cr_assert(cmd_run(r, dir, NULL, "'%s' -w --graph --stdout '%s' >/dev/null",
+                      bin, name));
+    free(path);
+}
+
+/* The graph's walk keeps its path in a worklist, and takes each struct
+ * once per actor: a chain as long as the input allows does not recurse,
+ * and 2^40 paths to one struct are one visit. */
+Test(limits, graph_chains)
+{
+    text t = { 0 };
+    add(&t, "module m;\n");
+    for (int i = 0; i < 10000; i++)
+        add(&t, "struct S%d { S%d[] next; ref<B> b; }\n", i, i + 1);
+    add(&t, "struct S10000 { u8 last; }\n");
+    for (int i = 0; i < 40; i++)
+        add(&t, "struct D%d { D%d[] a; D%d[] b; }\n", i, i + 1, i + 1);
+    add(&t, "struct D40 { ref<A> a; }\n");
+    add(&t, "actor A { on m(S0 s, D0 d); }\nactor B { on n(); }\n");
+    cmd_result r;
+    graph_child(&r, "chains.actor", &t);
+    cr_expect_eq(r.status, 0, "status %d:\n%s", r.status, r.err);
+    cr_expect_lt(child_peak_mib(), 256);
+    cmd_free(&r);
+    free(t.s);
+}
+
+/* Actors times structs: 5,000 actors each handling the head of a chain
+ * of 5,000 structs would take 25 million steps for 5,000 edges. The walk
+ * stops at its budget and says so. */
+Test(limits, graph_budget)
+{
+    text t = { 0 };
+    add(&t, "module m;\n");
+    for (int i = 0; i < 5000; i++)
+        add(&t, "struct S%d { S%d[] next; }\n", i, i + 1);
+    add(&t, "struct S5000 { u8 last; }\n");
+    for (int i = 0; i < 5000; i++)
+        add(&t, "actor A%d { on m(S0 s); }\n", i);
+    cmd_result r;
+    graph_child(&r, "budget.actor", &t);
+    cr_expect_eq(r.status, 1, "status %d:\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "error: the actor system is too large to draw")
+              != NULL, "%s", r.err);
+    cmd_free(&r);
+    free(t.s);
+}
+
 /* Item 5: `struct S_i { S_i+1 a; S_i+1 b; }` has 2^40 paths to its last
  * struct in 40 levels; sizes were worked out along every one. Now each
  * struct is laid out once: too large, said at once. */

@@ -127,6 +127,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != 0 && (r.errors <= 0 || r.errors > ACC_MAX_ERRORS ||
                     r.header != NULL || strstr(r.diagnostics, "error") == NULL))
         abort();
+    /* An input that compiles is drawn too (actorc --graph): every ref of
+     * a checked input resolves, and the walk must hold to its budget. */
+    if (rc == 0) {
+        acc_result_free(&r);
+        opt.graph = true;
+        rc = acc_compile_buffer(main_name, (const char *)data, size, &opt, &r);
+        if (r.diagnostics == NULL || (rc == 0 && r.graph == NULL) ||
+            (rc != 0 && strstr(r.diagnostics, "error: ") == NULL))
+            abort();
+    }
     acc_result_free(&r);
     return 0;
 }
