@@ -18,7 +18,7 @@
 #include "helpers.h"
 
 static const char *const goldens[] = {
-    "pingpong", "types", "edge", "units", "full",
+    "pingpong", "types", "edge", "units", "full", "behaviour",
 };
 
 /* Compares `got` with the file at `path` (or rewrites the file). */
@@ -78,6 +78,7 @@ GOLDEN(types)
 GOLDEN(edge)
 GOLDEN(units)
 GOLDEN(full)
+GOLDEN(behaviour)
 
 Test(golden, every_input_has_a_test)
 {
