@@ -242,6 +242,7 @@ typedef enum acc_actor_cname {
     ACC_A_START_ARGS, ACC_A_ON_START,   /* with a start hook */
     ACC_A_ON_STOP, ACC_A_ON_DOWN, ACC_A_ON_EXIT,    /* with that hook */
     ACC_A_ENCODE_REPLY, ACC_A_DECODE_REPLY,         /* with a request */
+    ACC_A_BEHAVIOUR, ACC_A_BEHAVIOUR_DEFAULT, ACC_A_BECOME, /* with behaviours */
     ACC_A_COUNT
 } acc_actor_cname;
 
@@ -378,6 +379,29 @@ typedef struct acc_message {
     struct acc_message *next;
 } acc_message;
 
+/* One line of a behaviour block: `on x;` (x's handler in this behaviour
+ * is its own, P_<behaviour>_on_x) or one name of `postpone x, y;` (x is
+ * stashed while the actor is in the behaviour). */
+typedef struct acc_bitem {
+    acc_name name;
+    bool postpone;
+    struct acc_message *msg;    /* resolved by check.c */
+    struct acc_bitem *next;
+} acc_bitem;
+
+/* `behaviour NAME { ... }`: while the actor is in it, only its `on` lines
+ * are handled, its `postpone` lines wait in the stash, and the actor's
+ * other messages are unhandled (docs/IDL.md, behaviours). */
+typedef struct acc_behaviour {
+    acc_name name;
+    acc_doc *doc;
+    uint32_t index;             /* 1, 2, ...: 0 is the default behaviour */
+    bool bad;                   /* a name error: skip in the generators' names */
+    acc_bitem *items;
+    struct acc_actor *actor;
+    struct acc_behaviour *next;
+} acc_behaviour;
+
 typedef struct acc_actor {
     acc_name name;
     acc_doc *doc;
@@ -399,6 +423,8 @@ typedef struct acc_actor {
     acc_loc mailbox_at;         /* the keyword; len 0: none given */
     uint32_t mailbox_bound;     /* 0: unbounded */
     int mailbox_overflow;       /* the value of an ac_overflow */
+    acc_behaviour *behaviours, *behaviours_tail;    /* NULL: none */
+    uint32_t behaviour_count;
     struct acc_module *mod;
     struct acc_actor *next;
 } acc_actor;
@@ -552,6 +578,10 @@ typedef struct acc_enum_list {
     acc_enumerator *head, *tail;
 } acc_enum_list;
 
+typedef struct acc_bitem_list {
+    acc_bitem *head, *tail;
+} acc_bitem_list;
+
 typedef struct acc_type_tok {
     acc_type type;
     acc_doc *doc;           /* the doc of the type's first token */
@@ -582,6 +612,12 @@ void acc_ast_message(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_token *name, acc_field *fields, bool parens);
 void acc_ast_hook(acc_parser *ps, acc_actor *a, const acc_token *kw,
                   const acc_token *name, acc_field *fields);
+void acc_ast_behaviour(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                       const acc_token *name, acc_bitem *items);
+void acc_ast_bitem(acc_parser *ps, acc_bitem_list *list,
+                   const acc_token *name, bool postpone);
+/* Appends `more` to `list` (a `postpone` line's names). */
+void acc_ast_bitems_join(acc_bitem_list *list, const acc_bitem_list *more);
 void acc_ast_mailbox(acc_parser *ps, acc_actor *a, const acc_token *kw,
                      const acc_int_tok *bound, const acc_token *policy);
 void acc_ast_reply(acc_actor *a, acc_field *fields);
@@ -665,6 +701,18 @@ void acc_gen_banner(acc_gen *g);
 /* A field's C name: its own, or with '_' added when it is a C or C++
  * keyword (`class` is `class_`). */
 const char *acc_gen_field(acc_gen *g, const acc_field *f);
+/* A message's name where it stands alone in C (the dispatch union's
+ * member): with '_' added when it is a C or C++ keyword, as a field's. */
+const char *acc_gen_msg_member(acc_gen *g, const struct acc_message *m);
+/* The names of behaviour b (not in the collision check, as the typed
+ * asks' are not): its constant "m_A_BEHAVIOUR_busy" and the handler
+ * "m_A_busy_on_x" of its line `on x;`. */
+const char *acc_gen_behaviour_const(acc_gen *g, const acc_behaviour *b);
+const char *acc_gen_behaviour_handler(acc_gen *g, const acc_behaviour *b,
+                                      const acc_message *m);
+/* Whether the actor's state struct is defined: it has state fields, or
+ * behaviours (the current one is kept in the state). */
+bool acc_gen_has_state(const acc_actor *a);
 /* The C type of a field type that is not an array, e.g. "uint64_t",
  * "bank_Teller_ref", "ac_string", "ac_u32_seq". */
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t);

@@ -432,3 +432,48 @@ void acc_ast_import(acc_parser *ps, const acc_token *kw, const acc_token *path)
         ps->mod->imports = im;
     ps->mod->imports_tail = im;
 }
+
+/* ---- behaviours ------------------------------------------------------------- */
+
+/* `behaviour NAME { ... }`: numbered from 1 in declaration order (0 is the
+ * default behaviour, the one outside every block). What its lines name is
+ * resolved by check.c, once the actor's messages are all known. */
+void acc_ast_behaviour(acc_parser *ps, acc_actor *a, const acc_token *kw,
+                       const acc_token *name, acc_bitem *items)
+{
+    acc_behaviour *b = acc_alloc(&ps->cx->arena, sizeof(*b));
+    b->name = name_of(name);
+    b->doc = kw->doc;
+    b->items = items;
+    b->actor = a;
+    b->index = ++a->behaviour_count;
+    if (a->behaviours_tail != NULL)
+        a->behaviours_tail->next = b;
+    else
+        a->behaviours = b;
+    a->behaviours_tail = b;
+}
+
+void acc_ast_bitem(acc_parser *ps, acc_bitem_list *list,
+                   const acc_token *name, bool postpone)
+{
+    acc_bitem *it = acc_alloc(&ps->cx->arena, sizeof(*it));
+    it->name = name_of(name);
+    it->postpone = postpone;
+    if (list->tail != NULL)
+        list->tail->next = it;
+    else
+        list->head = it;
+    list->tail = it;
+}
+
+void acc_ast_bitems_join(acc_bitem_list *list, const acc_bitem_list *more)
+{
+    if (more->head == NULL)
+        return;
+    if (list->tail != NULL)
+        list->tail->next = more->head;
+    else
+        list->head = more->head;
+    list->tail = more->tail;
+}

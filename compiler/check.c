@@ -654,6 +654,104 @@ static acc_message *first_message(checker *ck, acc_map *seen,
     return acc_map_put(seen, m->name.s, m->name.len, m);
 }
 
+/* ---- behaviours -------------------------------------------------------------- */
+
+/* The message of `a` closest to `n` (at most two edits, fewer than half
+ * its letters), for a did-you-mean, or NULL. */
+static const acc_message *closest_message(const acc_actor *a, acc_name n)
+{
+    const acc_message *best = NULL;
+    size_t best_d = 3;
+    for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+        size_t d = acc_edit_distance(n.s, n.len, m->name.s, m->name.len, 2);
+        if (d < best_d && 2 * d < n.len) {
+            best_d = d;
+            best = m;
+        }
+    }
+    return best;
+}
+
+/* Each `on x;` and `postpone x;` names a message of the actor (hooks run
+ * in every behaviour), at most once per behaviour; behaviour names are
+ * unique, and `default` is the one outside every block (its constant,
+ * P_BEHAVIOUR_default, is the actor's). */
+static void check_behaviours(checker *ck, acc_actor *a)
+{
+    if (a->behaviours == NULL)
+        return;
+    if (a->messages == NULL) {
+        error(ck, loc_of(a->behaviours->name), "actor '%.*s' has no "
+              "messages: a behaviour chooses which of its handlers are "
+              "active", (int)a->name.len, a->name.s);
+        return;
+    }
+    acc_arena_mark mk = acc_arena_mark_get(&ck->cx->arena);
+    acc_map messages, names;
+    acc_map_init(&messages, &ck->cx->arena);
+    acc_map_init(&names, &ck->cx->arena);
+    for (acc_message *m = a->messages; m != NULL; m = m->next)
+        (void)acc_map_put(&messages, m->name.s, m->name.len, m);
+    for (acc_behaviour *b = a->behaviours; b != NULL; b = b->next) {
+        acc_behaviour *first = acc_map_put(&names, b->name.s, b->name.len, b);
+        if (first != b) {
+            error(ck, loc_of(b->name), "duplicate behaviour '%.*s' in "
+                  "actor '%.*s'", (int)b->name.len, b->name.s,
+                  (int)a->name.len, a->name.s);
+            note(ck, loc_of(first->name), "'%.*s' was first declared here",
+                 (int)first->name.len, first->name.s);
+            b->bad = true;
+        } else if (is(b->name, "default")) {
+            error(ck, loc_of(b->name), "'default' is the behaviour outside "
+                  "every behaviour block: it is not declared (its handlers "
+                  "are the actor's own)");
+            b->bad = true;
+        }
+        /* A keyword is fine: the name is only ever part of longer ones
+         * (P_BEHAVIOUR_class, P_class_on_x). */
+        /* Per behaviour: what each message's first line in it is. */
+        acc_arena_mark bmk = acc_arena_mark_get(&ck->cx->arena);
+        acc_map seen;
+        acc_map_init(&seen, &ck->cx->arena);
+        for (acc_bitem *it = b->items; it != NULL; it = it->next) {
+            it->msg = acc_map_get(&messages, it->name.s, it->name.len);
+            if (it->msg == NULL) {
+                const acc_message *near = closest_message(a, it->name);
+                bool hook = is(it->name, "start") || is(it->name, "stop") ||
+                            is(it->name, "down") || is(it->name, "exit");
+                error(ck, loc_of(it->name), "unknown message '%.*s' in "
+                      "behaviour '%.*s' of actor '%.*s'%s%.*s%s",
+                      (int)it->name.len, it->name.s, (int)b->name.len,
+                      b->name.s, (int)a->name.len, a->name.s,
+                      near != NULL ? "; did you mean '" : hook ?
+                      " (hooks run in every behaviour)" : "",
+                      near != NULL ? (int)near->name.len : 0,
+                      near != NULL ? near->name.s : "",
+                      near != NULL ? "'?" : "");
+                continue;
+            }
+            acc_bitem *prev = acc_map_put(&seen, it->name.s, it->name.len, it);
+            if (prev == it)
+                continue;
+            if (prev->postpone != it->postpone)
+                error(ck, loc_of(it->name), "message '%.*s' is both handled "
+                      "and postponed in behaviour '%.*s'", (int)it->name.len,
+                      it->name.s, (int)b->name.len, b->name.s);
+            else
+                error(ck, loc_of(it->name), "message '%.*s' is %s twice in "
+                      "behaviour '%.*s'", (int)it->name.len, it->name.s,
+                      it->postpone ? "postponed" : "handled",
+                      (int)b->name.len, b->name.s);
+            note(ck, loc_of(prev->name), "'%.*s' is %s here",
+                 (int)prev->name.len, prev->name.s,
+                 prev->postpone ? "postponed" : "handled");
+            it->msg = NULL;
+        }
+        acc_arena_release(&ck->cx->arena, bmk);
+    }
+    acc_arena_release(&ck->cx->arena, mk);
+}
+
 static void check_actor(checker *ck, acc_actor *a)
 {
     /* Every message has a send, a publish and two timer functions. */
@@ -696,6 +794,11 @@ static void check_actor(checker *ck, acc_actor *a)
                  "'%.*s' was first declared here",
                  (int)prev->name.len, prev->name.s);
             m->bad = true;
+        } else if (acc_c_keyword(m->name.s, m->name.len) != NULL) {
+            /* As a field's: the one place the name stands alone in C,
+             * the dispatch union's member, is spelled `class_`
+             * (acc_gen_msg_member); every other name made of it has the
+             * actor's prefix, which no keyword has. */
         } else if (!check_name(ck, m->name, "a message", true)) {
             m->bad = true;
         }
@@ -709,6 +812,7 @@ static void check_actor(checker *ck, acc_actor *a)
         }
     }
     acc_arena_release(&ck->cx->arena, mk);
+    check_behaviours(ck, a);
 }
 
 /* ---- structs by value: no cycles, bounded size ----------------------------- */

@@ -27,13 +27,37 @@ static void put_fields(acc_gen *g, const acc_field *f)
 static void put_state(acc_gen *g, const acc_actor *a, const char *p)
 {
     acc_gen_doc(g, a->doc, 0);
-    if (a->state == NULL) {
+    if (!acc_gen_has_state(a)) {
         acc_gen_line(g, "typedef struct %s %s; /* no state */", p, p);
         return;
     }
     acc_gen_line(g, "typedef struct %s {", p);
     put_fields(g, a->state);
+    /* Last, so that the user's fields keep their place; zeroed at spawn,
+     * as the whole state is: the default behaviour. */
+    if (a->behaviours != NULL)
+        acc_gen_line(g, "    /* The current %s (%s sets it). */\n"
+                        "    uint32_t behaviour_;",
+                     acc_actor_cstr(g, a, ACC_A_BEHAVIOUR),
+                     acc_actor_cstr(g, a, ACC_A_BECOME));
     acc_gen_line(g, "} %s;", p);
+}
+
+/* The behaviours' enum: 0 the default one, then each block's in order. */
+static void put_behaviours(acc_gen *g, const acc_actor *a)
+{
+    const char *e = acc_actor_cstr(g, a, ACC_A_BEHAVIOUR);
+    acc_gen_line(g, "\n/* Which handlers of %.*s are active (docs/IDL.md, "
+                    "behaviours). */", (int)a->name.len, a->name.s);
+    acc_gen_line(g, "typedef enum %s {", e);
+    acc_gen_line(g, "    %s = 0%s", acc_actor_cstr(g, a, ACC_A_BEHAVIOUR_DEFAULT),
+                 a->behaviours != NULL ? "," : "");
+    for (const acc_behaviour *b = a->behaviours; b != NULL; b = b->next) {
+        acc_gen_doc(g, b->doc, 4);
+        acc_gen_line(g, "    %s = %u%s", acc_gen_behaviour_const(g, b),
+                     (unsigned)b->index, b->next ? "," : "");
+    }
+    acc_gen_line(g, "} %s;", e);
 }
 
 static void put_messages(acc_gen *g, const acc_actor *a)
@@ -99,6 +123,17 @@ static void put_hooks(acc_gen *g, const acc_actor *a, const char *p)
                      acc_msg_cstr(g, m, ACC_M_STRUCT));
         acc_arena_release(&g->cx->arena, mk);
     }
+    for (const acc_behaviour *b = a->behaviours; b != NULL; b = b->next)
+        for (const acc_bitem *it = b->items; it != NULL; it = it->next) {
+            if (it->postpone)
+                continue;
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED,\n"
+                            "    const %s *m AC_UNUSED);",
+                         acc_gen_behaviour_handler(g, b, it->msg), p,
+                         acc_msg_cstr(g, it->msg, ACC_M_STRUCT));
+            acc_arena_release(&g->cx->arena, mk);
+        }
     if (a->start != NULL && a->start->fields != NULL)
         acc_gen_line(g, "int %s(%s *self AC_UNUSED, ac_ctx *cx AC_UNUSED,\n"
                         "    const %s *args AC_UNUSED);",
@@ -135,6 +170,19 @@ static void put_functions(acc_gen *g, const acc_actor *a)
                     "register, a mailbox\n * bound, a link); `opts` may be "
                     "NULL. */");
     acc_gen_line(g, "%s;", acc_gen_spawn_decl(g, a, true));
+    if (a->behaviours != NULL) {
+        acc_gen_line(g, "\n/* In the actor's handlers, hooks and continuations: "
+                        "from its next message on,\n * the handlers of behaviour "
+                        "`b` are active. When `b` is not the current\n * one, "
+                        "what the stash holds (the postponed messages) is taken "
+                        "up again,\n * oldest first, before the mailbox "
+                        "(ac_unstash_all). 0, AC_EINVAL for a\n * `b` the "
+                        "actor does not have, AC_ESTATE outside the actor. */");
+        acc_gen_line(g, "int %s(%s *self, ac_ctx *cx, %s b);",
+                     acc_actor_cstr(g, a, ACC_A_BECOME),
+                     acc_actor_cstr(g, a, ACC_A_STATE),
+                     acc_actor_cstr(g, a, ACC_A_BEHAVIOUR));
+    }
 
     if (a->messages != NULL) {
         acc_gen_line(g, "\n/* Senders: copy the fields into one envelope and "
@@ -459,6 +507,8 @@ void acc_gen_header(acc_gen *g)
         put_state(g, a, p);
         if (a->messages != NULL)
             put_messages(g, a);
+        if (a->behaviours != NULL)
+            put_behaviours(g, a);
         put_hooks(g, a, p);
         put_functions(g, a);
         acc_arena_release(&g->cx->arena, mk);

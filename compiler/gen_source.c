@@ -16,6 +16,108 @@
 
 /* ---- per actor --------------------------------------------------------------------- */
 
+/* The runtime's own messages, for the hooks the actor declares (in every
+ * behaviour); the others reach AC_EBADTAG, which the runtime counts as
+ * unhandled. */
+static void put_system_cases(acc_gen *g, const acc_actor *a)
+{
+    if (a->down != NULL) {
+        acc_gen_line(g, "    case AC_TAG_DOWN:");
+        acc_gen_line(g, "        return %s(self, cx, (const ac_down *)"
+                        "ac_envelope_payload(e));",
+                        acc_actor_cstr(g, a, ACC_A_ON_DOWN));
+    }
+    if (a->exit != NULL) {
+        acc_gen_line(g, "    case AC_TAG_EXIT:");
+        acc_gen_line(g, "        return %s(self, cx, (const ac_exit *)"
+                        "ac_envelope_payload(e));",
+                        acc_actor_cstr(g, a, ACC_A_ON_EXIT));
+    }
+}
+
+/* The dispatch of the behaviours other than the default one, out of the
+ * default's way: a switch on the behaviour, then on the tag. A postponed
+ * message goes to the stash (ac_stash keeps the envelope, reply_to and
+ * all); one the behaviour neither handles nor postpones is unhandled: a
+ * request is answered AC_EBADTAG, so that its asker does not wait, and
+ * every one is counted (ac_unhandled). Then become, which takes the stash
+ * up again when the behaviour changes. */
+static void put_behaviour_dispatch(acc_gen *g, const acc_actor *a,
+                                   const char *p)
+{
+    acc_gen_line(g, "static int %s__unhandled(ac_ctx *cx, ac_envelope *e)\n{", p);
+    bool requests = false;
+    for (const acc_message *m = a->messages; m != NULL; m = m->next)
+        requests |= m->has_reply;
+    if (requests) {
+        acc_gen_line(g, "    union %s__messages *m =", p);
+        acc_gen_line(g, "        (union %s__messages *)ac_envelope_payload(e);\n", p);
+        acc_gen_line(g, "    int rc_ = ac_unhandled(cx);\n");
+        acc_gen_line(g, "    if (rc_ != 0)\n        return rc_;");
+        acc_gen_line(g, "    switch (e->tag) {");
+        for (const acc_message *m = a->messages; m != NULL; m = m->next) {
+            if (!m->has_reply)
+                continue;
+            acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+            acc_gen_line(g, "    case %s:", acc_msg_cstr(g, m, ACC_M_TAG));
+            acc_gen_line(g, "        return ac_reply_error(cx, &m->%s.reply_to, "
+                            "AC_EBADTAG);", acc_gen_msg_member(g, m));
+            acc_arena_release(&g->cx->arena, mk);
+        }
+        acc_gen_line(g, "    }\n    return 0;\n}\n");
+    } else {
+        acc_gen_line(g, "    (void)e;\n    return ac_unhandled(cx);\n}\n");
+    }
+
+    acc_gen_line(g, "static int %s__dispatch_in(%s *self, ac_ctx *cx, "
+                    "ac_envelope *e)\n{", p, p);
+    acc_gen_line(g, "    union %s__messages *m =", p);
+    acc_gen_line(g, "        (union %s__messages *)ac_envelope_payload(e);\n", p);
+    acc_gen_line(g, "    (void)m;");
+    acc_gen_line(g, "    switch (self->behaviour_) {");
+    for (const acc_behaviour *b = a->behaviours; b != NULL; b = b->next) {
+        acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
+        acc_gen_line(g, "    case %s:", acc_gen_behaviour_const(g, b));
+        acc_gen_line(g, "        switch (e->tag) {");
+        for (const acc_bitem *it = b->items; it != NULL; it = it->next) {
+            acc_gen_line(g, "        case %s:", acc_msg_cstr(g, it->msg, ACC_M_TAG));
+            if (it->postpone)
+                acc_gen_line(g, "            return ac_stash(cx);");
+            else
+                acc_gen_line(g, "            return %s(self, cx, &m->%s);",
+                             acc_gen_behaviour_handler(g, b, it->msg),
+                             acc_gen_msg_member(g, it->msg));
+        }
+        acc_gen_line(g, "        }\n        break;");
+        acc_arena_release(&g->cx->arena, mk);
+    }
+    acc_gen_line(g, "    }");
+    if (a->down != NULL || a->exit != NULL) {
+        acc_gen_line(g, "    switch (e->tag) {");
+        put_system_cases(g, a);
+        acc_gen_line(g, "    }");
+    }
+    acc_gen_line(g, "    return e->tag < %uu ? %s__unhandled(cx, e) : AC_EBADTAG;",
+                 (unsigned)a->message_count, p);
+    acc_gen_line(g, "}\n");
+}
+
+static void put_become(acc_gen *g, const acc_actor *a, const char *p)
+{
+    acc_gen_line(g, "\nint %s(%s *self, ac_ctx *cx, %s b)\n{",
+                 acc_actor_cstr(g, a, ACC_A_BECOME), p,
+                 acc_actor_cstr(g, a, ACC_A_BEHAVIOUR));
+    acc_gen_line(g, "    int rc_;\n");
+    acc_gen_line(g, "    if (self == NULL || (uint32_t)b > %uu)\n"
+                    "        return AC_EINVAL;", (unsigned)a->behaviour_count);
+    acc_gen_line(g, "    if (self->behaviour_ == (uint32_t)b)\n        return 0;");
+    /* Taken up first: outside the actor nothing changes. */
+    acc_gen_line(g, "    rc_ = ac_unstash_all(cx);");
+    acc_gen_line(g, "    if (rc_ < 0)\n        return rc_;");
+    acc_gen_line(g, "    self->behaviour_ = (uint32_t)b;");
+    acc_gen_line(g, "    return 0;\n}");
+}
+
 static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
 {
     const char *sig = acc_aprintf(&g->cx->arena, "static int %s__dispatch("
@@ -32,12 +134,15 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
         acc_gen_line(g, "union %s__messages {", p);
         for (const acc_message *m = a->messages; m != NULL; m = m->next) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-            acc_gen_line(g, "    %s %.*s;", acc_msg_cstr(g, m, ACC_M_STRUCT),
-                         (int)m->name.len, m->name.s);
+            acc_gen_line(g, "    %s %s;", acc_msg_cstr(g, m, ACC_M_STRUCT),
+                         acc_gen_msg_member(g, m));
             acc_arena_release(&g->cx->arena, mk);
         }
         acc_gen_line(g, "};\n");
     }
+
+    if (a->behaviours != NULL)
+        put_behaviour_dispatch(g, a, p);
 
     acc_gen_line(g, "%s", sig);
     acc_gen_line(g, "{\n    %s *self = (%s *)state;", p, p);
@@ -47,32 +152,23 @@ static void put_dispatch(acc_gen *g, const acc_actor *a, const char *p)
     } else {
         acc_buf_putc(g->out, '\n');
     }
+    /* The default behaviour's path is the plain dispatch, after one test;
+     * an actor without behaviours has not even that. */
+    if (a->behaviours != NULL)
+        acc_gen_line(g, "    if (self->behaviour_ != 0)\n"
+                        "        return %s__dispatch_in(self, cx, e);", p);
     /* On the raw uint32_t: a tag outside the enum reaches AC_EBADTAG
      * without first being cast to an enum type that cannot hold it, which
      * C++ leaves undefined. */
     acc_gen_line(g, "    switch (e->tag) {");
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
-        int n = (int)m->name.len;
         acc_gen_line(g, "    case %s:", acc_msg_cstr(g, m, ACC_M_TAG));
-        acc_gen_line(g, "        return %s(self, cx, &m->%.*s);",
-                     acc_msg_cstr(g, m, ACC_M_HANDLER), n, m->name.s);
+        acc_gen_line(g, "        return %s(self, cx, &m->%s);",
+                     acc_msg_cstr(g, m, ACC_M_HANDLER), acc_gen_msg_member(g, m));
         acc_arena_release(&g->cx->arena, mk);
     }
-    /* The runtime's own messages, for the hooks the actor declares; the
-     * others reach AC_EBADTAG, which the runtime counts as unhandled. */
-    if (a->down != NULL) {
-        acc_gen_line(g, "    case AC_TAG_DOWN:");
-        acc_gen_line(g, "        return %s(self, cx, (const ac_down *)"
-                        "ac_envelope_payload(e));",
-                        acc_actor_cstr(g, a, ACC_A_ON_DOWN));
-    }
-    if (a->exit != NULL) {
-        acc_gen_line(g, "    case AC_TAG_EXIT:");
-        acc_gen_line(g, "        return %s(self, cx, (const ac_exit *)"
-                        "ac_envelope_payload(e));",
-                        acc_actor_cstr(g, a, ACC_A_ON_EXIT));
-    }
+    put_system_cases(g, a);
     acc_gen_line(g, "    }\n    return AC_EBADTAG;\n}\n");
     if (a->messages == NULL)
         return;
@@ -134,7 +230,7 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    AC_ABI_VERSION,");
     acc_gen_line(g, "    \"%.*s.%.*s\",", (int)mn->len, mn->s,
                  (int)a->name.len, a->name.s);
-    if (a->state != NULL)
+    if (acc_gen_has_state(a))
         acc_gen_line(g, "    sizeof(%s),\n    AC_ALIGNOF(%s),", p, p);
     else
         acc_gen_line(g, "    0, /* no state */\n    1,");
@@ -478,6 +574,8 @@ void acc_gen_source(acc_gen *g)
         acc_gen_actor_codecs(g, a);
         put_type(g, a, p);
         put_functions(g, a);
+        if (a->behaviours != NULL)
+            put_become(g, a, p);
         acc_arena_release(&g->cx->arena, mk);
     }
     put_typed_asks(g);

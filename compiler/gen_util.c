@@ -55,6 +55,35 @@ const char *acc_gen_field(acc_gen *g, const acc_field *f)
                        kw ? "_" : "");
 }
 
+const char *acc_gen_msg_member(acc_gen *g, const acc_message *m)
+{
+    bool kw = acc_c_keyword(m->name.s, m->name.len) != NULL;
+    return acc_aprintf(&g->cx->arena, "%.*s%s", (int)m->name.len, m->name.s,
+                       kw ? "_" : "");
+}
+
+const char *acc_gen_behaviour_const(acc_gen *g, const acc_behaviour *b)
+{
+    const acc_actor *a = b->actor;
+    return acc_aprintf(&g->cx->arena, "%s_BEHAVIOUR_%.*s",
+                       acc_actor_cstr(g, a, ACC_A_STATE), (int)b->name.len,
+                       b->name.s);
+}
+
+const char *acc_gen_behaviour_handler(acc_gen *g, const acc_behaviour *b,
+                                      const acc_message *m)
+{
+    return acc_aprintf(&g->cx->arena, "%s_%.*s_on_%.*s",
+                       acc_actor_cstr(g, b->actor, ACC_A_STATE),
+                       (int)b->name.len, b->name.s, (int)m->name.len,
+                       m->name.s);
+}
+
+bool acc_gen_has_state(const acc_actor *a)
+{
+    return a->state != NULL || a->behaviours != NULL;
+}
+
 const char *acc_gen_ctype(acc_gen *g, const acc_type *t)
 {
     switch (t->kind) {

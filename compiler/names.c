@@ -38,6 +38,10 @@ const acc_cname_rule acc_actor_cnames[ACC_A_COUNT] = {
     [ACC_A_ON_EXIT] = { "", "_on_exit", "the exit hook" },
     [ACC_A_ENCODE_REPLY] = { "", "_encode_reply", "the reply encoder" },
     [ACC_A_DECODE_REPLY] = { "", "_decode_reply", "the reply decoder" },
+    [ACC_A_BEHAVIOUR] = { "", "_behaviour", "the behaviour enum" },
+    [ACC_A_BEHAVIOUR_DEFAULT] = { "", "_BEHAVIOUR_default",
+                                  "the default behaviour's constant" },
+    [ACC_A_BECOME] = { "", "_become", "the become function" },
 };
 
 /* The hooks of an actor that spells them `hook start;` ...: their own
@@ -93,6 +97,8 @@ static bool actor_has(const acc_actor *a, acc_actor_cname k)
             if (m->has_reply)
                 return true;
         return false;
+    case ACC_A_BEHAVIOUR: case ACC_A_BEHAVIOUR_DEFAULT: case ACC_A_BECOME:
+        return a->behaviours != NULL;
     default: return true;
     }
 }

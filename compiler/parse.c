@@ -22,8 +22,9 @@ enum { MAX_OPEN = 16, LOOKAHEAD = 3 };
 
 typedef struct open_block {
     acc_loc brace;
-    int kind;               /* TK_STRUCT, TK_ENUM, TK_ACTOR, TK_STATE, 0 */
-    acc_name name;          /* a struct's, enum's or actor's */
+    int kind;               /* TK_STRUCT, TK_ENUM, TK_ACTOR, TK_STATE,
+                             * TK_BEHAVIOUR, 0 */
+    acc_name name;          /* a struct's, enum's, actor's or behaviour's */
 } open_block;
 
 typedef struct driver {
@@ -59,6 +60,14 @@ static const char *describe(driver *d, uint32_t i)
     case TK_STRUCT: case TK_ENUM: case TK_ACTOR:
         return acc_aprintf(ar, "%s '%.*s'", decl_word(b->kind),
                            (int)b->name.len, b->name.s);
+    case TK_BEHAVIOUR:
+        if (i > 0 && d->open[i - 1].kind == TK_ACTOR)
+            return acc_aprintf(ar, "behaviour '%.*s' of actor '%.*s'",
+                               (int)b->name.len, b->name.s,
+                               (int)d->open[i - 1].name.len,
+                               d->open[i - 1].name.s);
+        return acc_aprintf(ar, "behaviour '%.*s'", (int)b->name.len,
+                           b->name.s);
     case TK_STATE:
         if (i > 0 && d->open[i - 1].kind == TK_ACTOR)
             return acc_aprintf(ar, "the state block of actor '%.*s'",
@@ -82,7 +91,8 @@ static void feed(driver *d, int code, const acc_token *tok)
             } else if (d->prev_code[1] == TK_ID &&
                        (d->prev_code[0] == TK_STRUCT ||
                         d->prev_code[0] == TK_ENUM ||
-                        d->prev_code[0] == TK_ACTOR)) {
+                        d->prev_code[0] == TK_ACTOR ||
+                        d->prev_code[0] == TK_BEHAVIOUR)) {
                 b->kind = d->prev_code[0];
                 b->name = tok_name(&d->prev[1]);
             }
@@ -200,6 +210,8 @@ const char *acc_token_desc(int code)
     case TK_ON: return "'on'";
     case TK_MAILBOX: return "'mailbox'";
     case TK_HOOK: return "'hook'";
+    case TK_BEHAVIOUR: return "'behaviour'";
+    case TK_POSTPONE: return "'postpone'";
     case TK_ID: return "identifier";
     case TK_NUMBER: return "number";
     case TK_BOOL: return "'bool'";
@@ -264,7 +276,7 @@ static const char *near_keyword(const acc_token *tok, const int *expected,
     size_t best_d = 3;
     for (int i = 0; i < count; i++) {
         int t = expected[i];
-        bool kw = (t >= TK_MODULE && t <= TK_HOOK) || is_type_token(t);
+        bool kw = (t >= TK_MODULE && t <= TK_POSTPONE) || is_type_token(t);
         if (!kw)
             continue;
         const char *desc = acc_token_desc(t);   /* "'struct'" */

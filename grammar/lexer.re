@@ -177,6 +177,8 @@ int acc_lex(acc_lexer *lx, acc_token *tok)
             "on"     { code = TK_ON; break; }
             "mailbox" { code = TK_MAILBOX; break; }
             "hook"   { code = TK_HOOK; break; }
+            "behaviour" { code = TK_BEHAVIOUR; break; }
+            "postpone" { code = TK_POSTPONE; break; }
             "bool"   { code = TK_BOOL; break; }
             "i8"     { code = TK_I8; break; }
             "i16"    { code = TK_I16; break; }

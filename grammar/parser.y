@@ -7,12 +7,14 @@
  *   struct  ::= "struct" ID "{" ( type ID ";" )* "}"
  *   enum    ::= "enum" ID "{" [ value ( "," value )* [ "," ] ] "}"
  *   value   ::= ID [ "=" [ "-" ] NUMBER ]
- *   actor   ::= "actor" ID "{" ( state | message | hook | mailbox )* "}"
+ *   actor   ::= "actor" ID "{" ( state | message | hook | mailbox | behaviour )* "}"
  *   state   ::= "state" "{" ( type ID ";" )* "}"
  *   mailbox ::= "mailbox" [ "-" ] NUMBER [ ID ] ";"
  *   message ::= "on" [ ID ] ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
  *               (the first ID, when there are two, is a priority: `urgent`)
  *   hook    ::= "hook" ID [ "(" [ type ID ( "," type ID )* ] ")" ] ";"
+ *   behaviour ::= "behaviour" ID "{" ( "on" ID [ "(" ")" ] ";"
+ *                                    | "postpone" ID ( "," ID )* ";" )* "}"
  *   type    ::= base | type "[" "]" | type "[" [ "-" ] NUMBER "]"
  *   base    ::= "bool" | "i8" | ... | "f64" | "string" | "bytes" | "addr"
  *             | "ref" "<" qname ">" | "ptr" [ "<" ID ">" ] | qname
@@ -57,13 +59,13 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 }
 
 /* Token codes in this order: expected-token lists are shown in it. */
-%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK.
+%token MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK BEHAVIOUR POSTPONE.
 %token ID NUMBER STRLIT.
 %token BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR PTR.
 %token SEMI COMMA LPAREN RPAREN LBRACE RBRACE LT GT.
 %token LBRACKET RBRACKET EQ DOT COLON ARROW MINUS.
 
-%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK
+%fallback ID MODULE IMPORT STRUCT ENUM ACTOR STATE ON MAILBOX HOOK BEHAVIOUR POSTPONE
              BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64 STRING BYTES REF ADDR PTR.
 
 %type body {acc_actor *}
@@ -74,6 +76,8 @@ static void report_syntax_error(acc_parser *ps, struct yyParser *p, int major,
 %type base {acc_type_tok}
 %type int {acc_int_tok}
 %type enumerators {acc_enum_list}
+%type bitems {acc_bitem_list}
+%type pnames {acc_bitem_list}
 %type elist {acc_enum_list}
 
 file ::= module_decl decls.
@@ -188,8 +192,47 @@ body(R) ::= body(B) MAILBOX(K) int(N) ID(P) SEMI. {
     R = B;
     acc_ast_mailbox(ps, R, &K, &N, &P);
 }
+body(R) ::= body(B) BEHAVIOUR(K) ID(N) LBRACE bitems(I) RBRACE. {
+    R = B;
+    acc_ast_behaviour(ps, R, &K, &N, I.head);
+}
 body(R) ::= body(B) error. { R = B; }
 body(R) ::= body(B) error SEMI. { R = B; }
+
+/* A behaviour's lines name messages of the actor: their fields are
+ * declared with the message, so `on x(...)` with fields is an error. */
+bitems(R) ::= . { R.head = R.tail = NULL; }
+bitems(R) ::= bitems(L) ON ID(N) SEMI. {
+    R = L;
+    acc_ast_bitem(ps, &R, &N, false);
+}
+bitems(R) ::= bitems(L) ON ID(N) LPAREN params(P) RPAREN SEMI. {
+    R = L;
+    acc_ast_bitem(ps, &R, &N, false);
+    if (P.head != NULL)
+        acc_error(ps->cx, &ps->mod->file,
+                  (acc_loc){ P.head->type.at.off,
+                             P.tail->name.off + P.tail->name.len -
+                             P.head->type.at.off },
+                  "a behaviour names a message of its actor: its fields are "
+                  "declared with the message (write 'on %.*s;')",
+                  (int)N.len, N.s);
+}
+bitems(R) ::= bitems(L) POSTPONE pnames(P) SEMI. {
+    R = L;
+    acc_ast_bitems_join(&R, &P);
+}
+bitems(R) ::= bitems(L) error. { R = L; }
+bitems(R) ::= bitems(L) error SEMI. { R = L; }
+
+pnames(R) ::= ID(N). {
+    R.head = R.tail = NULL;
+    acc_ast_bitem(ps, &R, &N, true);
+}
+pnames(R) ::= pnames(L) COMMA ID(N). {
+    R = L;
+    acc_ast_bitem(ps, &R, &N, true);
+}
 
 fields(R) ::= . { R.head = R.tail = NULL; }
 fields(R) ::= fields(L) type(T) ID(N) SEMI. {

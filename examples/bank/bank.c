@@ -3,7 +3,7 @@
  * a failing account restarted at the address it had.
  *
  * main starts a one-for-one supervisor with three accounts, and a teller,
- * which serves one transfer at a time (the others wait in its stash).
+ * which serves one transfer at a time (busy, it postpones the others).
  * It asks the teller (a blocking ask) to make transfers: one that works,
  * one refused for lack of funds, one that times out because the account
  * does not answer. Then an account fails: the supervisor restarts it at the
@@ -80,10 +80,9 @@ static int finish(bank_Teller *self, ac_ctx *cx, const ac_reply_to *asker, bool 
         self->timed_out++;
     else
         self->refused++;
-    self->busy = false;
-    int rc = ac_unstash_all(cx);  /* the transfers that waited come next, in order */
-    if (rc < 0)
-        return rc;
+    int rc = bank_Teller_become(self, cx, bank_Teller_BEHAVIOUR_default);
+    if (rc != 0)
+        return rc;  /* (the transfers that waited come next, in order) */
     /* The asker may have given up waiting: that reply is a dead letter,
      * counted, and not this teller's failure (the call returns 0). */
     return bank_Teller_reply_transfer(cx, asker, ok, status);
@@ -111,13 +110,13 @@ static int withdrawn(bank_Teller *self, ac_ctx *cx, int status,
 
 int bank_Teller_on_transfer(bank_Teller *self, ac_ctx *cx, const bank_Teller_transfer *m)
 {
-    if (self->busy)
-        return ac_stash(cx);  /* handled again when the one in hand is done */
-    self->busy = true;
+    int rc = bank_Teller_become(self, cx, bank_Teller_BEHAVIOUR_busy);
+    if (rc != 0)
+        return rc;
     self->payer = m->payer;
     self->payee = m->payee;
     self->amount = m->amount;
-    int rc = bank_Teller_ask_Account_withdraw(cx, m->payer, m->amount, ASK_TIMEOUT_MS, withdrawn,
+    rc = bank_Teller_ask_Account_withdraw(cx, m->payer, m->amount, ASK_TIMEOUT_MS, withdrawn,
                                               &m->reply_to, sizeof m->reply_to);
     return rc == 0 ? 0 : finish(self, cx, &m->reply_to, false, rc);
 }

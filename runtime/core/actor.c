@@ -701,6 +701,20 @@ static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
 }
 
 
+/* A user message the actor's current behaviour does not take: counted
+ * here, handled (and counted in `messages`) as any other, so that the
+ * counters still reconcile. The generated dispatch calls it, off the
+ * path of every message a behaviour takes. */
+int ac_unhandled(ac_ctx *cx)
+{
+    if (cx == NULL)
+        return AC_EINVAL;
+    if (ac__current(cx) == NULL)
+        return AC_ESTATE;
+    AC__COUNT(cx, unhandled, 1);
+    return 0;
+}
+
 /* How handling one envelope ended. */
 enum { HANDLED_FREED, HANDLED, HANDLED_REPLAY /* a stash was taken up again */ };
 

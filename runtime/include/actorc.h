@@ -966,6 +966,13 @@ int ac_stash_capacity(ac_ctx *cx, uint32_t capacity);
  * taken up and waiting to be handled again); AC_ESTATE outside an actor. */
 int ac_stash_count(ac_ctx *cx);
 
+/* In a handler: the message in hand is not for this actor now (a
+ * behaviour that neither handles nor postpones it, docs/IDL.md): it is
+ * counted in ac_stats.unhandled, and dropped when the handler returns
+ * (the generated dispatch answers a request AC_EBADTAG first). 0;
+ * AC_ESTATE outside an actor. */
+int ac_unhandled(ac_ctx *cx);
+
 /* ---- dead letters ----------------------------------------------------------- */
 
 /* Called for every message that reaches no handler: sends to no actor,
@@ -1056,7 +1063,9 @@ typedef struct ac_stats {
     uint64_t mailbox_drops;  /* messages dropped or refused by a full mailbox */
     uint64_t killed;         /* actors killed (ac_kill, links, supervisors) */
     uint64_t unhandled;      /* system messages an actor had no hook for,
-                                and downs/exits withdrawn once queued */
+                                downs/exits withdrawn once queued, and
+                                messages its behaviour did not take
+                                (ac_unhandled) */
     /* A node's traffic, all peers together (ac_node_peers has it per peer;
      * peers removed since are still in it); 0 unless rt is a node. */
     uint64_t node_sent, node_received;            /* messages */

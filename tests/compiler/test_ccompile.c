@@ -16,7 +16,7 @@ static const char *const inputs[] = {
     "sample.actor", "golden/pingpong.actor", "golden/types.actor",
     "golden/edge.actor", "wirelib.actor", "wire.actor", "golden/units.actor",
     "golden/full.actor", "services.actor", "sendmsg.actor",
-    "handles.actor", "hooknames.actor",
+    "handles.actor", "hooknames.actor", "golden/behaviour.actor",
 };
 
 /* Generates every input into `dir`; returns the names of the sources. */

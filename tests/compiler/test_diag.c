@@ -44,6 +44,7 @@ static const char *const cases[] = {
     "misspelt_member",
     "mailbox", "priority", "down_exit_hooks", "down_collision", "reply_collision",
     "reply_hook", "service_collision", "service_params",
+    "behaviour", "behaviour_syntax",
 };
 
 /* The options a case is compiled with: its first line, when that is
@@ -179,6 +180,8 @@ DIAG(unclosed)
 DIAG(foreign_names)
 DIAG(misspelt_keyword)
 DIAG(misspelt_member)
+DIAG(behaviour)
+DIAG(behaviour_syntax)
 
 Test(diag, every_input_has_a_test)
 {

@@ -19,7 +19,7 @@
 #include "helpers.h"
 
 static const char *const goldens[] = {
-    "pingpong", "types", "edge", "units", "full", "graph",
+    "pingpong", "types", "edge", "units", "full", "graph", "behaviour",
 };
 
 /* Compares `got` with the file at `path` (or rewrites the file). */
@@ -98,6 +98,7 @@ GOLDEN(edge)
 GOLDEN(units)
 GOLDEN(full)
 GOLDEN(graph)
+GOLDEN(behaviour)
 
 Test(golden, every_input_has_a_test)
 {
