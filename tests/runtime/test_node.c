@@ -593,6 +593,15 @@ Test(node, the_walkthrough_of_docs_nodes_md_runs_as_written, .timeout = 120)
     snprintf(cmd, sizeof cmd, "cd '%s' && PATH='%s/%s':\"$PATH\" sh -e keys.sh 2>&1", d.path, root,
              BUILD_DIR);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "the sh block runs: %s", out);
+    /* The block's fixed ports may be taken on a shared machine (by another
+     * run of this suite, a sanitizer build's say): the nodes listen on
+     * free ones instead. */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && grep -q ':7101 ' cluster && grep -q ':7102 ' cluster && "
+             "sed -i 's/:7101 /:%d /; s/:7102 /:%d /' cluster 2>&1",
+             d.path, free_port(), free_port());
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "the cluster file names ports 7101 and 7102: %s",
+                 out);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && (./node alpha > alpha.out 2>&1 & ./node beta > beta.out 2>&1; b=$?; "
              "wait $!; a=$?; cat alpha.out beta.out; test $a = 0 && test $b = 0)",
