@@ -178,7 +178,7 @@ int main(void)
     int wrong = 0;
     for (int i = 0; i < 2; i++) {
         chat_User_report_reply *r;
-        if ((rc = chat_User_ask_report_wait(cx, users[i], 1000, &r)) != 0)
+        if ((rc = chat_User_ask_report_wait(cx, users[i], 10000, &r)) != 0)
             return fail("ask a user what it heard", rc);
         printf("  %s heard %" PRIu32 " lines and %" PRIu32 " notices\n", names[i], r->lines,
                r->notices);

@@ -882,9 +882,14 @@ static void group_order(uint32_t strategy, int workers, const int *want, size_t 
     ac_addr addrs[4];
     cr_assert_eq(ac_supervisor_start(w->p.cx, &spec, &w->sup, addrs), 0);
     cr_assert_eq(probe_cmd(w->p.cx, &addrs[0], REC_FAIL, NULL, 0), 0);
-    /* Until the group is back: four first starts and four restarts. */
+    /* Until the group is back: four first starts and four restarts, for
+     * up to 30 s (a bound in time, not in tries: a loaded machine may run
+     * the restarts late, and 10,000 yields can pass in milliseconds). */
     int got[256];
-    for (int spin = 0; rec_starts(got) < 8 && spin < 10000; spin++) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (now = t0; rec_starts(got) < 8 && now.tv_sec - t0.tv_sec < 30;
+         clock_gettime(CLOCK_MONOTONIC, &now)) {
         ac_runtime_run(w->p.rt);
         if (workers)
             sched_yield();
