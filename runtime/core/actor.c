@@ -357,9 +357,6 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
 
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
-    /* Before the push: after it, e may be handled and freed already. */
-    if (__builtin_expect(cx->observe & AC__OBS_TRACE, 0))
-        ac__trace_send(cx, e);
     if (ac__mailbox_push(a, e)) {
         if (a->attrs & AC__ATTR_INBOX)
             ac__inbox_wake(cx, a);
@@ -430,6 +427,8 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
         }
     }
     AC__COUNT(cx, sends, 1);
+    if (cx->observe & AC__OBS_TRACE)
+        ac__trace_send(cx, e);  /* as in send_env */
     if (!urgent)
         return ac__deliver(cx, a, e);
     if (ac__mailbox_push_urgent(a, e))
@@ -468,16 +467,22 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
 }
 
 /* `type`: the target's, when the sender knows it (a remote target's
- * message travels encoded with its codec), else NULL. */
-static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
-                    const ac_actor_type *type)
+ * message travels encoded with its codec), else NULL. `slow`, a constant
+ * at each of the two calls below: a thread that is not a worker (it
+ * enters and leaves, and it is refused once shutdown closes), or one that
+ * traces its sends. A worker that traces nothing runs the copy without
+ * either, so tracing costs its sends nothing (runtime/README.md,
+ * "Watching turns"). */
+static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
+                                     const ac_actor_type *type, bool slow)
 {
     bool system = how & SEND_SYSTEM;
-    ac__enter(cx);
+    if (slow)
+        ac__enter(cx);
     int rc;
     /* Relaxed: shutdown waits for every external context to go offline
      * after setting the flag, so a send that misses it is still handled. */
-    if (!system && cx->worker == NULL &&
+    if (slow && !system && cx->worker == NULL &&
         atomic_load_explicit(&cx->rt->closing, memory_order_relaxed)) {
         ac__pool_free(cx, e);
         rc = AC_ESHUTDOWN;
@@ -490,11 +495,34 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
         } else {
             if (!system)
                 AC__COUNT(cx, sends, 1);
+            /* Before the push: after it, e may be handled and freed. */
+            if (slow && (cx->observe & AC__OBS_TRACE))
+                ac__trace_send(cx, e);
             rc = ac__deliver(cx, a, e);
         }
     }
-    ac__leave(cx);
+    if (slow)
+        ac__leave(cx);
     return rc;
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int send_env_slow(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
+                         const ac_actor_type *type)
+{
+    return send_env_body(cx, to, e, how, type, true);
+}
+
+static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
+                    const ac_actor_type *type)
+{
+    /* The test ac__enter made of cx->worker, made of a word that also
+     * says whether sends are traced. */
+    if (__builtin_expect(cx->send_slow, 0))
+        return send_env_slow(cx, to, e, how, type);
+    return send_env_body(cx, to, e, how, type, false);
 }
 
 /* A user's send: its arguments checked, then sent. A target that is gone
@@ -824,7 +852,7 @@ static TURN_COLD void take_urgent(ac_ctx *cx, ac__actor *a)
 }
 
 /* Handles one envelope. */
-static int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+static TURN_INLINE int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     if (e->tag == AC__TAG_FINALIZE) {
         /* Nothing can be pushed now (qsbr.c), and the last pushes are
@@ -922,12 +950,23 @@ static TURN_COLD ac__turn turn_observed(ac_ctx *cx, ac__actor *a, unsigned batch
     return end;
 }
 
+/* The plain turn, on its own: inlined into ac__actor_turn beside the
+ * call of the observed one, it saved more registers on every turn (8
+ * instructions a ring hop, callgrind). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static ac__turn turn_plain(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
+{
+    return turn(cx, a, batch, handled, false);
+}
+
 ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
 {
     /* The one test a turn pays when nothing is observed. */
     if (__builtin_expect(cx->observe != 0, 0))
         return turn_observed(cx, a, batch, handled);
-    return turn(cx, a, batch, handled, false);
+    return turn_plain(cx, a, batch, handled);
 }
 
 bool ac__turn_release(ac__actor *a)

@@ -90,6 +90,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     cx->observe = rt->observe;
     ac__trace_ctx_init(cx);
     ac__typestats_ctx_init(cx);
+    cx->send_slow = w == NULL || (cx->observe & AC__OBS_TRACE);
     ac__addr_stream_init(&cx->addrs, rt->node);
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)

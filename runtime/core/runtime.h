@@ -45,6 +45,9 @@ struct ac_ctx {
      * made; beside `current`, which every turn writes, so testing it
      * touches no other line. */
     unsigned observe;
+    /* Not a worker, or tracing: its sends take send_env's slow copy
+     * (actor.c), which enters and leaves and records flows. */
+    bool send_slow;
     ac__worker *worker;             /* NULL for threads that are not workers */
     ac__pool pool;
     ac__addr_stream addrs;
