@@ -222,8 +222,8 @@ static int exit_code_of(const ac__actor *a, int rc)
     return a->exit_code != 0 ? a->exit_code : AC_EFAILED;
 }
 
-/* The turn's own path (handle_one, handle_live, after_handler) is inlined
- * into it, and the urgent lane's walk is not: that walk calls handle_one
+/* The turn's own path (handle, handle_one, handle_live, after_handler) is
+ * inlined into it, and the urgent lane's walk is not: that walk calls handle_one
  * itself, and with the recursion left to the compiler the common path went
  * out of line (callgrind, ring 1000: 424.5 instructions a hop, 375.7 with
  * these; runtime/README.md has the figures). */
@@ -951,7 +951,7 @@ static TURN_COLD ac__turn turn_observed(ac_ctx *cx, ac__actor *a, unsigned batch
 }
 
 /* The plain turn, on its own: inlined into ac__actor_turn beside the
- * call of the observed one, it saved more registers on every turn (8
+ * call of the observed one, it saved more registers on every turn (4
  * instructions a ring hop, callgrind). */
 #if defined(__GNUC__)
 __attribute__((noinline))

@@ -45,8 +45,9 @@ static void scripted(int workers)
     cr_assert_eq(s.handled, ACTORS * ITEMS + FAILERS * 2, "handled %llu",
                  (unsigned long long)s.handled);
     cr_assert_eq(s.failed, FAILERS);
+    /* Not at most `handled`: a turn that finds a push half done takes
+     * nothing and runs again. */
     cr_assert_geq(s.turns, ACTORS + FAILERS);
-    cr_assert_leq(s.turns, s.handled);
     uint64_t mean = s.turn_ns_total / s.turns;
     cr_assert_gt(mean, 0);
     cr_assert_geq(s.turn_ns_max, mean);
