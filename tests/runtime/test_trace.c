@@ -150,6 +150,18 @@ static void jparse(jin *in, jval *v)
     }
 }
 
+static void jfree(jval *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        jfree(&v->items[i]);
+        if (v->kind == J_OBJ)
+            free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->str);
+}
+
 static const jval *jget(const jval *o, const char *key)
 {
     if (o == NULL || o->kind != J_OBJ)
@@ -243,6 +255,12 @@ static void read_trace(const char *path, trace *t)
             cr_assert_str_eq(jstr(o, "bp"), "e", "a flow ends in the slice around it");
     }
     free(text);
+}
+
+static void free_trace(trace *t)
+{
+    jfree(&t->root);
+    free(t->ev);
 }
 
 static void short_addr(const ac_addr *a, char out[9])
@@ -498,6 +516,7 @@ static void check_script(int workers)
     /* Every token from one hop to the next, at least. */
     cr_assert_geq(ends_at_hops, (HOPS - 1) * TOKENS);
     free(flows);
+    free_trace(&t);
 }
 
 Test(trace, deterministic_program_matches_its_trace)
@@ -536,6 +555,7 @@ Test(trace, small_ring_counts_what_it_dropped)
     }
     /* What it kept is the end: the last turns, the finalize ones. */
     cr_assert_gt(assert_no_overlap(&t, 1, NULL), 0);
+    free_trace(&t);
 }
 
 /* Off, nothing is written; a bad size is refused. */
