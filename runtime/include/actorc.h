@@ -1120,7 +1120,9 @@ typedef struct ac_type_stats {
     uint64_t turn_ns_total;  /* time in its turns: the mean turn is
                                 turn_ns_total / turns */
     uint64_t turn_ns_max;    /* the longest turn */
-    uint64_t mailbox_hwm;    /* the most messages one of its mailboxes held */
+    uint64_t mailbox_hwm;    /* the most user messages one of its
+                                mailboxes held (system messages stay
+                                outside the count, as outside a bound) */
 } ac_type_stats;
 
 /* The counters of `type`: 0, AC_ENOTFOUND when no actor of it has run or
