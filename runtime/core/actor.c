@@ -5,12 +5,15 @@
 
 #include "inbox.h"
 #include "mailbox.h"
+#include "observe.h"
 #include "pool.h"
 #include "qsbr.h"
 #include "route.h"
 #include "runtime.h"
 #include "sched.h"
 #include "service.h"
+#include "trace.h"
+#include "typestats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +156,20 @@ static uint32_t tag_handled(const ac__actor *a)
     return a->tail == ac__stub_of((ac__actor *)a) ? AC_TAG_START : a->tail->tag;
 }
 
+/* A death, for the trace and the type's counters. */
+static void observe_death(ac_ctx *cx, const ac__actor *a, int reason, int code)
+{
+    if (cx->observe & AC__OBS_TRACE) {
+        unsigned kind = reason == AC_REASON_NORMAL   ? AC__EV_STOP
+                        : reason == AC_REASON_FAILED ? AC__EV_FAIL
+                                                     : AC__EV_KILL;
+        ac__trace_event(cx, kind, ac__now_ns(), 0, a->type, ac__addr_short(&a->addr),
+                        (uint32_t)code);
+    }
+    if ((cx->observe & AC__OBS_TYPES) && reason == AC_REASON_FAILED)
+        ac__typestats_failed(cx, a->type);
+}
+
 /* The actor stops (reason normal), fails or is killed. Its remaining
  * messages are dropped as they are popped; it is freed once its grace
  * period is over. */
@@ -176,6 +193,8 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
         AC__COUNT(cx, failed, 1);
     else
         AC__COUNT(cx, killed, 1);
+    if (cx->observe)
+        observe_death(cx, a, reason, code);
     /* A supervised child is reported by its supervisor, which reads the
      * tag from its down once it has decided what to do (supervisors.c);
      * one whose start hook failed has no down (the supervisor was not
@@ -203,8 +222,8 @@ static int exit_code_of(const ac__actor *a, int rc)
     return a->exit_code != 0 ? a->exit_code : AC_EFAILED;
 }
 
-/* The turn's own path (handle_one, handle_live, after_handler) is inlined
- * into it, and the urgent lane's walk is not: that walk calls handle_one
+/* The turn's own path (handle, handle_one, handle_live, after_handler) is
+ * inlined into it, and the urgent lane's walk is not: that walk calls handle_one
  * itself, and with the recursion left to the compiler the common path went
  * out of line (callgrind, ring 1000: 424.5 instructions a hop, 375.7 with
  * these; runtime/README.md has the figures). */
@@ -267,6 +286,10 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     if (overflow > AC_OVERFLOW_DROP_OLDEST)
         return AC_EINVAL;
     ac_runtime *rt = cx->rt;
+    /* Per-type counters read the mailbox's length from a bound's count
+     * (typestats.c): an unbounded actor gets one no mailbox fills. */
+    if (limit == 0 && (rt->observe & AC__OBS_TYPES))
+        limit = UINT32_MAX;
     /* Relaxed: a spawn racing with the start of shutdown is stopped by it
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
@@ -303,6 +326,8 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
         return rc;
     }
     AC__COUNT(cx, spawned, 1);
+    if (cx->observe & AC__OBS_TRACE)
+        ac__trace_event(cx, AC__EV_SPAWN, ac__now_ns(), 0, type, ac__addr_short(&a->addr), 0);
     ac__actor *caller = cx->current;
     ac__env *caller_env = cx->handling;  /* a spawn from a handler */
     cx->current = a;
@@ -402,6 +427,8 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
         }
     }
     AC__COUNT(cx, sends, 1);
+    if (cx->observe & AC__OBS_TRACE)
+        ac__trace_send(cx, e);  /* as in send_env */
     if (!urgent)
         return ac__deliver(cx, a, e);
     if (ac__mailbox_push_urgent(a, e))
@@ -440,16 +467,22 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
 }
 
 /* `type`: the target's, when the sender knows it (a remote target's
- * message travels encoded with its codec), else NULL. */
-static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
-                    const ac_actor_type *type)
+ * message travels encoded with its codec), else NULL. `slow`, a constant
+ * at each of the two calls below: a thread that is not a worker (it
+ * enters and leaves, and it is refused once shutdown closes), or one that
+ * traces its sends. A worker that traces nothing runs the copy without
+ * either, so tracing costs its sends nothing (runtime/README.md,
+ * "Watching turns"). */
+static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
+                                     const ac_actor_type *type, bool slow)
 {
     bool system = how & SEND_SYSTEM;
-    ac__enter(cx);
+    if (slow)
+        ac__enter(cx);
     int rc;
     /* Relaxed: shutdown waits for every external context to go offline
      * after setting the flag, so a send that misses it is still handled. */
-    if (!system && cx->worker == NULL &&
+    if (slow && !system && cx->worker == NULL &&
         atomic_load_explicit(&cx->rt->closing, memory_order_relaxed)) {
         ac__pool_free(cx, e);
         rc = AC_ESHUTDOWN;
@@ -462,11 +495,34 @@ static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
         } else {
             if (!system)
                 AC__COUNT(cx, sends, 1);
+            /* Before the push: after it, e may be handled and freed. */
+            if (slow && (cx->observe & AC__OBS_TRACE))
+                ac__trace_send(cx, e);
             rc = ac__deliver(cx, a, e);
         }
     }
-    ac__leave(cx);
+    if (slow)
+        ac__leave(cx);
     return rc;
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int send_env_slow(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
+                         const ac_actor_type *type)
+{
+    return send_env_body(cx, to, e, how, type, true);
+}
+
+static int send_env(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
+                    const ac_actor_type *type)
+{
+    /* The test ac__enter made of cx->worker, made of a word that also
+     * says whether sends are traced. */
+    if (__builtin_expect(cx->send_slow, 0))
+        return send_env_slow(cx, to, e, how, type);
+    return send_env_body(cx, to, e, how, type, false);
 }
 
 /* A user's send: its arguments checked, then sent. A target that is gone
@@ -810,7 +866,7 @@ static TURN_COLD void take_urgent(ac_ctx *cx, ac__actor *a)
 }
 
 /* Handles one envelope. */
-static int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+static TURN_INLINE int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     if (e->tag == AC__TAG_FINALIZE) {
         /* Nothing can be pushed now (qsbr.c), and the last pushes are
@@ -823,7 +879,29 @@ static int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
     return handle_one(cx, a, e, true);
 }
 
-ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
+/* A message an observed turn takes, before it is handled: counted for its
+ * type, the mailbox's length (a bound's count, which still includes it)
+ * kept when it is the turn's longest, a sampled send's flow ended. */
+static TURN_COLD void observe_message(ac_ctx *cx, ac__actor *a, ac__env *e)
+{
+    if (e->tag < AC__TAG_STOP)
+        cx->turn.handled++;  /* not the runtime's own: stop, kill, finalize */
+    if (a->attrs & AC__ATTR_BOUNDED) {
+        /* Relaxed: a counter read by its consumer, as bound_release does. */
+        uint32_t len = atomic_load_explicit(&ac__bound_of(a)->len, memory_order_relaxed);
+        if (len > cx->turn.hwm)
+            cx->turn.hwm = len;
+    }
+    if (e->flags & AC__ENV_FLOW) {
+        e->flags &= ~AC__ENV_FLOW;  /* a stash's replay is not a second end */
+        ac__trace_event(cx, AC__EV_RECV, ac__now_ns(), (uint64_t)(uintptr_t)e, NULL, 0, 0);
+    }
+}
+
+/* One turn. `observed` is a constant at each of the two calls, so the
+ * plain turn has nothing of the observed one's work in it. */
+static TURN_INLINE ac__turn turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled,
+                                 bool observed)
 {
     cx->current = a;
     unsigned n = 0;
@@ -849,6 +927,8 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
             break;
         }
         n++;
+        if (observed)
+            observe_message(cx, a, e);
         int h = handle(cx, a, e);
         if (h == HANDLED_FREED) {
             end = AC__TURN_FREED;
@@ -861,6 +941,46 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
     cx->current = NULL;
     *handled = n;
     return end;
+}
+
+/* A turn recorded as a slice of the trace and in its type's counters. Its
+ * actor may be freed by the turn (its finalize): what the end records is
+ * taken first. */
+static TURN_COLD ac__turn turn_observed(ac_ctx *cx, ac__actor *a, unsigned batch,
+                                        unsigned *handled)
+{
+    cx->turn.type = a->type;
+    cx->turn.addr = ac__addr_short(&a->addr);
+    cx->turn.handled = 0;
+    cx->turn.hwm = 0;
+    cx->turn.t0 = ac__now_ns();
+    ac__turn end = turn(cx, a, batch, handled, true);
+    uint64_t ns = ac__now_ns() - cx->turn.t0;
+    if (cx->observe & AC__OBS_TRACE)
+        ac__trace_event(cx, AC__EV_TURN, cx->turn.t0, ns, cx->turn.type, cx->turn.addr,
+                        *handled);
+    if (cx->observe & AC__OBS_TYPES)
+        ac__typestats_turn(cx, cx->turn.type, cx->turn.handled, ns, cx->turn.hwm);
+    return end;
+}
+
+/* The plain turn, on its own: inlined into ac__actor_turn beside the
+ * call of the observed one, it saved more registers on every turn (4
+ * instructions a ring hop, callgrind). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static ac__turn turn_plain(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
+{
+    return turn(cx, a, batch, handled, false);
+}
+
+ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled)
+{
+    /* The one test a turn pays when nothing is observed. */
+    if (__builtin_expect(cx->observe != 0, 0))
+        return turn_observed(cx, a, batch, handled);
+    return turn_plain(cx, a, batch, handled);
 }
 
 bool ac__turn_release(ac__actor *a)

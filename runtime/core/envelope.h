@@ -50,7 +50,11 @@ enum {
     /* Held by a stash (services/stash.c): handled once and deferred, so
      * the mailbox that still has it as its stub must not free it, and the
      * handling that deferred it is not counted as a message. */
-    AC__ENV_STASHED = 1u << 3
+    AC__ENV_STASHED = 1u << 3,
+    /* Sampled by the trace (trace.c): its send was recorded as a flow's
+     * start, with the envelope's address as the flow's id, and the turn
+     * that handles it records the flow's end. */
+    AC__ENV_FLOW = 1u << 4
 };
 
 #endif /* AC_CORE_ENVELOPE_H */

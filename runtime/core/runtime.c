@@ -5,9 +5,12 @@
 #include "runtime.h"
 
 #include "actor.h"
+#include "observe.h"
 #include "qsbr.h"
 #include "sched.h"
 #include "service.h"
+#include "trace.h"
+#include "typestats.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -21,6 +24,8 @@
 #define DEFAULT_BATCH 64
 #define INITIAL_DEQUE 256
 #define INITIAL_ROUTE 1024
+/* The most events a trace ring may keep: 40 bytes each, per thread. */
+#define MAX_TRACE_EVENTS (1u << 24)
 
 /* A thread's context for the runtime it last used. Keyed by the runtime's
  * id, not its pointer: a runtime allocated where a destroyed one was must
@@ -35,6 +40,18 @@ void ac__tls_set(ac_runtime *rt, ac_ctx *cx)
 {
     tls.rt_id = rt ? rt->id : 0;
     tls.cx = cx;
+}
+
+/* A count from the environment: 0 when unset; a malformed one becomes
+ * UINT32_MAX, which ac_runtime_create refuses (AC_EINVAL), as AC_WORKERS. */
+static uint32_t env_count(const char *name)
+{
+    const char *env = getenv(name);
+    if (env == NULL || *env == '\0')
+        return 0;
+    char *end;
+    unsigned long n = strtoul(env, &end, 10);
+    return (*end == '\0' && n > 0 && n < UINT32_MAX) ? (uint32_t)n : UINT32_MAX;
 }
 
 void ac_config_init(ac_config *cfg)
@@ -52,6 +69,16 @@ void ac_config_init(ac_config *cfg)
          * rather than silently run with a guess. */
         cfg->workers = (*end == '\0' && n >= 0 && n <= AC_MAX_WORKERS) ? (int)n : -2;
     }
+    cfg->trace_path = NULL;
+    cfg->trace_events = 0;
+    cfg->trace_flow_every = 0;
+    env = getenv("AC_TRACE");
+    if (env && *env)
+        cfg->trace_path = env;
+    cfg->trace_events = env_count("AC_TRACE_EVENTS");
+    cfg->trace_flow_every = env_count("AC_TRACE_FLOW_EVERY");
+    env = getenv("AC_STATS");
+    cfg->type_stats = env != NULL && strcmp(env, "1") == 0;
 }
 
 void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
@@ -60,6 +87,10 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     cx->rt = rt;
     cx->worker = w;
     cx->failing_tag = AC__NO_TAG;
+    cx->observe = rt->observe;
+    ac__trace_ctx_init(cx);
+    ac__typestats_ctx_init(cx);
+    cx->send_slow = w == NULL || (cx->observe & AC__OBS_TRACE);
     ac__addr_stream_init(&cx->addrs, rt->node);
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
@@ -72,6 +103,8 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
 void ac__ctx_fini(ac_ctx *cx)
 {
     ac__pool_release(&cx->pool);
+    ac__trace_ctx_fini(cx);
+    ac__typestats_ctx_fini(cx);
     sodium_memzero(cx->addrs.key, sizeof cx->addrs.key);
 }
 
@@ -106,6 +139,7 @@ static void free_runtime(ac_runtime *rt)
     pthread_cond_destroy(&rt->quiet_cond);
     pthread_mutex_destroy(&rt->ext_lock);
     free(rt->workers);
+    free(rt->trace_path);
     free(rt);
 }
 
@@ -127,6 +161,12 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         c.batch = DEFAULT_BATCH;
     if (c.shutdown_ms == 0)
         c.shutdown_ms = AC_SHUTDOWN_MS;
+    if (c.trace_events == 0)
+        c.trace_events = AC_TRACE_EVENTS;
+    if (c.trace_flow_every == 0)
+        c.trace_flow_every = AC_TRACE_FLOW_EVERY;
+    if (c.trace_events > MAX_TRACE_EVENTS || c.trace_flow_every == UINT32_MAX)
+        return AC_EINVAL;
     if (sodium_init() < 0)
         return AC_ENOMEM;
 
@@ -137,13 +177,23 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     do
         randombytes_buf(&rt->node, sizeof rt->node);
     while (rt->node == 0);  /* 0 is no node: the nil address's */
+    if (c.trace_path != NULL && (rt->trace_path = strdup(c.trace_path)) == NULL) {
+        free(rt);
+        return AC_ENOMEM;
+    }
+    c.trace_path = rt->trace_path;  /* the caller's string need not outlive us */
     rt->cfg = c;
+    rt->observe = (c.trace_path ? AC__OBS_TRACE : 0) | (c.type_stats ? AC__OBS_TYPES : 0);
+    rt->trace_events = c.trace_events;
+    rt->trace_flow_every = c.trace_flow_every;
+    rt->trace_t0 = ac__now_ns();
     rt->failure_fn = ac_failure_print;
     rt->nworkers = (unsigned)c.workers;
     rt->nslots = rt->nworkers ? rt->nworkers : 1;
     rt->workers = aligned_alloc(AC__CACHE_LINE, rt->nslots * sizeof *rt->workers);
     if (rt->workers == NULL || ac__route_init(&rt->route, INITIAL_ROUTE, &rt->gp) != 0) {
         free(rt->workers);
+        free(rt->trace_path);
         free(rt);
         return AC_ENOMEM;
     }
@@ -404,6 +454,7 @@ static void print_stats_at_exit(ac_runtime *rt)
     ac_runtime_stats(rt, &total);
     print_counters("total", &total);
     ac__services_print_stats(rt, stderr);
+    ac__typestats_print(rt, stderr);
 }
 
 int ac_runtime_destroy(ac_runtime *rt)
@@ -420,6 +471,11 @@ int ac_runtime_destroy(ac_runtime *rt)
     for (ac_ctx *e = rt->externals; e != NULL; e = e->next_external)
         ac__services_ctx_fini(e);
     print_stats_at_exit(rt);
+    /* Every worker has stopped and no thread is inside the runtime: the
+     * rings are still. A trace that cannot be written is said on stderr,
+     * as AC_STATS prints there: destroy has no other way to say it. */
+    if (ac__trace_write(rt) != 0)
+        fprintf(stderr, "actorc: cannot write the trace to %s\n", rt->trace_path);
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);
     free_runtime(rt);

@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "atomics.h"
+#include "observe.h"
 #include "pool.h"
 #include "route.h"
 #include "service.h"
@@ -40,6 +41,13 @@ struct ac_ctx {
     ac_runtime *rt;
     ac__actor *current;             /* the actor whose handler is running */
     ac__env *handling;              /* its user message (ac__handling) */
+    /* AC__OBS_* (observe.h): the runtime's, fixed when the context is
+     * made; beside `current`, which every turn writes, so testing it
+     * touches no other line. */
+    unsigned observe;
+    /* Not a worker, or tracing: its sends take send_env's slow copy
+     * (actor.c), which enters and leaves and records flows. */
+    bool send_slow;
     ac__worker *worker;             /* NULL for threads that are not workers */
     ac__pool pool;
     ac__addr_stream addrs;
@@ -61,12 +69,22 @@ struct ac_ctx {
      * handling, for the down its supervisor reads (ac__failing_tag);
      * AC__NO_TAG otherwise. */
     uint32_t failing_tag;
+    /* Observing (observe.h): this thread's trace ring and per-type table,
+     * the turn in progress, and the count that samples sends as flows. */
+    ac__trace_ring *trace;
+    ac__type_table *types;
+    ac__obs_turn turn;
+    uint32_t flow_tick;
 };
 
 struct ac_runtime {
     uint64_t id;                    /* unique per process, for the TLS cache */
     uint64_t node;                  /* ac_runtime_node: in every address */
-    ac_config cfg;
+    ac_config cfg;                  /* cfg.trace_path: NULL, see trace_path */
+    unsigned observe;               /* AC__OBS_*: every context's */
+    char *trace_path;               /* our copy; NULL: no trace */
+    uint32_t trace_events, trace_flow_every;
+    uint64_t trace_t0;              /* ac__now_ns at creation: the file's 0 */
     unsigned nworkers;              /* threads; 0 in deterministic mode */
     ac__worker *workers;            /* nworkers, or 1 driven by the caller */
     unsigned nslots;                /* entries in workers[] */

@@ -58,6 +58,7 @@
 #include "actor.h"
 #include "mailbox.h"
 #include "qsbr.h"
+#include "trace.h"
 
 #include "../lib/xorshift.h"
 
@@ -521,6 +522,13 @@ static void end_search(ac__worker *w)
         ac__notify_work(rt);
 }
 
+/* A steal, for the trace: the thief owns `a` now, so it reads it. */
+static void trace_steal(ac__worker *w, ac__worker *victim, ac__actor *a)
+{
+    ac__trace_event(&w->cx, AC__EV_STEAL, ac__now_ns(), 0, a->type, ac__addr_short(&a->addr),
+                    (uint32_t)(victim - w->cx.rt->workers));
+}
+
 static ac__actor *steal_round(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
@@ -533,6 +541,8 @@ static ac__actor *steal_round(ac__worker *w)
         ac__actor *a = ac__deque_steal(&victim->deque);
         if (a) {
             AC__COUNT(&w->cx, steals, 1);
+            if (w->cx.observe & AC__OBS_TRACE)
+                trace_steal(w, victim, a);
             return a;
         }
     }
@@ -625,6 +635,8 @@ static ac__actor *steal_held(ac__worker *w)
         ac__actor *a = take_held(w, v, t);
         if (a != NULL) {
             AC__COUNT(&w->cx, steals, 1);
+            if (w->cx.observe & AC__OBS_TRACE)
+                trace_steal(w, v, a);
             return a;
         }
     }
@@ -790,6 +802,7 @@ static void park(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
     ac_ctx *cx = &w->cx;
+    uint64_t t0 = (cx->observe & AC__OBS_TRACE) ? ac__now_ns() : 0;
     ac__qsbr_orphan(cx);   /* our dead actors are reaped by whoever is awake */
     ac__qsbr_offline(cx);
 
@@ -830,6 +843,8 @@ static void park(ac__worker *w)
         w->searching = true;  /* the notifier counted us as searching */
         atomic_store_explicit(&w->park_state, AC__RUNNING, memory_order_relaxed);
     }
+    if (cx->observe & AC__OBS_TRACE)
+        ac__trace_event(cx, AC__EV_PARK, t0, ac__now_ns() - t0, NULL, 0, 0);
     ac__qsbr_online(cx);
 }
 

@@ -42,8 +42,9 @@ extern "C" {
  * ac_envelope, ac_actor_type, the signatures generated code calls, or the
  * layout of a struct a program passes in (7: ac_config.shutdown_ms; 8:
  * ac_child_spec.supervisor and ac_supervisor_spec.name; 9: ac_stats.stashed
- * and stash_overflows, ac_actor_type.message_priority). */
-#define AC_ABI_VERSION 9
+ * and stash_overflows, ac_actor_type.message_priority; 10: ac_config's
+ * trace and per-type statistics fields). */
+#define AC_ABI_VERSION 10
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -103,7 +104,22 @@ typedef struct ac_config {
     unsigned batch;      /* messages an actor handles per turn; 0 = 64 */
     uint32_t shutdown_ms; /* how long shutdown stays graceful; 0 =
                              AC_SHUTDOWN_MS, AC_SHUTDOWN_NEVER_FORCED */
+    /* Since AC_ABI_VERSION 10 (docs/RUNTIME.md, "Tracing"). Not NULL:
+     * record an execution trace and write it to this file, in the Chrome
+     * trace-event JSON that ui.perfetto.dev opens, when the runtime is
+     * destroyed. The string must outlive ac_runtime_create (it is copied). */
+    const char *trace_path;
+    uint32_t trace_events;      /* events kept per thread (a ring: the last
+                                   ones); 0 = AC_TRACE_EVENTS */
+    uint32_t trace_flow_every;  /* one send in this many is drawn as a flow
+                                   to the turn that handles it; 0 =
+                                   AC_TRACE_FLOW_EVERY, 1 = every send */
+    bool type_stats;            /* per-actor-type counters with turn times
+                                   (ac_runtime_type_stats) */
 } ac_config;
+
+#define AC_TRACE_EVENTS 65536
+#define AC_TRACE_FLOW_EVERY 16
 
 /* After this long (OTP's default shutdown time of a worker), shutdown
  * kills the actors still running, and what they still hold is dropped and
@@ -114,8 +130,10 @@ typedef struct ac_config {
 #define AC_MAX_WORKERS 256
 
 /* Fills `cfg` with the defaults (AC_WORKERS_AUTO, batch 64, shutdown_ms
- * AC_SHUTDOWN_MS). The environment
- * variable AC_WORKERS, when set, overrides the default worker count. */
+ * AC_SHUTDOWN_MS, no trace, no per-type counters). The environment
+ * variable AC_WORKERS, when set, overrides the default worker count;
+ * AC_TRACE=FILE sets trace_path, AC_TRACE_EVENTS and AC_TRACE_FLOW_EVERY
+ * the two trace sizes, and AC_STATS=1 sets type_stats. */
 void ac_config_init(ac_config *cfg);
 
 /* Creates a runtime and starts its workers. `cfg` may be NULL (defaults). */
@@ -1098,6 +1116,32 @@ typedef struct ac_stats {
  * figures are read while workers run, so they are a consistent total only
  * at quiescence. */
 void ac_runtime_stats(ac_runtime *rt, ac_stats *out);
+
+/* Since AC_ABI_VERSION 10: the counters of one actor type, summed over
+ * every thread that ran its actors. Kept only when ac_config.type_stats
+ * (or AC_STATS=1) is set; read live, they are exact at quiescence. */
+typedef struct ac_type_stats {
+    const ac_actor_type *type;
+    uint64_t turns;          /* turns its actors ran */
+    uint64_t handled;        /* messages its handlers were given (user and
+                                system ones: downs, exits, replies) */
+    uint64_t failed;         /* its actors that failed */
+    uint64_t turn_ns_total;  /* time in its turns: the mean turn is
+                                turn_ns_total / turns */
+    uint64_t turn_ns_max;    /* the longest turn */
+    uint64_t mailbox_hwm;    /* the most user messages one of its
+                                mailboxes held (system messages stay
+                                outside the count, as outside a bound) */
+} ac_type_stats;
+
+/* The counters of `type`: 0, AC_ENOTFOUND when no actor of it has run or
+ * failed yet, AC_ESTATE when the runtime keeps no per-type counters,
+ * AC_EINVAL for a NULL argument. */
+int ac_runtime_type_stats(ac_runtime *rt, const ac_actor_type *type, ac_type_stats *out);
+/* Every type seen so far: fills up to `cap` entries of `out` (in no
+ * particular order) and returns how many types there are (more than `cap`:
+ * call again with more room), AC_ESTATE or AC_EINVAL as above. */
+int ac_runtime_types_stats(ac_runtime *rt, ac_type_stats *out, size_t cap);
 
 /* ---- nodes (docs/NODES.md) -----------------------------------------------------
  *
