@@ -115,6 +115,12 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
     ac_dead_letter_fn hook = cx->rt->dead_letter_fn;
     if (hook && e != NULL)
         hook(cx, to, ac__env_pub(e), reason, cx->rt->dead_letter_arg);
+    /* An ask's request that no actor will handle: its asker is told now,
+     * as CAF's request_receiver_down and gen_server:call's monitor tell
+     * theirs, instead of waiting out its timeout (or for ever). A full
+     * mailbox's drop is not its target's death: not answered. */
+    if (e != NULL && reason == AC_ENOTFOUND && (e->flags & AC__ENV_ASKED))
+        ac__services_unanswered(cx, e);
 }
 
 void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
@@ -433,8 +439,14 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
             AC__COUNT(cx, refused, 1);
         return rc;
     }
-    if (!system)
+    if (!system) {
+        /* A checked send tells its caller (an ask's own send: it returns
+         * AC_ENOTFOUND and its continuation never runs), so its request
+         * needs no answer as well. */
+        if (how & SEND_CHECKED)
+            e->flags &= (uint16_t)~AC__ENV_ASKED;
         ac__refuse(cx, to, e, AC_ENOTFOUND);
+    }
     ac__pool_free(cx, e);
     return how != SEND_USER ? AC_ENOTFOUND : 0;
 }

@@ -50,7 +50,14 @@ enum {
     /* Held by a stash (services/stash.c): handled once and deferred, so
      * the mailbox that still has it as its stub must not free it, and the
      * handling that deferred it is not counted as a message. */
-    AC__ENV_STASHED = 1u << 3
+    AC__ENV_STASHED = 1u << 3,
+    /* A request an ask sent (ac_ask*, ac_ask_wait*): its reply_to names an
+     * asker that waits. Dropped for want of its actor (queued at a death,
+     * held in a dying stash, sent on to an address that is gone), it is
+     * answered at once (ac__dead_letter, services/ask.c), so the asker
+     * does not sit out its timeout; a plain send of a request, whose
+     * reply_to may be nil or stale, is not marked. */
+    AC__ENV_ASKED = 1u << 4
 };
 
 #endif /* AC_CORE_ENVELOPE_H */
