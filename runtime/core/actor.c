@@ -183,9 +183,11 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
     else
         AC__COUNT(cx, killed, 1);
     /* A supervised child is reported by its supervisor, which reads the
-     * tag from its down once it has decided what to do (supervisors.c);
-     * one whose start hook failed has no down (the supervisor was not
-     * watching yet, and counts it as a failed restart): reported here. */
+     * tag from its down once it has decided what to do (supervisors.c):
+     * the supervisor holds its child (AC__SPAWN_HELD) until it watches
+     * it, so no failure after the start hook escapes it. One whose start
+     * hook failed has no down (the supervisor was not watching yet, and
+     * counts it as a failed restart): reported here. */
     bool supervised = a->attrs & AC__ATTR_SUPERVISED;
     uint32_t tag = reason == AC_REASON_FAILED ? tag_handled(a) : AC__NO_TAG;
     if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
@@ -330,10 +332,23 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
      * the start hook (or, if it died there, to drop them). */
     if (rc == 0)
         *out = a->addr;
-    if (!ac__mailbox_mark_empty(a))
-        ac__schedule(cx, a);
+    if (rc != 0 || !(attrs & AC__SPAWN_HELD)) {
+        if (!ac__mailbox_mark_empty(a))
+            ac__schedule(cx, a);
+    }
     ac__leave(cx);
     return rc;
+}
+
+void ac__spawn_release(ac_ctx *cx, const ac_addr *addr)
+{
+    ac__enter(cx);
+    /* Held, it has not run: nothing can have ended it or taken it out of
+     * the table (a stop or a kill only queues an envelope), so it is there. */
+    ac__actor *a = ac__route_lookup(&cx->rt->route, addr);
+    if (a != NULL && !ac__mailbox_mark_empty(a))
+        ac__schedule(cx, a);
+    ac__leave(cx);
 }
 
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
