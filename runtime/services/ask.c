@@ -351,6 +351,18 @@ static void unanswered(ac_ctx *cx, void *state, ac__env *e)
         (void)ac__send_system(cx, &back->to, r);  /* out of memory: its timeout */
 }
 
+int ac_forward_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+                     ac_envelope *request)
+{
+    /* Marked only with an asker to answer: a request a plain send made
+     * has a nil reply_to. A stale one gets an answer its asker finds over
+     * (a system message, nothing more). */
+    if (request != NULL && request->tag < AC_TAG_SYSTEM &&
+        !ac_addr_is_nil(&reply_to_of(request)->to))
+        ac__env_of(request)->flags |= AC__ENV_ASKED;
+    return ac_send_typed(cx, to, type, request);
+}
+
 /* ---- replies ------------------------------------------------------------------ */
 
 ac_envelope *ac_reply_new(ac_ctx *cx, const ac_reply_to *to, size_t body_size)
