@@ -433,7 +433,9 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
 
     /* Forward: the request as received, reply_to and ask id included, in
      * an envelope of its own (the one handled is still its mailbox's), so
-     * that whoever handles it last answers the original asker. */
+     * that whoever handles it last answers the original asker; sent by
+     * ac_forward_typed, so that a target gone answers that asker at once
+     * (AC_ENOTFOUND) instead of leaving it to its timeout. */
     bool var = acc_fields_have_var(m->fields);
     open_fn(g, acc_gen_forward_decl(g, m));
     acc_gen_line(g, "    size_t size_ = sizeof(%s);", mn);
@@ -452,7 +454,7 @@ static void put_request(acc_gen *g, const acc_actor *a, const acc_message *m,
         acc_gen_line(g, "    size_ = sizeof(%s);", mn);
         acc_gen_line(g, "    %s__copy(msg_, (unsigned char *)msg_, &size_);", mn);
     }
-    acc_gen_line(g, "    return ac_send_typed(cx, &to.addr, &%s, env_);", type);
+    acc_gen_line(g, "    return ac_forward_typed(cx, &to.addr, &%s, env_);", type);
     acc_gen_line(g, "}");
 }
 

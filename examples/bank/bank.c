@@ -154,11 +154,11 @@ static int64_t balance_of(ac_ctx *cx, bank_Account_ref a)
 }
 
 /* The balance of an account being restarted: until it is back at its
- * address (up to 5 s), an ask to it is a dead letter at once, and one that
- * was queued behind the crash goes with the failed instance, unanswered.
- * So each try waits briefly, and the tries are bounded in time, not
- * counted: at least 5 s of them (a loaded machine may run the supervisor's
- * restart, or answer a try, later). */
+ * address (up to 5 s), an ask to it fails at once with AC_ENOTFOUND, and
+ * so does one queued behind the crash (the runtime answers a request its
+ * target died with, instead of leaving the ask to its timeout). So the
+ * tries are bounded in time, not counted: at least 5 s of them (a loaded
+ * machine may run the supervisor's restart, or answer a try, later). */
 static int64_t balance_once_up(ac_ctx *cx, bank_Account_ref a)
 {
     int64_t cents = balance_within(cx, a, 100);

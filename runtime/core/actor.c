@@ -118,6 +118,12 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
     ac_dead_letter_fn hook = cx->rt->dead_letter_fn;
     if (hook && e != NULL)
         hook(cx, to, ac__env_pub(e), reason, cx->rt->dead_letter_arg);
+    /* An ask's request that no actor will handle: its asker is told now,
+     * as CAF's request_receiver_down and gen_server:call's monitor tell
+     * theirs, instead of waiting out its timeout (or for ever). A full
+     * mailbox's drop is not its target's death: not answered. */
+    if (e != NULL && reason == AC_ENOTFOUND && (e->flags & AC__ENV_ASKED))
+        ac__services_unanswered(cx, e);
 }
 
 void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
@@ -196,9 +202,11 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
     if (cx->observe)
         observe_death(cx, a, reason, code);
     /* A supervised child is reported by its supervisor, which reads the
-     * tag from its down once it has decided what to do (supervisors.c);
-     * one whose start hook failed has no down (the supervisor was not
-     * watching yet, and counts it as a failed restart): reported here. */
+     * tag from its down once it has decided what to do (supervisors.c):
+     * the supervisor holds its child (AC__SPAWN_HELD) until it watches
+     * it, so no failure after the start hook escapes it. One whose start
+     * hook failed has no down (the supervisor was not watching yet, and
+     * counts it as a failed restart): reported here. */
     bool supervised = a->attrs & AC__ATTR_SUPERVISED;
     uint32_t tag = reason == AC_REASON_FAILED ? tag_handled(a) : AC__NO_TAG;
     if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
@@ -349,10 +357,23 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
      * the start hook (or, if it died there, to drop them). */
     if (rc == 0)
         *out = a->addr;
-    if (!ac__mailbox_mark_empty(a))
-        ac__schedule(cx, a);
+    if (rc != 0 || !(attrs & AC__SPAWN_HELD)) {
+        if (!ac__mailbox_mark_empty(a))
+            ac__schedule(cx, a);
+    }
     ac__leave(cx);
     return rc;
+}
+
+void ac__spawn_release(ac_ctx *cx, const ac_addr *addr)
+{
+    ac__enter(cx);
+    /* Held, it has not run: nothing can have ended it or taken it out of
+     * the table (a stop or a kill only queues an envelope), so it is there. */
+    ac__actor *a = ac__route_lookup(&cx->rt->route, addr);
+    if (a != NULL && !ac__mailbox_mark_empty(a))
+        ac__schedule(cx, a);
+    ac__leave(cx);
 }
 
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e)
@@ -460,8 +481,14 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
             AC__COUNT(cx, refused, 1);
         return rc;
     }
-    if (!system)
+    if (!system) {
+        /* A checked send tells its caller (an ask's own send: it returns
+         * AC_ENOTFOUND and its continuation never runs), so its request
+         * needs no answer as well. */
+        if (how & SEND_CHECKED)
+            e->flags &= (uint16_t)~AC__ENV_ASKED;
         ac__refuse(cx, to, e, AC_ENOTFOUND);
+    }
     ac__pool_free(cx, e);
     return how != SEND_USER ? AC_ENOTFOUND : 0;
 }

@@ -153,10 +153,17 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a);
 
 /* Spawns an actor; at `addr` when given (a supervisor starting a child at
  * the address drawn for it when its tree started), else at a fresh random
- * one; `attrs` may add AC__ATTR_SUPERVISED. */
+ * one; `attrs` may add AC__ATTR_SUPERVISED and AC__SPAWN_HELD. */
 int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
                     const ac_spawn_options *opts, const ac_addr *addr, unsigned attrs,
                     ac_addr *out);
+/* For ac__spawn_actor's `attrs` only, never an actor's: a spawn that
+ * succeeds leaves the actor to its spawner, unscheduled (what is sent to
+ * it, by its start hook too, waits in its mailbox), until the spawner
+ * calls ac__spawn_release with its address. A supervisor holds a child
+ * so: it monitors it before the child can run, and so fail, unwatched. */
+#define AC__SPAWN_HELD (1u << 7)
+void ac__spawn_release(ac_ctx *cx, const ac_addr *addr);
 /* A fresh random address of this node for an actor spawned later at it
  * (ac__spawn_actor's `addr`): a supervision tree draws all of its
  * addresses when its top starts, so that every restart keeps them. */

@@ -54,7 +54,14 @@ enum {
     /* Sampled by the trace (trace.c): its send was recorded as a flow's
      * start, with the envelope's address as the flow's id, and the turn
      * that handles it records the flow's end. */
-    AC__ENV_FLOW = 1u << 4
+    AC__ENV_FLOW = 1u << 4,
+    /* A request an ask sent (ac_ask*, ac_ask_wait*): its reply_to names an
+     * asker that waits. Dropped for want of its actor (queued at a death,
+     * held in a dying stash, sent on to an address that is gone), it is
+     * answered at once (ac__dead_letter, services/ask.c), so the asker
+     * does not sit out its timeout; a plain send of a request, whose
+     * reply_to may be nil or stale, is not marked. */
+    AC__ENV_ASKED = 1u << 5
 };
 
 #endif /* AC_CORE_ENVELOPE_H */

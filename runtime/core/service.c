@@ -158,6 +158,15 @@ bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *ty
     return false;
 }
 
+void ac__services_unanswered(ac_ctx *cx, ac__env *e)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->unanswered)
+            s->unanswered(cx, cx->rt->services[i], e);
+    }
+}
+
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {

@@ -88,6 +88,11 @@ typedef struct ac__service {
      * The core gives a replayed envelope back with ac__env_release once
      * handled, unless the handler stashed it again. */
     ac__env *(*replay)(ac_ctx *cx, void *state, ac__actor *a);
+    /* A request marked AC__ENV_ASKED became a dead letter for want of its
+     * actor (counted already, shown to the dead-letter hook): answer its
+     * asker now. Any thread that drops one; e is only read, and freed by
+     * the caller. */
+    void (*unanswered)(ac_ctx *cx, void *state, ac__env *e);
 
     /* Across nodes. A service that keeps state about actors of other nodes
      * (a monitor of a remote actor, a pending ask) talks to its peer on
@@ -212,6 +217,7 @@ bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *ty
 /* A system message for `a`: true when the service that consumes its tag
  * handled it (*rc: what its handler returned); false when none does, and
  * it goes to the actor's dispatch. */
+void ac__services_unanswered(ac_ctx *cx, ac__env *e);
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc);
 /* A stop for `a`: true when a service took it over (*rc: its result). */
 bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc);

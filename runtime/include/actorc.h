@@ -941,6 +941,14 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
 int ac_reply_typed(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *type, uint32_t tag,
                    ac_envelope *reply);
 
+/* For generated code (m_A_forward_x): ac_send_typed of a request sent on
+ * as it came, its payload beginning with the asker's ac_reply_to. If that
+ * is not nil and the request is then dropped for want of its actor (gone,
+ * or dying with it queued or stashed), the asker is answered AC_ENOTFOUND
+ * at once, as it is for the request its ask sent itself. */
+int ac_forward_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+                     ac_envelope *request);
+
 /* Frees a reply envelope given its body (what ac_reply_body returned). */
 void ac_reply_free(ac_ctx *cx, const void *body);
 

@@ -13,7 +13,9 @@
  * the reply, the timeout, or the asker's death — is the only one to act
  * on it, which is what makes the continuation run at most once; the
  * reply or the timeout, one of which always comes while the asker lives,
- * makes it exactly once.
+ * makes it exactly once. A request its target dies with is answered at
+ * once (`unanswered`, below) the way a timeout is, so the asker need not
+ * wait for the timeout to learn it.
  *
  * A timeout is a timer (ac__timer_after_system) whose message is the
  * timed-out reply itself, sent to the asker. The timer is started in the
@@ -44,7 +46,8 @@
 /* ac_reply_head.flags: made by the runtime, not by a replier. */
 enum {
     FROM_TIMER = 1u,  /* the ask's timeout */
-    FROM_NODE = 2u    /* the target's node was lost */
+    FROM_NODE = 2u,   /* the target's node was lost */
+    FROM_GONE = 4u    /* the target died (or was gone) with the request */
 };
 
 typedef struct ask {
@@ -244,6 +247,7 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         ac_reply_to *back = reply_to_of(request);
         back->to = self->addr;
         back->id = id;
+        ac__env_of(request)->flags |= AC__ENV_ASKED;  /* answered if dropped */
         rc = ac_send_checked(cx, to, type, request);
         request = NULL;
     }
@@ -290,8 +294,8 @@ static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
     ask *k = take(state, &a->addr, h->id);
     if (k == NULL) {
         /* The ask is over (answered, timed out): a late reply is a dead
-         * letter; a late timeout is nothing. */
-        if (!(h->flags & (FROM_TIMER | FROM_NODE))) {
+         * letter; a late answer of the runtime's is nothing. */
+        if (!(h->flags & (FROM_TIMER | FROM_NODE | FROM_GONE))) {
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
             return AC__DEAD_LETTERED;  /* not a message handled as well */
         }
@@ -326,6 +330,37 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
         next = x->next;
         free(AC__CONTAINER_OF(x, ask, by_asker));
     }
+}
+
+/* A request an ask sent was dropped for want of its actor (ac__dead_letter:
+ * it died with the request queued or stashed, or the request was sent on
+ * to an address that is gone): the asker gets AC_ENOTFOUND now, the code
+ * an ask to a gone address returns at once, through the path its timeout
+ * would take (a runtime reply, so a system message, and nothing when the
+ * ask is over by then). Only local askers: a request from another node
+ * reaches its target decoded, unmarked, so its asker still waits for its
+ * timeout (the MSG record does not say which messages are requests). */
+static void unanswered(ac_ctx *cx, void *state, ac__env *e)
+{
+    (void)state;
+    const ac_reply_to *back = reply_to_of(ac__env_pub(e));
+    if (ac__addr_remote(cx, &back->to))
+        return;
+    ac__env *r = reply_new(cx, back->id, AC_ENOTFOUND, FROM_GONE, 0);
+    if (r != NULL)
+        (void)ac__send_system(cx, &back->to, r);  /* out of memory: its timeout */
+}
+
+int ac_forward_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
+                     ac_envelope *request)
+{
+    /* Marked only with an asker to answer: a request a plain send made
+     * has a nil reply_to. A stale one gets an answer its asker finds over
+     * (a system message, nothing more). */
+    if (request != NULL && request->tag < AC_TAG_SYSTEM &&
+        !ac_addr_is_nil(&reply_to_of(request)->to))
+        ac__env_of(request)->flags |= AC__ENV_ASKED;
+    return ac_send_typed(cx, to, type, request);
 }
 
 /* ---- replies ------------------------------------------------------------------ */
@@ -583,7 +618,7 @@ static int await_reply(ac_ctx *cx, waiter *w, uint64_t id, int timeout_ms, ac_en
         if (h->id != id) {
             /* An earlier ask's reply, come after it timed out (or the
              * runtime's answer to it, which is nothing). */
-            if (!(h->flags & FROM_NODE))
+            if (!(h->flags & (FROM_NODE | FROM_GONE)))
                 ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e), AC_ENOTFOUND);
             else
                 ac__count_taken(cx, ac__env_of(e));
@@ -626,6 +661,7 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     ac_reply_to *back = reply_to_of(request);
     back->to = *ac_inbox_addr(w->inbox);
     back->id = id;
+    ac__env_of(request)->flags |= AC__ENV_ASKED;  /* answered if dropped */
     ac__asks *A = asks_of(cx);
     if (rw != NULL) {
         /* Known before the request goes: node loss answers it from then. */
@@ -702,6 +738,7 @@ const ac__service ac__ask_service = {
     .died = died,
     .consumes = AC_TAG_REPLY,
     .deliver = deliver,
+    .unanswered = unanswered,
     .control_op = AC__OP_REPLY,
     .control = control,
     .node_lost = node_lost,

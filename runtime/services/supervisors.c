@@ -272,7 +272,11 @@ static sup *new_sup(const tmpl *from)
 
 /* ---- children ---------------------------------------------------------------- */
 
-/* Starts child i at its address, and monitors it. */
+/* Starts child i at its address, and monitors it before it can run: a
+ * child that ran first (a message its start hook sent itself, handled on
+ * another worker) could fail unwatched, and the `noproc` down of the
+ * monitor then carries no failure, so nobody reported it. Held by its
+ * spawn (AC__SPAWN_HELD), it waits for the monitor. */
 static int start_child(ac_ctx *cx, sup *s, size_t i)
 {
     const tchild *t = &s->t->c[i];
@@ -283,17 +287,20 @@ static int start_child(ac_ctx *cx, sup *s, size_t i)
     ac_addr out;
     start_args sa = {t->sub};
     int rc = ac__spawn_actor(cx, t->sub ? &supervisor_type : t->type, t->sub ? &sa : t->args,
-                             &o, &t->addr, AC__ATTR_SUPERVISED, &out);
+                             &o, &t->addr, AC__ATTR_SUPERVISED | AC__SPAWN_HELD, &out);
+    if (rc != 0)
+        return rc;  /* a failed start is not held: nothing to release */
+    rc = ac_monitor(cx, ac_self(cx), &t->addr, &c->ref);
+    if (rc != 0) {
+        /* Out of memory: unwatched, it must not run on; a retry that finds
+         * its address still taken fails and counts as one more restart.
+         * The kill waits in its mailbox, first or behind what its start
+         * hook sent, and ends it once released. */
+        (void)ac_kill(cx, &t->addr);
+    }
+    ac__spawn_release(cx, &t->addr);
     if (rc != 0)
         return rc;
-    /* A child that dies before this gives a `noproc` down: a down all the
-     * same, with this reference. */
-    if ((rc = ac_monitor(cx, ac_self(cx), &t->addr, &c->ref)) != 0) {
-        /* Out of memory: unwatched, it must not run on; a retry that finds
-         * its address still taken fails and counts as one more restart. */
-        (void)ac_kill(cx, &t->addr);
-        return rc;
-    }
     c->live = true;
     c->ending = false;
     return 0;

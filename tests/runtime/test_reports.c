@@ -249,3 +249,80 @@ Test(reports, run_counts_the_asks_left_waiting_at_quiescence, .timeout = 30)
     cr_assert_eq(ac_runtime_run(rt), 1);
     ac_runtime_destroy(rt);
 }
+
+/* ---- a child that fails before its supervisor watches it ------------------- */
+
+/* Sends itself `boom` from its start hook and fails handling it: with
+ * workers, the child can run (and fail) on another worker before the
+ * supervisor that spawned it has installed its monitor. Before, that
+ * failure came to the supervisor as a `noproc` down, which carries no
+ * failure, and it was reported by no one. */
+enum { EARLY_BOOM = 0 };
+
+static _Atomic uint64_t early_reports;     /* of children, with their tag */
+static _Atomic uint64_t early_wrong;       /* a child's report without it */
+static _Atomic uint64_t sup_reports;       /* supervisors that gave up */
+
+static int early_dispatch(void *state AC_UNUSED, ac_ctx *cx AC_UNUSED, ac_envelope *e)
+{
+    return e->tag == EARLY_BOOM ? 45 : AC_EBADTAG;
+}
+
+static int early_start(void *state AC_UNUSED, ac_ctx *cx, const void *args AC_UNUSED)
+{
+    return send_tag(cx, ac_self(cx), EARLY_BOOM);
+}
+
+static const char *const early_names[] = {"boom"};
+
+static const ac_actor_type early_type = {
+    .abi = AC_ABI_VERSION,
+    .name = "tests.EarlyFail",
+    .dispatch = early_dispatch,
+    .on_start = early_start,
+    .message_count = 1,
+    .message_names = early_names,
+};
+
+static void count_early(ac_ctx *cx AC_UNUSED, const ac_failure *f, void *arg AC_UNUSED)
+{
+    if (f->type != &early_type) {
+        atomic_fetch_add(&sup_reports, 1);
+        return;
+    }
+    bool right = f->tag == EARLY_BOOM && f->code == 45 &&
+                 f->action != AC_FAILURE_START_FAILED && !ac_addr_is_nil(&f->supervisor);
+    atomic_fetch_add(right ? &early_reports : &early_wrong, 1);
+}
+
+Test(reports, a_child_failing_before_it_is_watched_is_reported_once, .timeout = 120)
+{
+    ac_runtime *rt = make_runtime(2);
+    ac_runtime_set_failure_hook(rt, count_early, NULL);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    /* Temporary children (started from main, each once) and permanent
+     * ones (restarted by the supervisor on a worker until it gives up). */
+    ac_child_spec kids[8];
+    for (int k = 0; k < 8; k++)
+        kids[k] = (ac_child_spec){.type = &early_type,
+                                  .restart = k < 4 ? AC_RESTART_TEMPORARY
+                                                   : AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 16,
+                               .within_ms = 60000, .children = kids, .nchildren = 8};
+    for (int round = 0; round < 200; round++) {
+        ac_addr sup, children[8];
+        int rc = ac_supervisor_start(cx, &spec, &sup, children);
+        /* A child that fails before the call returns may have made the
+         * supervisor give up already: fine, it is counted all the same. */
+        cr_assert(rc == 0 || rc == AC_ENOTFOUND, "start: %d", rc);
+        ac_runtime_run(rt);
+    }
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_assert_gt(st.failed, 0);
+    cr_assert_eq(atomic_load(&early_wrong), 0, "every child's report has its tag and code");
+    cr_assert_eq(atomic_load(&early_reports) + atomic_load(&sup_reports), st.failed,
+                 "reports %lu + %lu, failures %lu", (unsigned long)atomic_load(&early_reports),
+                 (unsigned long)atomic_load(&sup_reports), (unsigned long)st.failed);
+    ac_runtime_destroy(rt);
+}

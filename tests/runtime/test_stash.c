@@ -417,6 +417,31 @@ Test(stash, forward_keeps_the_askers_reply_to)
     ac_runtime_destroy(rt);
 }
 
+/* A balance ask forwarded to an account that is gone is answered at once
+ * with AC_ENOTFOUND (ac_forward_typed marks the request with its asker),
+ * long before the ask's 60 s: before, the forwarded request was a silent
+ * dead letter and the asker waited them out. */
+Test(stash, forward_to_a_gone_target_answers_the_asker_at_once)
+{
+    ac_runtime *rt = make_runtime(2);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    stash_Account_ref a, b;
+    cr_assert_eq(stash_Account_spawn(cx, &a, 1), 0);
+    cr_assert_eq(stash_Account_spawn(cx, &b, 2), 0);
+    cr_assert_eq(stash_Account_send_delegate(cx, a, b), 0);
+    cr_assert_eq(ac_stop(cx, &b.addr), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    stash_Account_balance_reply *r = (stash_Account_balance_reply *)&r;
+    cr_assert_eq(stash_Account_ask_balance_wait(cx, a, 60000, &r), AC_ENOTFOUND);
+    cr_assert_null(r);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(st.dead_letters, 1, "the forwarded request, once");
+    assert_identity(rt);
+    ac_runtime_destroy(rt);
+}
+
 /* ---- typed asks with an inline context ------------------------------------------ */
 
 static uint64_t allocs_of_polls(ac_runtime *rt, stash_Client_ref c, stash_Account_ref a,

@@ -681,7 +681,7 @@ int behaviour_Teller_forward_transfer(ac_ctx *cx, behaviour_Teller_ref to,
         return AC_ENOMEM;
     msg_ = (behaviour_Teller_transfer *)ac_envelope_payload(env_);
     *msg_ = *msg;
-    return ac_send_typed(cx, &to.addr, &behaviour_Teller_type, env_);
+    return ac_forward_typed(cx, &to.addr, &behaviour_Teller_type, env_);
 }
 
 static int behaviour_Teller_audit__build(ac_ctx *cx, ac_envelope **built_)
@@ -986,7 +986,7 @@ int behaviour_Teller_forward_default(ac_ctx *cx, behaviour_Teller_ref to,
         return AC_ENOMEM;
     msg_ = (behaviour_Teller_default *)ac_envelope_payload(env_);
     *msg_ = *msg;
-    return ac_send_typed(cx, &to.addr, &behaviour_Teller_type, env_);
+    return ac_forward_typed(cx, &to.addr, &behaviour_Teller_type, env_);
 }
 
 int behaviour_Teller_whereis(ac_ctx *cx, const char *name,

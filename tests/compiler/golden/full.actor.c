@@ -1868,7 +1868,7 @@ int full_Store_forward_lookup(ac_ctx *cx, full_Store_ref to,
     *msg_ = *msg;
     size_ = sizeof(full_Store_lookup);
     full_Store_lookup__copy(msg_, (unsigned char *)msg_, &size_);
-    return ac_send_typed(cx, &to.addr, &full_Store_type, env_);
+    return ac_forward_typed(cx, &to.addr, &full_Store_type, env_);
 }
 
 static int full_Store_sync__build(ac_ctx *cx, ac_envelope **built_)
@@ -2000,7 +2000,7 @@ int full_Store_forward_sync(ac_ctx *cx, full_Store_ref to,
         return AC_ENOMEM;
     msg_ = (full_Store_sync *)ac_envelope_payload(env_);
     *msg_ = *msg;
-    return ac_send_typed(cx, &to.addr, &full_Store_type, env_);
+    return ac_forward_typed(cx, &to.addr, &full_Store_type, env_);
 }
 
 static int full_Store_halt__build(ac_ctx *cx, ac_envelope **built_,

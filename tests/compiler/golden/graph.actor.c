@@ -663,7 +663,7 @@ int graph_Node_forward_count(ac_ctx *cx, graph_Node_ref to,
         return AC_ENOMEM;
     msg_ = (graph_Node_count *)ac_envelope_payload(env_);
     *msg_ = *msg;
-    return ac_send_typed(cx, &to.addr, &graph_Node_type, env_);
+    return ac_forward_typed(cx, &to.addr, &graph_Node_type, env_);
 }
 
 int graph_Node_whereis(ac_ctx *cx, const char *name, graph_Node_ref *out)
@@ -1613,7 +1613,7 @@ int graph_Worker_forward_work(ac_ctx *cx, graph_Worker_ref to,
     *msg_ = *msg;
     size_ = sizeof(graph_Worker_work);
     graph_Worker_work__copy(msg_, (unsigned char *)msg_, &size_);
-    return ac_send_typed(cx, &to.addr, &graph_Worker_type, env_);
+    return ac_forward_typed(cx, &to.addr, &graph_Worker_type, env_);
 }
 
 int graph_Worker_whereis(ac_ctx *cx, const char *name, graph_Worker_ref *out)

@@ -1674,7 +1674,7 @@ int cov_Server_forward_scalars(ac_ctx *cx, cov_Server_ref to,
         return AC_ENOMEM;
     msg_ = (cov_Server_scalars *)ac_envelope_payload(env_);
     *msg_ = *msg;
-    return ac_send_typed(cx, &to.addr, &cov_Server_type, env_);
+    return ac_forward_typed(cx, &to.addr, &cov_Server_type, env_);
 }
 
 static int cov_Server_lookup__build(ac_ctx *cx, ac_envelope **built_,
@@ -2008,7 +2008,7 @@ int cov_Server_forward_lookup(ac_ctx *cx, cov_Server_ref to,
     *msg_ = *msg;
     size_ = sizeof(cov_Server_lookup);
     cov_Server_lookup__copy(msg_, (unsigned char *)msg_, &size_);
-    return ac_send_typed(cx, &to.addr, &cov_Server_type, env_);
+    return ac_forward_typed(cx, &to.addr, &cov_Server_type, env_);
 }
 
 static int cov_Server_nothing__build(ac_ctx *cx, ac_envelope **built_)
@@ -2141,7 +2141,7 @@ int cov_Server_forward_nothing(ac_ctx *cx, cov_Server_ref to,
         return AC_ENOMEM;
     msg_ = (cov_Server_nothing *)ac_envelope_payload(env_);
     *msg_ = *msg;
-    return ac_send_typed(cx, &to.addr, &cov_Server_type, env_);
+    return ac_forward_typed(cx, &to.addr, &cov_Server_type, env_);
 }
 
 static int cov_Server_note__build(ac_ctx *cx, ac_envelope **built_, uint32_t n)
