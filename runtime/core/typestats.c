@@ -167,9 +167,12 @@ static bool gather(const ac_ctx *cx, ac_type_stats **acc, size_t *n, size_t *cap
     return true;
 }
 
-/* Every type's sums, in *out (the caller frees it); the count, or AC_ENOMEM. */
+/* Every type's sums, in *out (the caller frees it); the count, AC_ENOMEM,
+ * or AC_ESTATE when the runtime does not count per type. */
 static int collect(ac_runtime *rt, ac_type_stats **out)
 {
+    if (!(rt->observe & AC__OBS_TYPES))
+        return AC_ESTATE;
     ac_type_stats *acc = NULL;
     size_t n = 0, cap = 0;
     bool ok = true;
@@ -191,9 +194,7 @@ int ac_runtime_type_stats(ac_runtime *rt, const ac_actor_type *type, ac_type_sta
 {
     if (rt == NULL || type == NULL || out == NULL)
         return AC_EINVAL;
-    if (!(rt->observe & AC__OBS_TYPES))
-        return AC_ESTATE;
-    ac_type_stats *all = NULL;
+    ac_type_stats *all;
     int n = collect(rt, &all);
     if (n < 0)
         return n;
@@ -212,9 +213,7 @@ int ac_runtime_types_stats(ac_runtime *rt, ac_type_stats *out, size_t cap)
 {
     if (rt == NULL || (out == NULL && cap > 0))
         return AC_EINVAL;
-    if (!(rt->observe & AC__OBS_TYPES))
-        return AC_ESTATE;
-    ac_type_stats *all = NULL;
+    ac_type_stats *all;
     int n = collect(rt, &all);
     if (n < 0)
         return n;
@@ -226,10 +225,8 @@ int ac_runtime_types_stats(ac_runtime *rt, ac_type_stats *out, size_t cap)
 
 void ac__typestats_print(ac_runtime *rt, FILE *f)
 {
-    if (!(rt->observe & AC__OBS_TYPES))
-        return;
     ac_type_stats *all = NULL;
-    int n = collect(rt, &all);
+    int n = collect(rt, &all);  /* none when types are not counted */
     for (int i = 0; i < n; i++) {
         const ac_type_stats *s = &all[i];
         fprintf(f,
