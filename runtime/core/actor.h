@@ -32,8 +32,12 @@ enum {
     /* Urgent mail waits in the actor's second lane (mailbox.c): set by
      * the sender that pushed it, cleared by the owner as it takes them. */
     AC__ACTOR_URGENT = 1u << 5,
-    AC__ACTOR_REPLAY = 1u << 6          /* a service holds messages that go
+    AC__ACTOR_REPLAY = 1u << 6,         /* a service holds messages that go
                                            before the mailbox (ac_unstash_all) */
+    /* It has stashed (ac_stash), for the rest of its life: only its
+     * turns pay for the stash (actor.c: turn), the others take the
+     * plain path, whose pop frees every node it moves past. */
+    AC__ACTOR_STASHES = 1u << 7
 };
 
 /* Attributes are fixed before the actor is published and never change. */
@@ -171,6 +175,10 @@ ac__actor *ac__current(const ac_ctx *cx);
  * death it may cause) is under way on this context, or NULL: in a start
  * hook, an ask continuation, a down or exit hook. */
 ac__env *ac__handling(const ac_ctx *cx);
+/* The stash took the message being handled: marks the running actor
+ * AC__ACTOR_STASHES, and takes back the `messages` count the turn adds
+ * for every handling (it is counted when handled for good). */
+void ac__handling_stashed(ac_ctx *cx, ac__actor *a);
 /* Gives back an envelope a service took out of the actor's queue (a
  * stashed one) once nobody holds it: unless it is still the mailbox's stub
  * (`a`'s tail), which the mailbox frees when it moves past it. */
