@@ -487,7 +487,7 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
         ac__pool_free(cx, e);
         rc = AC_ESHUTDOWN;
     } else {
-        ac__actor *a = ac__route_lookup(&cx->rt->route, to);
+        ac__actor *a = ac__route_find(&cx->rt->route, to);
         if (a == NULL) {
             rc = send_elsewhere(cx, to, e, how, type);
         } else if (!system && (a->attrs & (AC__ATTR_BOUNDED | AC__ATTR_URGENT))) {
