@@ -1026,6 +1026,8 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
 bool ac__turn_release(ac__actor *a)
 {
     /* Marking fails if a producer got in since the last pop: then the
-     * actor stays scheduled, and the caller runs it again. */
-    return !ac__mailbox_has_next(a) && ac__mailbox_mark_empty(a);
+     * actor stays scheduled, and the caller runs it again. No test of
+     * the tail's link first: a node behind the tail means the head has
+     * moved past it, which mark_empty's own compare sees. */
+    return ac__mailbox_mark_empty(a);
 }
