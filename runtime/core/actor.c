@@ -109,6 +109,21 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a)
     ac__block_free(cx, base, a->klass);
 }
 
+bool ac__actor_finalize_now(ac_ctx *cx, ac__actor *a, ac__env *fin)
+{
+    /* An urgent lane may hold mail that must end as dead letters, which
+     * the finalize turn sees to (handle): that path stays. So does an
+     * observed runtime's, whose trace and per-type counters record the
+     * finalize turn (docs/RUNTIME.md, "Tracing"). */
+    if (cx->observe != 0 || (a->attrs & AC__ATTR_URGENT) || !ac__mailbox_released_empty(a))
+        return false;
+    /* What the finalize turn would have done, less the push, the
+     * schedule and the turn: its mailbox holds nothing to handle. */
+    ac__pool_free(cx, fin);
+    ac__actor_free(cx, a);
+    return true;
+}
+
 void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
 {
     if (reason == AC_EFULL)

@@ -154,6 +154,11 @@ bool ac__turn_release(ac__actor *a);
  * not yet initialised; ac__actor_free gives it back. */
 ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
+/* Past its grace period, with its finalize envelope `fin` in hand: frees
+ * the actor at once if nothing is left for a turn to do (its mailbox
+ * released empty, no urgent lane to drain), and returns whether it did;
+ * else the caller pushes `fin` and the actor's last turn frees it. */
+bool ac__actor_finalize_now(ac_ctx *cx, ac__actor *a, ac__env *fin);
 
 /* Spawns an actor; at `addr` when given (a supervisor starting a child at
  * the address drawn for it when its tree started), else at a fresh random

@@ -99,6 +99,17 @@ bool ac__mailbox_has_next(ac__actor *a)
     return atomic_load_explicit(&a->tail->next, memory_order_acquire) != NULL;
 }
 
+bool ac__mailbox_released_empty(ac__actor *a)
+{
+    /* Acquire: pairs with mark_empty's release CAS, so the owner's last
+     * turn (what it left in tail, the stash's gifts) happens before the
+     * caller frees the actor. Once the bit is set no push can clear it
+     * any more (the caller's grace period is over), so the tail is
+     * nobody's and stays as it is. */
+    ac__env *head = atomic_load_explicit(&a->head, memory_order_acquire);
+    return ((uintptr_t)head & EMPTY_BIT) != 0;
+}
+
 bool ac__mailbox_mark_empty(ac__actor *a)
 {
     ac__env *tail = a->tail;
