@@ -109,6 +109,21 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a)
     ac__block_free(cx, base, a->klass);
 }
 
+bool ac__actor_finalize_now(ac_ctx *cx, ac__actor *a, ac__env *fin)
+{
+    /* An urgent lane may hold mail that must end as dead letters, which
+     * the finalize turn sees to (handle): that path stays. So does an
+     * observed runtime's, whose trace and per-type counters record the
+     * finalize turn (docs/RUNTIME.md, "Tracing"). */
+    if (cx->observe != 0 || (a->attrs & AC__ATTR_URGENT) || !ac__mailbox_released_empty(a))
+        return false;
+    /* What the finalize turn would have done, less the push, the
+     * schedule and the turn: its mailbox holds nothing to handle. */
+    ac__pool_free(cx, fin);
+    ac__actor_free(cx, a);
+    return true;
+}
+
 void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason)
 {
     if (reason == AC_EFULL)
@@ -514,7 +529,7 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
         ac__pool_free(cx, e);
         rc = AC_ESHUTDOWN;
     } else {
-        ac__actor *a = ac__route_lookup(&cx->rt->route, to);
+        ac__actor *a = ac__route_find(&cx->rt->route, to);
         if (a == NULL) {
             rc = send_elsewhere(cx, to, e, how, type);
         } else if (!system && (a->attrs & (AC__ATTR_BOUNDED | AC__ATTR_URGENT))) {
@@ -629,6 +644,19 @@ ac__actor *ac__current(const ac_ctx *cx)
 ac__env *ac__handling(const ac_ctx *cx)
 {
     return cx->handling;
+}
+
+void ac__handling_stashed(ac_ctx *cx, ac__actor *a)
+{
+    /* Sticky: from the next pop on, this actor's turns take the path
+     * that leaves stashed nodes to the stash (turn). */
+    ac__set_flags(a, AC__ACTOR_STASHES);
+    /* handle_live counts every handling after its dispatch, so that the
+     * plain path tests nothing: this one is taken back here, on the same
+     * context, within the same handling (the counter only wraps below
+     * zero for the moment between the two, where no quiescent reading
+     * can fall). */
+    AC__COUNT(cx, messages, (uint64_t)-1);
 }
 
 void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e)
@@ -798,8 +826,10 @@ int ac_unhandled(ac_ctx *cx)
     return 0;
 }
 
-/* How handling one envelope ended. */
-enum { HANDLED_FREED, HANDLED, HANDLED_REPLAY /* a stash was taken up again */ };
+/* How handling one envelope ended. HANDLED_STASHES: the actor has
+ * stashed (now or before), HANDLED_REPLAY: and a stash was taken up
+ * again; either sends a plain turn onto the stash's path. */
+enum { HANDLED_FREED, HANDLED, HANDLED_STASHES, HANDLED_REPLAY };
 
 /* A message to an actor that is dead or being killed. */
 static void handle_dead(ac_ctx *cx, ac__actor *a, ac__env *e, unsigned f)
@@ -842,9 +872,9 @@ static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
         cx->handling = e;
         rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
         /* A stashed message is counted when it is handled for good, or
-         * as a dead letter. */
-        if (!(e->flags & AC__ENV_STASHED))
-            AC__COUNT(cx, messages, 1);
+         * as a dead letter: ac_stash took this count back already
+         * (ac__handling_stashed), so no test here. */
+        AC__COUNT(cx, messages, 1);
         f = after_handler(cx, a, rc);
         cx->handling = NULL;
     }
@@ -872,7 +902,10 @@ static TURN_INLINE int handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool out
             return HANDLED;
         }
     }
-    return (handle_live(cx, a, e) & AC__ACTOR_REPLAY) ? HANDLED_REPLAY : HANDLED;
+    f = handle_live(cx, a, e);
+    if (!(f & AC__ACTOR_STASHES))
+        return HANDLED;  /* REPLAY implies STASHES: one test a message */
+    return (f & AC__ACTOR_REPLAY) ? HANDLED_REPLAY : HANDLED_STASHES;
 }
 
 /* Handles what waits in the urgent lane, oldest first. One take: what is
@@ -925,6 +958,49 @@ static TURN_COLD void observe_message(ac_ctx *cx, ac__actor *a, ac__env *e)
     }
 }
 
+/* What a plain loop returns when the actor stashed: go on with the
+ * stash's loop. */
+#define TURN_STASHES ((int)AC__TURN_FREED + 1)
+
+/* The loop of a turn. `observed` and `stashes` are constants at each
+ * call. The plain loop (`stashes` false: the actor never stashed when
+ * the turn began) pops without the stash's test and asks no service for
+ * replays; the first message a handler stashes sends it to the stash's
+ * loop (TURN_STASHES), which goes on from there with *n and *replay. */
+static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *n,
+                                 bool *replay, bool observed, bool stashes)
+{
+    for (;;) {
+        ac__env *e = NULL;
+        bool replayed = false;
+        if (*n < batch) {
+            if (stashes && *replay)
+                *replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
+            if (e == NULL)
+                e = stashes ? ac__mailbox_pop(cx, a) : ac__mailbox_pop_plain(cx, a);
+        }
+        if (e == NULL) {
+            /* Out of batch with more to do, or drained (or a producer is
+             * mid-push, which ac__turn_release then notices). */
+            return *n == batch && (*replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
+                                                                      : AC__TURN_DRAINED;
+        }
+        ++*n;
+        if (observed)
+            observe_message(cx, a, e);
+        int h = handle(cx, a, e);
+        if (h == HANDLED_FREED)
+            return AC__TURN_FREED;
+        if (h != HANDLED) {
+            *replay |= h == HANDLED_REPLAY;
+            if (!stashes)
+                return TURN_STASHES;  /* e came from the mailbox: its pop frees it */
+        }
+        if (replayed && !(e->flags & AC__ENV_STASHED))
+            ac__env_release(cx, a, e);
+    }
+}
+
 /* One turn. `observed` is a constant at each of the two calls, so the
  * plain turn has nothing of the observed one's work in it. */
 static TURN_INLINE ac__turn turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled,
@@ -932,42 +1008,21 @@ static TURN_INLINE ac__turn turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsig
 {
     cx->current = a;
     unsigned n = 0;
-    ac__turn end;
     /* Messages taken up again from a stash go before the mailbox: left
      * by an earlier turn that ran out of batch, or set by a handler of
      * this one (handle says so, from the flags it reads anyway). */
-    bool replay = (ac__flags(a) & AC__ACTOR_REPLAY) != 0;
-    for (;;) {
-        ac__env *e = NULL;
-        bool replayed = false;
-        if (n < batch) {
-            if (replay)
-                replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
-            if (e == NULL)
-                e = ac__mailbox_pop(cx, a);
-        }
-        if (e == NULL) {
-            /* Out of batch with more to do, or drained (or a producer is
-             * mid-push, which ac__turn_release then notices). */
-            end = n == batch && (replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
-                                                                    : AC__TURN_DRAINED;
-            break;
-        }
-        n++;
-        if (observed)
-            observe_message(cx, a, e);
-        int h = handle(cx, a, e);
-        if (h == HANDLED_FREED) {
-            end = AC__TURN_FREED;
-            break;
-        }
-        replay |= h == HANDLED_REPLAY;
-        if (replayed && !(e->flags & AC__ENV_STASHED))
-            ac__env_release(cx, a, e);
-    }
+    unsigned f = ac__flags(a);
+    bool replay = false;  /* REPLAY implies STASHES */
+    int end = TURN_STASHES;
+    if (!(f & AC__ACTOR_STASHES))
+        end = turn_loop(cx, a, batch, &n, &replay, observed, false);
+    else
+        replay = (f & AC__ACTOR_REPLAY) != 0;
+    if (end == TURN_STASHES)
+        end = turn_loop(cx, a, batch, &n, &replay, observed, true);
     cx->current = NULL;
     *handled = n;
-    return end;
+    return (ac__turn)end;
 }
 
 /* A turn recorded as a slice of the trace and in its type's counters. Its
@@ -1013,6 +1068,8 @@ ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *hand
 bool ac__turn_release(ac__actor *a)
 {
     /* Marking fails if a producer got in since the last pop: then the
-     * actor stays scheduled, and the caller runs it again. */
-    return !ac__mailbox_has_next(a) && ac__mailbox_mark_empty(a);
+     * actor stays scheduled, and the caller runs it again. No test of
+     * the tail's link first: a node behind the tail means the head has
+     * moved past it, which mark_empty's own compare sees. */
+    return ac__mailbox_mark_empty(a);
 }

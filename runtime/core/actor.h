@@ -32,8 +32,12 @@ enum {
     /* Urgent mail waits in the actor's second lane (mailbox.c): set by
      * the sender that pushed it, cleared by the owner as it takes them. */
     AC__ACTOR_URGENT = 1u << 5,
-    AC__ACTOR_REPLAY = 1u << 6          /* a service holds messages that go
+    AC__ACTOR_REPLAY = 1u << 6,         /* a service holds messages that go
                                            before the mailbox (ac_unstash_all) */
+    /* It has stashed (ac_stash), for the rest of its life: only its
+     * turns pay for the stash (actor.c: turn), the others take the
+     * plain path, whose pop frees every node it moves past. */
+    AC__ACTOR_STASHES = 1u << 7
 };
 
 /* Attributes are fixed before the actor is published and never change. */
@@ -150,6 +154,11 @@ bool ac__turn_release(ac__actor *a);
  * not yet initialised; ac__actor_free gives it back. */
 ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs);
 void ac__actor_free(ac_ctx *cx, ac__actor *a);
+/* Past its grace period, with its finalize envelope `fin` in hand: frees
+ * the actor at once if nothing is left for a turn to do (its mailbox
+ * released empty, no urgent lane to drain), and returns whether it did;
+ * else the caller pushes `fin` and the actor's last turn frees it. */
+bool ac__actor_finalize_now(ac_ctx *cx, ac__actor *a, ac__env *fin);
 
 /* Spawns an actor; at `addr` when given (a supervisor starting a child at
  * the address drawn for it when its tree started), else at a fresh random
@@ -178,6 +187,10 @@ ac__actor *ac__current(const ac_ctx *cx);
  * death it may cause) is under way on this context, or NULL: in a start
  * hook, an ask continuation, a down or exit hook. */
 ac__env *ac__handling(const ac_ctx *cx);
+/* The stash took the message being handled: marks the running actor
+ * AC__ACTOR_STASHES, and takes back the `messages` count the turn adds
+ * for every handling (it is counted when handled for good). */
+void ac__handling_stashed(ac_ctx *cx, ac__actor *a);
 /* Gives back an envelope a service took out of the actor's queue (a
  * stashed one) once nobody holds it: unless it is still the mailbox's stub
  * (`a`'s tail), which the mailbox frees when it moves past it. */

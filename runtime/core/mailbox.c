@@ -14,6 +14,8 @@
  * queue only ever touches a node's link, so that is all it needs. A node
  * the handler stashed (AC__ENV_STASHED) is not freed when the queue moves
  * past it: the stash holds it, and its link is the queue's until then.
+ * Only an actor that has stashed (AC__ACTOR_STASHES) pays that test: the
+ * turn of any other pops with ac__mailbox_pop_plain.
  *
  * Urgent mail (a message its actor type marks urgent) goes into a second
  * lane, a stack in front of the block (ac__urgent), so that the normal
@@ -65,7 +67,9 @@ bool ac__mailbox_push(ac__actor *a, ac__env *e)
     return was_empty;
 }
 
-ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
+/* `kept`: the actor may have stashed the node the pop moves past; a
+ * constant at each of the two calls below. */
+static inline ac__env *pop(ac_ctx *cx, ac__actor *a, bool kept)
 {
     ac__env *tail = a->tail;
     /* Acquire: pairs with the producer's release store of prev->next. */
@@ -75,14 +79,35 @@ ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
     a->tail = next;
     /* Only the stub's link exists: compare, never read its other fields.
      * A stashed envelope is the stash's now (services/stash.c). */
-    if (tail != ac__stub_of(a) && !(tail->flags & AC__ENV_STASHED))
+    if (tail != ac__stub_of(a) && !(kept && (tail->flags & AC__ENV_STASHED)))
         ac__pool_free(cx, tail);
     return next;
+}
+
+ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
+{
+    return pop(cx, a, true);
+}
+
+ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a)
+{
+    return pop(cx, a, false);
 }
 
 bool ac__mailbox_has_next(ac__actor *a)
 {
     return atomic_load_explicit(&a->tail->next, memory_order_acquire) != NULL;
+}
+
+bool ac__mailbox_released_empty(ac__actor *a)
+{
+    /* Acquire: pairs with mark_empty's release CAS, so the owner's last
+     * turn (what it left in tail, the stash's gifts) happens before the
+     * caller frees the actor. Once the bit is set no push can clear it
+     * any more (the caller's grace period is over), so the tail is
+     * nobody's and stays as it is. */
+    ac__env *head = atomic_load_explicit(&a->head, memory_order_acquire);
+    return ((uintptr_t)head & EMPTY_BIT) != 0;
 }
 
 bool ac__mailbox_mark_empty(ac__actor *a)

@@ -11,9 +11,16 @@
 
 void ac__mailbox_init(ac__actor *a, bool owned);
 bool ac__mailbox_push(ac__actor *a, ac__env *e);   /* true: was empty */
+/* pop leaves a node the handler stashed (AC__ENV_STASHED) to the stash;
+ * pop_plain frees every node it moves past, for an actor that never
+ * stashed (AC__ACTOR_STASHES clear), so that the others pay no test. */
 ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a);
+ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a);
 bool ac__mailbox_mark_empty(ac__actor *a);
 bool ac__mailbox_has_next(ac__actor *a);
+/* After the actor's grace period (qsbr.c: no push can follow): whether
+ * its owner released it empty, so that nobody owns it or ever will. */
+bool ac__mailbox_released_empty(ac__actor *a);
 /* The urgent lane (AC__ATTR_URGENT actors only). push_urgent returns true
  * when it set AC__ACTOR_URGENT: the caller must then push a wake-up
  * (AC__TAG_URGENT) through the normal lane. take_urgent clears the flag

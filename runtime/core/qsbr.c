@@ -14,7 +14,9 @@
  *
  * Finalizing means pushing the actor's "finalize" envelope into its own
  * mailbox: after the grace period no other push can follow it, so when the
- * actor's owner pops it, nothing else references the actor. That envelope,
+ * actor's owner pops it, nothing else references the actor (or, when the
+ * mailbox was released empty, freeing it at once: ac__actor_finalize_now,
+ * since nobody owns it and no push can come to make anyone). That envelope,
  * allocated at death, also carries the retirement record (which actor, and
  * its target) and links the retire lists, so live actors pay nothing for
  * any of this.
@@ -145,6 +147,8 @@ bool ac__qsbr_all_offline_externals(ac_runtime *rt)
 static void finalize(ac_ctx *cx, ac__env *e)
 {
     ac__actor *a = retiree_of(e)->actor;
+    if (ac__actor_finalize_now(cx, a, e))
+        return;  /* released empty: nothing for a last turn to do */
     if (ac__mailbox_push(a, e))
         ac__schedule(cx, a);
 }

@@ -27,7 +27,7 @@
 
 #define EMPTY ((uintptr_t)0)
 #define TOMBSTONE ((uintptr_t)1)
-#define PTR_BITS 48
+#define PTR_BITS AC__ROUTE_PTR_BITS  /* route.h: ac__route_find reads slots too */
 #define PTR_MASK (((uintptr_t)1 << PTR_BITS) - 1)
 #define MIN_SHARD_SLOTS 64
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A slot is one word: the actor's address in the low 48 bits (user-space
  * pointers fit), 16 bits of the hash above it to skip most mismatches
@@ -60,6 +61,31 @@ int ac__route_insert(ac__route *r, ac__actor *a);
 void ac__route_set_hash(ac__route *r, ac__route_hash_fn fn, const void *key);
 ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h);
 void ac__route_remove(ac__route *r, ac__actor *a);
+
+/* The lookup of the send path: the home slot probed inline (at the
+ * table's load, a third to a half full, most actors sit there), the full
+ * probe (ac__route_lookup) out of line. Identity hashing, as
+ * ac__route_lookup; the slot word as route.c packs it: the tag (bits
+ * 32..47 of the hash) above a 48-bit pointer. */
+#define AC__ROUTE_PTR_BITS 48
+static inline ac__actor *ac__route_find(ac__route *r, const ac_addr *addr)
+{
+    uint64_t h;
+    memcpy(&h, addr->bytes, sizeof h);
+    /* Acquire, both: as in ac__route_lookup_hashed (the array as it was
+     * published; the actor's fields as its insert released them). */
+    ac__route_array *arr = atomic_load_explicit(
+        &r->shards[h >> (64 - AC__ROUTE_SHARD_BITS)].array, memory_order_acquire);
+    uintptr_t v = atomic_load_explicit(&arr->slots[h & arr->mask], memory_order_acquire);
+    uintptr_t mask = ((uintptr_t)1 << AC__ROUTE_PTR_BITS) - 1;
+    /* A tombstone (1) has tag 0 and no actor: its pointer part rules it out. */
+    if ((v & ~mask) == (uintptr_t)((h >> 32) & 0xFFFF) << AC__ROUTE_PTR_BITS && (v & mask) > 1) {
+        ac__actor *a = (ac__actor *)(v & mask);
+        if (memcmp(a->addr.bytes, addr->bytes, sizeof addr->bytes) == 0)
+            return a;
+    }
+    return ac__route_lookup_hashed(r, addr, h);
+}
 /* Calls fn on every live actor, holding the writer lock. */
 void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg);
 /* Slots in all the shards' current arrays (for bench/route.c). */

@@ -169,6 +169,7 @@ int ac_stash(ac_ctx *cx)
         /* Its bound was released when it was first handled; it leaves the
          * mailbox's accounting for good. */
         e->flags = (uint16_t)((e->flags | AC__ENV_STASHED) & ~AC__ENV_BOUNDED);
+        ac__handling_stashed(cx, self);
     }
     pthread_mutex_unlock(&S->lock);
     ac__leave(cx);

@@ -43,6 +43,25 @@ Test(lifecycle, stop_self_drops_the_rest_and_counts_it, .timeout = 30)
     ac_runtime_destroy(rt);
 }
 
+/* An actor that dies with nothing queued behind its death is freed at the
+ * end of its grace period by whoever reaps it, without a last turn for
+ * its finalize envelope: in deterministic mode the step after its death
+ * finds nothing to run (it ran the finalize turn, one "message", before). */
+Test(lifecycle, an_actor_dead_and_drained_is_freed_without_a_turn, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr a = spawn_counter(cx);
+    cr_assert_eq(send_tag(cx, &a, COUNTER_STOP_SELF), 0);
+    cr_assert_eq(ac_runtime_step(rt), 1);  /* the stop, and the death */
+    cr_assert_eq(ac_runtime_step(rt), 0, "no finalize turn");
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(st.stopped, 1);
+    cr_assert_eq(st.dead_letters, 0);
+    ac_runtime_destroy(rt);
+}
+
 Test(lifecycle, a_failing_handler_fails_only_its_actor, .timeout = 30)
 {
     /* Deterministic: the items must be queued before the failure runs. */

@@ -267,6 +267,36 @@ Test(stash, unstash_all_replays_in_order_before_newer_mail)
     ac_runtime_destroy(rt);
 }
 
+/* An actor's first stash in the middle of a turn, with mail behind it:
+ * the turn leaves the path of actors that never stashed (whose pop frees
+ * every node it moves past) for the stash's, so the stashed item, still
+ * the mailbox's stub, survives the pops after it (under ASan: no use
+ * after free), comes up in order, and every message counts once. */
+Test(stash, first_stash_in_mid_turn_keeps_what_follows)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    stash_Gate_ref g;
+    cr_assert_eq(stash_Gate_spawn(cx, &g, 0), 0);
+    cr_assert_eq(stash_Gate_send_open(cx, g, 2), 0);   /* nothing to take up yet */
+    const uint32_t items[] = {1, 2, 4, 3, 2};
+    for (uint32_t i = 0; i < 5; i++)
+        cr_assert_eq(stash_Gate_send_item(cx, g, items[i]), 0);
+    cr_assert_eq(stash_Gate_send_open(cx, g, 10), 0);
+    cr_assert_eq(stash_Gate_send_item(cx, g, 5), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    /* 1, 2 on the plain path; 4 the first stash, 3 stashed behind it, 2
+     * handled after both; open(10) takes 4 and 3 up before 5. */
+    expect_handled((const uint32_t[]){1, 2, 2, 4, 3, 5}, 6);
+    ac_stats s;
+    ac_runtime_stats(rt, &s);
+    cr_expect_eq(s.stashed, 0);
+    cr_expect_eq(s.dead_letters, 0);
+    cr_expect_eq(s.messages, 8);  /* six items, two opens */
+    assert_identity(rt);
+    ac_runtime_destroy(rt);
+}
+
 /* A full stash is an error the handler sees, counted; the stash still
  * holds what it held. */
 Test(stash, overflow_is_refused_and_counted)
