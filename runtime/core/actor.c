@@ -3,6 +3,7 @@
  */
 #include "actor.h"
 
+#include "explore.h"
 #include "inbox.h"
 #include "mailbox.h"
 #include "observe.h"
@@ -498,12 +499,31 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
             /* Before the push: after it, e may be handled and freed. */
             if (slow && (cx->observe & AC__OBS_TRACE))
                 ac__trace_send(cx, e);
-            rc = ac__deliver(cx, a, e);
+            /* Seeded mode keeps it in flight (explore.c); only the slow
+             * copy looks, and every context of a seeded runtime takes it. */
+            if (slow && cx->rt->seeded != NULL && ac__explore_hold(cx, to, e, how))
+                rc = 0;
+            else
+                rc = ac__deliver(cx, a, e);
         }
     }
     if (slow)
         ac__leave(cx);
     return rc;
+}
+
+void ac__explore_deliver(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how)
+{
+    ac__actor *a = ac__route_lookup(&cx->rt->route, to);
+    if (a != NULL) {
+        (void)ac__deliver(cx, a, e);
+        return;
+    }
+    /* Gone while the message was in flight: what a send to it would have
+     * been then, except that the send was already counted and returned. */
+    if (!(how & SEND_SYSTEM))
+        ac__dead_letter(cx, to, e, AC_ENOTFOUND);
+    ac__pool_free(cx, e);
 }
 
 #if defined(__GNUC__)
