@@ -501,7 +501,7 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
                 ac__trace_send(cx, e);
             /* Seeded mode keeps it in flight (explore.c); only the slow
              * copy looks, and every context of a seeded runtime takes it. */
-            if (slow && cx->rt->seeded != NULL && ac__explore_hold(cx, to, e, how))
+            if (slow && cx->rt->seeded != NULL && ac__explore_hold(cx, to, e, system))
                 rc = 0;
             else
                 rc = ac__deliver(cx, a, e);
@@ -510,20 +510,6 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
     if (slow)
         ac__leave(cx);
     return rc;
-}
-
-void ac__explore_deliver(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how)
-{
-    ac__actor *a = ac__route_lookup(&cx->rt->route, to);
-    if (a != NULL) {
-        (void)ac__deliver(cx, a, e);
-        return;
-    }
-    /* Gone while the message was in flight: what a send to it would have
-     * been then, except that the send was already counted and returned. */
-    if (!(how & SEND_SYSTEM))
-        ac__dead_letter(cx, to, e, AC_ENOTFOUND);
-    ac__pool_free(cx, e);
 }
 
 #if defined(__GNUC__)

@@ -21,12 +21,9 @@ void ac__explore_free(ac_ctx *cx, ac__explore *x);
 
 /* A send to the live actor at `to` (found by the sender): kept in flight
  * on its (sender, receiver) channel instead of reaching the mailbox.
- * False when out of memory: the caller delivers it at once. `how` is
- * actor.c's SEND_* word. */
-bool ac__explore_hold(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how);
-
-/* Delivers a message held in flight: actor.c's end of a send. */
-void ac__explore_deliver(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how);
+ * False when out of memory: the caller delivers it at once. `system`: a
+ * runtime message (nothing is counted for it). */
+bool ac__explore_hold(ac_ctx *cx, const ac_addr *to, ac__env *e, bool system);
 
 /* Deterministic mode's run loop when seeded (sched.c's run_here). */
 unsigned ac__explore_run(ac_runtime *rt, bool one_turn, uint64_t deadline, bool *late);
