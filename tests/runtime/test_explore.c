@@ -35,7 +35,7 @@ static struct {
     uint64_t hellos;
     uint64_t next_seq[NSEND];
     uint64_t fifo_violations;
-    bool interleaved;               /* a hello from a sender other than the last one's before it ended */
+    uint64_t switches;              /* hellos from another sender than the one before */
     uint32_t last_from;
     int tick_order;                 /* 1: tick before hello, 2: after */
     uint64_t ticks;
@@ -127,7 +127,7 @@ static int receiver_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
             g.next_seq[h->from] = h->seq;
         }
         if (g.last_from != UINT32_MAX && h->from != g.last_from)
-            g.interleaved = true;
+            g.switches++;
         g.last_from = h->from;
         g.hellos++;
         if (g.tick_order == 0)
@@ -382,7 +382,8 @@ static int fifo(ac_runtime *rt, void *arg)
     for (uint32_t i = 0; i < FIFO_SENDERS; i++)
         cr_assert_eq(g.next_seq[i], FIFO_N);
     cr_assert_eq(g.next_seq[FIFO_SENDERS], 50);
-    *mixed |= g.interleaved;
+    /* More switches than the senders' blocks would make: interleaved. */
+    *mixed |= g.switches > FIFO_SENDERS + 1;
     return g.fifo_violations != 0;
 }
 
@@ -420,34 +421,43 @@ static int timer_race(ac_runtime *rt, void *arg)
     cr_assert_eq(ac_runtime_advance(rt, 9), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     cr_assert_eq(g.ticks, 0);
-    /* Sent now, after the advance: the tick still may come first. */
+    /* Sent now, before the tick falls due: the tick still may come
+     * first, even before what this very thread sent (the timer is a
+     * sender of its own). */
     cr_assert_eq(send_go(cx, &s, &c, 1, 1), 0);
+    cr_assert_eq(send_hello(cx, &c, 2, 1), 0);
     cr_assert_eq(ac_runtime_advance(rt, 1), 1);
     cr_assert_eq(ac_runtime_run(rt), 0);
     cr_assert_eq(g.ticks, 1);
-    cr_assert_eq(g.hellos, 2);
-    /* Which came first of the tick and the hello sent with it. */
-    size_t tick_at = 0, hello1_at = 0;
+    cr_assert_eq(g.hellos, 3);
+    /* Which came first of the tick and each hello sent with it. */
+    size_t tick_at = 0, hello1_at = 0, hello2_at = 0;
     for (size_t i = 0; i < g.len; i++) {
         if (g.log[i] == 0x40000)
             tick_at = i;
         if (g.log[i] == (0x20000u | 1u << 8 | 1u))
             hello1_at = i;
+        if (g.log[i] == (0x20000u | 2u << 8 | 1u))
+            hello2_at = i;
     }
     orders[tick_at < hello1_at ? 0 : 1]++;
+    orders[tick_at < hello2_at ? 2 : 3]++;
     return 0;
 }
 
 Test(explore, timers_race_messages_but_never_fire_early)
 {
-    int orders[2] = {0, 0};
+    int orders[4] = {0, 0, 0, 0};
     ac_explore_options o;
     ac_explore_options_init(&o);
     o.seeds = 100;
     cr_assert_eq(ac_explore(&o, timer_race, orders), 0);
-    cr_log_info("tick first in %d of 100 schedules", orders[0]);
-    cr_assert_gt(orders[0], 0, "the tick never came first");
-    cr_assert_gt(orders[1], 0, "the tick always came first");
+    cr_log_info("tick before an actor's hello in %d, before the thread's in %d, of 100 schedules",
+                orders[0], orders[2]);
+    cr_assert_gt(orders[0], 0, "the tick never came before the actor's hello");
+    cr_assert_gt(orders[1], 0, "the tick always came before the actor's hello");
+    cr_assert_gt(orders[2], 0, "the tick never came before the thread's hello");
+    cr_assert_gt(orders[3], 0, "the tick always came before the thread's hello");
 }
 
 /* ---- (5) a monitor racing a death ----------------------------------------------------- */
@@ -612,6 +622,192 @@ Test(explore, a_supervisor_restart_racing_sends_keeps_the_invariants)
             kinds++;
         }
     cr_assert_geq(kinds, 2, "the restart always landed at the same point");
+}
+
+/* ---- the bank's logic: money is conserved in every schedule ------------------------------ */
+
+/* Accounts answer withdraw (refused when short) and deposit; tellers move
+ * money with two asks, the withdraw's continuation making the deposit,
+ * the way examples/bank's do. Transfers through two tellers race on the
+ * same accounts. */
+enum { B_WITHDRAW = 0, B_DEPOSIT = 1, B_TRANSFER = 2 };
+
+#define ACCOUNTS 3
+#define OPENING 100
+
+typedef struct money_req {
+    ac_reply_to reply_to;
+    int64_t cents;
+} money_req;
+
+typedef struct transfer {
+    ac_addr payer, payee;
+    int64_t cents;
+} transfer;
+
+typedef struct account {
+    uint32_t index;
+    int64_t balance;
+} account;
+
+static struct {
+    int64_t balance[ACCOUNTS];
+    uint32_t done, refused, failed;
+} bank;
+
+static int account_start(void *state, ac_ctx *cx, const void *args)
+{
+    (void)cx;
+    account *self = state;
+    self->index = *(const uint32_t *)args;
+    self->balance = OPENING;
+    bank.balance[self->index] = OPENING;
+    return 0;
+}
+
+static int account_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+{
+    account *self = state;
+    if (e->tag != B_WITHDRAW && e->tag != B_DEPOSIT)
+        return AC_EBADTAG;
+    const money_req *m = ac_envelope_payload(e);
+    bool ok = true;
+    if (e->tag == B_DEPOSIT)
+        self->balance += m->cents;
+    else if ((ok = self->balance >= m->cents))
+        self->balance -= m->cents;
+    bank.balance[self->index] = self->balance;
+    note(0x90000 | self->index << 8 | (uint32_t)e->tag << 4 | ok);
+    ac_envelope *r = ac_reply_new(cx, &m->reply_to, sizeof(bool));
+    if (r == NULL)
+        return AC_ENOMEM;
+    *(bool *)ac_reply_body(r) = ok;
+    return ac_reply(cx, &m->reply_to, r);
+}
+
+static const ac_actor_type account_type = {
+    .abi = AC_ABI_VERSION,
+    .name = "explore.Account",
+    .state_size = sizeof(account),
+    .state_align = _Alignof(account),
+    .dispatch = account_dispatch,
+    .on_start = account_start,
+    .message_count = 2,
+};
+
+static int ask_money(ac_ctx *cx, const ac_addr *to, uint32_t tag, int64_t cents, ac_reply_fn fn,
+                     void *arg)
+{
+    ac_envelope *e = ac_envelope_new(cx, tag, sizeof(money_req));
+    if (e == NULL)
+        return AC_ENOMEM;
+    ((money_req *)ac_envelope_payload(e))->cents = cents;  /* ac_ask fills reply_to */
+    return ac_ask(cx, to, e, 0, fn, arg);
+}
+
+static int deposited(void *state, ac_ctx *cx, int status, const void *body, void *arg)
+{
+    (void)state;
+    (void)cx;
+    free(arg);
+    if (status != 0 || !*(const bool *)body)
+        bank.failed++;  /* a deposit is never refused */
+    else
+        bank.done++;
+    return 0;
+}
+
+static int withdrawn(void *state, ac_ctx *cx, int status, const void *body, void *arg)
+{
+    (void)state;
+    transfer *t = arg;
+    if (status != 0) {
+        bank.failed++;
+        free(t);
+        return 0;
+    }
+    if (!*(const bool *)body) {
+        bank.refused++;
+        free(t);
+        return 0;
+    }
+    return ask_money(cx, &t->payee, B_DEPOSIT, t->cents, deposited, t);
+}
+
+static int teller_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
+{
+    (void)state;
+    if (e->tag != B_TRANSFER)
+        return AC_EBADTAG;
+    transfer *t = malloc(sizeof *t);
+    if (t == NULL)
+        return AC_ENOMEM;
+    *t = *(const transfer *)ac_envelope_payload(e);
+    int rc = ask_money(cx, &t->payer, B_WITHDRAW, t->cents, withdrawn, t);
+    if (rc != 0)
+        free(t);  /* fn never runs when the ask was not sent */
+    return rc;
+}
+
+static const ac_actor_type teller_type = {
+    .abi = AC_ABI_VERSION,
+    .name = "explore.Teller",
+    .dispatch = teller_dispatch,
+    .message_count = 3,
+};
+
+static int bank_scenario(ac_runtime *rt, void *arg)
+{
+    int *outcomes = arg;
+    reset();
+    memset(&bank, 0, sizeof bank);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr acc[ACCOUNTS], tel[2];
+    for (uint32_t i = 0; i < ACCOUNTS; i++)
+        cr_assert_eq(ac_spawn(cx, &account_type, &i, &acc[i]), 0);
+    for (int i = 0; i < 2; i++)
+        tel[i] = spawn(cx, &teller_type);
+    static const struct { int from, to; int64_t cents; } plan[] = {
+        {0, 1, 70}, {0, 2, 50}, {1, 2, 120}, {2, 0, 90}, {1, 0, 60}, {2, 1, 80},
+    };
+    size_t n = sizeof plan / sizeof plan[0];
+    for (size_t i = 0; i < n; i++) {
+        ac_envelope *e = ac_envelope_new(cx, B_TRANSFER, sizeof(transfer));
+        cr_assert_not_null(e);
+        *(transfer *)ac_envelope_payload(e) =
+            (transfer){acc[plan[i].from], acc[plan[i].to], plan[i].cents};
+        cr_assert_eq(ac_send(cx, &tel[i % 2], e), 0);
+    }
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    int64_t total = 0;
+    for (int i = 0; i < ACCOUNTS; i++) {
+        if (bank.balance[i] < 0)
+            return 1;
+        total += bank.balance[i];
+    }
+    if (total != ACCOUNTS * OPENING || bank.failed != 0 || bank.done + bank.refused != n)
+        return 1;
+    outcomes[bank.refused]++;
+    return 0;
+}
+
+Test(explore, the_banks_money_is_conserved_in_every_schedule)
+{
+    int outcomes[7] = {0};
+    for (int strat = 0; strat < 2; strat++) {
+        ac_explore_options o;
+        ac_explore_options_init(&o);
+        o.seeds = 200;
+        o.strategy = strat;
+        cr_assert_eq(ac_explore(&o, bank_scenario, outcomes), 0);
+    }
+    int kinds = 0;
+    for (int i = 0; i < 7; i++)
+        if (outcomes[i] > 0) {
+            cr_log_info("%d transfers refused in %d runs", i, outcomes[i]);
+            kinds++;
+        }
+    cr_assert_geq(kinds, 2, "every schedule refused the same transfers");
 }
 
 /* ---- seeded mode itself ----------------------------------------------------------------- */
