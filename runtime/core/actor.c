@@ -3,6 +3,7 @@
  */
 #include "actor.h"
 
+#include "explore.h"
 #include "inbox.h"
 #include "mailbox.h"
 #include "observe.h"
@@ -540,7 +541,12 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
             /* Before the push: after it, e may be handled and freed. */
             if (slow && (cx->observe & AC__OBS_TRACE))
                 ac__trace_send(cx, e);
-            rc = ac__deliver(cx, a, e);
+            /* Seeded mode keeps it in flight (explore.c); only the slow
+             * copy looks, and every context of a seeded runtime takes it. */
+            if (slow && cx->rt->seeded != NULL && ac__explore_hold(cx, to, e, system))
+                rc = 0;
+            else
+                rc = ac__deliver(cx, a, e);
         }
     }
     if (slow)

@@ -2,6 +2,7 @@
  * runtime.c — creating, running, shutting down and destroying a runtime,
  * and the contexts of the threads that use it.
  */
+#include "explore.h"
 #include "runtime.h"
 
 #include "actor.h"
@@ -79,6 +80,22 @@ void ac_config_init(ac_config *cfg)
     cfg->trace_flow_every = env_count("AC_TRACE_FLOW_EVERY");
     env = getenv("AC_STATS");
     cfg->type_stats = env != NULL && strcmp(env, "1") == 0;
+    cfg->seed = ac__env_seed();
+    cfg->strategy = AC_SCHEDULE_RANDOM;
+    cfg->pct_depth = 0;
+    cfg->pct_steps = 0;
+}
+
+uint64_t ac__env_seed(void)
+{
+    const char *env = getenv("AC_SEED");
+    if (env == NULL || *env == '\0')
+        return 0;
+    char *end;
+    unsigned long long n = strtoull(env, &end, 10);
+    /* Malformed: UINT64_MAX, which no loop of ac_explore reaches by
+     * chance, rather than 0, which would silently run unseeded. */
+    return *end == '\0' ? (uint64_t)n : UINT64_MAX;
 }
 
 void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
@@ -90,7 +107,8 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     cx->observe = rt->observe;
     ac__trace_ctx_init(cx);
     ac__typestats_ctx_init(cx);
-    cx->send_slow = w == NULL || (cx->observe & AC__OBS_TRACE);
+    /* Seeded mode holds every send in flight, on the slow copy. */
+    cx->send_slow = w == NULL || (cx->observe & AC__OBS_TRACE) || rt->seeded != NULL;
     ac__addr_stream_init(&cx->addrs, rt->node);
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
@@ -118,6 +136,8 @@ static unsigned online_cores(void)
 
 static void free_runtime(ac_runtime *rt)
 {
+    /* Messages still in flight go back to a pool before the pools go. */
+    ac__explore_free(&rt->workers[0].cx, rt->seeded);
     for (unsigned i = 0; i < rt->nslots; i++) {
         ac__ctx_fini(&rt->workers[i].cx);
         ac__deque_destroy(&rt->workers[i].deque);
@@ -155,6 +175,10 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         ac_config_init(&c);
     if (c.workers == AC_WORKERS_AUTO)
         c.workers = (int)online_cores();
+    if (c.seed == UINT64_MAX ||
+        (c.strategy != AC_SCHEDULE_RANDOM && c.strategy != AC_SCHEDULE_PCT) ||
+        c.pct_depth > AC_PCT_MAX_DEPTH)
+        return AC_EINVAL;  /* a malformed AC_SEED among them */
     if (c.workers < 0 || c.workers > AC_MAX_WORKERS)
         return AC_EINVAL;
     if (c.batch == 0)
@@ -191,7 +215,12 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     rt->nworkers = (unsigned)c.workers;
     rt->nslots = rt->nworkers ? rt->nworkers : 1;
     rt->workers = aligned_alloc(AC__CACHE_LINE, rt->nslots * sizeof *rt->workers);
-    if (rt->workers == NULL || ac__route_init(&rt->route, INITIAL_ROUTE, &rt->gp) != 0) {
+    /* Before any context is made: they read it (ac__ctx_init). */
+    bool seeded_ok = c.workers != 0 || c.seed == 0 ||
+                     (rt->seeded = ac__explore_new(&rt->cfg)) != NULL;
+    if (!seeded_ok || rt->workers == NULL ||
+        ac__route_init(&rt->route, INITIAL_ROUTE, &rt->gp) != 0) {
+        ac__explore_free(NULL, rt->seeded);
         free(rt->workers);
         free(rt->trace_path);
         free(rt);

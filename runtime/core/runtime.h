@@ -75,6 +75,9 @@ struct ac_ctx {
     ac__type_table *types;
     ac__obs_turn turn;
     uint32_t flow_tick;
+    /* Seeded mode (explore.c): who this context's sends are from when no
+     * actor is running, if not the thread itself (a timer that fires). */
+    const void *send_from;
 };
 
 struct ac_runtime {
@@ -133,6 +136,9 @@ struct ac_runtime {
     /* Each service's state, by its row in the table (service.h): set
      * before the workers start, so read without ordering. */
     void *services[AC__SERVICE_MAX];
+    /* Seeded mode (explore.c); NULL in every other. Read only on the
+     * slow paths: deterministic mode's run loop and send_env's slow copy. */
+    struct ac__explore *seeded;
 };
 
 /* A thread's context for the runtime it last used. */
@@ -140,6 +146,8 @@ typedef struct ac__tls_state {
     uint64_t rt_id;
     ac_ctx *cx;
 } ac__tls_state;
+/* AC_SEED as a seed: 0 when unset, UINT64_MAX when malformed. */
+uint64_t ac__env_seed(void);
 ac__tls_state ac__tls_get(void);
 void ac__tls_restore(ac__tls_state s);
 void ac__tls_set(ac_runtime *rt, ac_ctx *cx);

@@ -56,6 +56,7 @@
 #include "sched.h"
 
 #include "actor.h"
+#include "explore.h"
 #include "mailbox.h"
 #include "qsbr.h"
 #include "trace.h"
@@ -979,9 +980,17 @@ uint64_t ac__monotonic_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+ac__actor *ac__sched_take(ac__worker *w)
+{
+    return next_local(w);
+}
+
 /* deadline 0: none. *late: stopped by the deadline with work left. */
 static unsigned run_here(ac_runtime *rt, bool one_turn, uint64_t deadline, bool *late)
 {
+    /* Seeded mode chooses every step itself (explore.c). */
+    if (rt->seeded != NULL)
+        return ac__explore_run(rt, one_turn, deadline, late);
     unsigned handled = 0;
     *late = false;
     for (;;) {

@@ -59,6 +59,9 @@ void ac__workers_stop(ac_runtime *rt);
  * returns the messages handled. The _until form also stops at `deadline`
  * (ac__monotonic_ms; checked between turns) and says whether it got to
  * quiescence. */
+/* The actor next_local would run next on w, taken (seeded mode's run
+ * loop collects the runnable actors with it); NULL when none. */
+ac__actor *ac__sched_take(ac__worker *w);
 unsigned ac__run_here(ac_runtime *rt, bool one_turn);
 bool ac__run_here_until(ac_runtime *rt, uint64_t deadline);
 /* The monotonic clock in ms (real time, also in deterministic mode). */

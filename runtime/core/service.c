@@ -322,3 +322,10 @@ void ac__run_held(ac_ctx *cx)
 {
     ac__sched_run_held(cx);
 }
+
+const void *ac__send_from(ac_ctx *cx, const void *from)
+{
+    const void *prev = cx->send_from;
+    cx->send_from = from;
+    return prev;
+}

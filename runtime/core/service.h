@@ -152,6 +152,10 @@ typedef struct ac__down_note {
 /* During a death's died hooks: the tag the failing actor was handling,
  * AC__NO_TAG when it did not fail (or the death is not being told). */
 uint32_t ac__failing_tag(const ac_ctx *cx);
+/* Seeded mode: makes what cx sends outside a handler come from `from`
+ * (a timer), on its own channel (explore.c); returns the previous one,
+ * to put back. NULL: the thread itself. */
+const void *ac__send_from(ac_ctx *cx, const void *from);
 
 /* What a screen hook decides (see ac__service.screen). */
 enum { AC__SCREEN_PASS = 0, AC__SCREEN_VOID = 1, AC__SCREEN_TAKEN = 2 };

@@ -44,7 +44,7 @@ extern "C" {
  * ac_child_spec.supervisor and ac_supervisor_spec.name; 9: ac_stats.stashed
  * and stash_overflows, ac_actor_type.message_priority; 10: ac_config's
  * trace and per-type statistics fields). */
-#define AC_ABI_VERSION 10
+#define AC_ABI_VERSION 11
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -116,7 +116,28 @@ typedef struct ac_config {
                                    AC_TRACE_FLOW_EVERY, 1 = every send */
     bool type_stats;            /* per-actor-type counters with turn times
                                    (ac_runtime_type_stats) */
+    /* Since AC_ABI_VERSION 11 (docs/RUNTIME.md, "Systematic testing").
+     * Deterministic mode only (workers 0): nonzero runs the seeded mode,
+     * where a pseudo-random choice made from this seed picks which ready
+     * actor runs next and which sender's message a receiver gets next
+     * (FIFO per sender and receiver still holds); ignored with workers. */
+    uint64_t seed;
+    int strategy;               /* AC_SCHEDULE_RANDOM or AC_SCHEDULE_PCT */
+    unsigned pct_depth;         /* PCT: the bug depth d (d - 1 priority change
+                                   points); 0 = AC_PCT_DEPTH */
+    uint32_t pct_steps;         /* PCT: the change points fall in the first
+                                   this many steps; 0 = AC_PCT_STEPS */
 } ac_config;
+
+/* How the seeded mode chooses (ac_config.strategy). */
+enum {
+    AC_SCHEDULE_RANDOM = 0,     /* uniformly among the possible next steps */
+    AC_SCHEDULE_PCT = 1,        /* probabilistic concurrency testing */
+};
+
+#define AC_PCT_DEPTH 3
+#define AC_PCT_MAX_DEPTH 16
+#define AC_PCT_STEPS 1000
 
 #define AC_TRACE_EVENTS 65536
 #define AC_TRACE_FLOW_EVERY 16
@@ -135,6 +156,38 @@ typedef struct ac_config {
  * AC_TRACE=FILE sets trace_path, AC_TRACE_EVENTS and AC_TRACE_FLOW_EVERY
  * the two trace sizes, and AC_STATS=1 sets type_stats. */
 void ac_config_init(ac_config *cfg);
+
+/* Runs `scenario` under many seeded schedules (docs/RUNTIME.md,
+ * "Systematic testing"). */
+typedef struct ac_explore_options {
+    uint64_t first_seed;        /* the first seed tried; 0 counts as 1 */
+    uint32_t seeds;             /* how many, first_seed upwards */
+    int strategy;               /* AC_SCHEDULE_RANDOM or AC_SCHEDULE_PCT */
+    unsigned pct_depth;         /* 0 = AC_PCT_DEPTH */
+    uint32_t pct_steps;         /* 0: the steps of a first run of first_seed */
+    bool quiet;                 /* no line on stderr at a failure */
+    /* Out. */
+    uint64_t failed_seed;       /* the first seed whose scenario failed; 0 */
+    int failed_rc;              /* what the scenario returned for it */
+    uint32_t runs;              /* scenarios run */
+} ac_explore_options;
+
+/* Fills `o` with the defaults: seeds 1..100, AC_SCHEDULE_RANDOM. */
+void ac_explore_options_init(ac_explore_options *o);
+
+/* For each seed, creates a deterministic runtime (workers 0) seeded with
+ * it, calls scenario(rt, arg) (0: passed, anything else: failed; it may
+ * run, advance and step the runtime as it likes), then destroys the
+ * runtime. Stops at the first failure, printing
+ * `actorc: scenario failed with seed S (strategy): AC_SEED=S to replay`
+ * on stderr, and returns 1 with o->failed_seed set; 0 when every seed
+ * passed; AC_EINVAL or AC_ENOMEM (a runtime it could not create). With
+ * AC_SEED set in the environment, runs that one seed only. */
+int ac_explore(ac_explore_options *o, int (*scenario)(ac_runtime *rt, void *arg), void *arg);
+
+/* Seeded mode: the steps taken so far (each an actor turn, a message
+ * delivered to a mailbox, or a timer that fell due); 0 in any other mode. */
+uint64_t ac_runtime_seeded_steps(const ac_runtime *rt);
 
 /* Creates a runtime and starts its workers. `cfg` may be NULL (defaults). */
 int ac_runtime_create(ac_runtime **out, const ac_config *cfg);

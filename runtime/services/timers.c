@@ -276,10 +276,14 @@ static void fire(ac_runtime *rt, ac_ctx *cx, ac__timers *T, timer *t, uint64_t n
         /* Every outcome is accounted for by the send itself: for ac_send a
          * dead target is a counted dead letter, a full mailbox a counted
          * drop; a runtime message to nobody is nothing. */
+        /* From the timer, in seeded mode: its messages race the
+         * advancing thread's own sends (explore.c). */
+        const void *from = ac__send_from(cx, t);
         if (t->system)
             (void)ac__send_system(cx, &t->to, e);
         else
             (void)ac_send_typed(cx, &t->to, t->type, ac__env_pub(e));
+        (void)ac__send_from(cx, from);
     }
 
     pthread_mutex_lock(&T->lock);

@@ -4,8 +4,8 @@
 
 #include <actorc.h>
 
-#if AC_ABI_VERSION != 10
-#error "coverage.actor.h was generated for actorc ABI 10: regenerate it"
+#if AC_ABI_VERSION != 11
+#error "coverage.actor.h was generated for actorc ABI 11: regenerate it"
 #endif
 
 #ifdef __cplusplus
