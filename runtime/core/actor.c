@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(AC__POOL_CLASSES < AC__CLASS_HUGE && AC__CLASS_HUGE <= UINT8_MAX,
+               "an actor's pool class fits its klass");
+_Static_assert(_Alignof(ac__actor) == 8, "prefix_size pads a state aligned to 16");
+
 /* Calls from threads that are not workers are read-side critical sections
  * of their own (workers are online for as long as they run). */
 void ac__enter(ac_ctx *cx)
@@ -46,16 +50,17 @@ void ac__leave(ac_ctx *cx)
 
 /* Bytes in front of the control block: the urgent lane, a bound's
  * counters, and padding
- * that puts a strictly aligned state on its boundary (the state sits 80
- * bytes into the block). Both are fixed by the type and the attributes, so
- * ac__actor_free finds the allocation's start again. */
+ * that puts a strictly aligned state on its boundary (the state sits 72
+ * bytes into the block, 8-aligned in a 16-aligned pool block: a state
+ * that needs 16 gets 8 bytes in front). Both are fixed by the type and the
+ * attributes, so ac__actor_free finds the allocation's start again. */
 static size_t prefix_size(const ac_actor_type *type, unsigned attrs)
 {
     size_t pre = (attrs & AC__ATTR_BOUNDED) ? sizeof(ac__bound) : 0;
     if (attrs & AC__ATTR_URGENT)
         pre += sizeof(ac__urgent);
     size_t align = type->state_align;
-    if (align > 16) {
+    if (align > _Alignof(ac__actor)) {
         size_t state_at = pre + offsetof(ac__actor, state);
         pre += (align - state_at % align) % align;
     }
@@ -83,7 +88,7 @@ ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
     memset(base, 0, size);
     ac__actor *a = (ac__actor *)(void *)(base + pre);
     a->type = type;
-    a->klass = klass;
+    a->klass = (uint8_t)klass;
     a->attrs = (uint8_t)attrs;
     atomic_init(&a->flags, 0);
     if (attrs & AC__ATTR_URGENT)
@@ -93,9 +98,14 @@ ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
 
 void ac__actor_free(ac_ctx *cx, ac__actor *a)
 {
-    /* A stash gave back what it held at the death (stash.c). */
-    if (a->tail != ac__stub_of(a))
-        ac__pool_free(cx, a->tail);
+    /* A stash gave back what it held at the death (stash.c). Relaxed: the
+     * caller owns the actor (its last turn, or a reaper past
+     * ac__mailbox_released_empty's acquire). Before the first pop the
+     * tail is the stub (its link, were a node linked there, would have been
+     * popped: the mailbox is drained); an inbox puts it back (inbox.c). */
+    ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    if (tail != ac__stub_of(a))
+        ac__pool_free(cx, tail);
     if (a->attrs & AC__ATTR_URGENT) {
         /* Nothing waits here once the finalize envelope was taken (the
          * turn takes the lane first); an actor that never ran may hold
@@ -173,9 +183,11 @@ void ac__count_taken(ac_ctx *cx, const ac__env *e)
  * next pop (mailbox.c), so no store on the path of a message records it;
  * before any pop the tail is the initial stub, and the actor is in its
  * start hook. Read on the failure path only. */
-static uint32_t tag_handled(const ac__actor *a)
+static uint32_t tag_handled(ac__actor *a)
 {
-    return a->tail == ac__stub_of((ac__actor *)a) ? AC_TAG_START : a->tail->tag;
+    /* Relaxed: the owner's own, past its first pop (mailbox.c). */
+    return !a->popped ? AC_TAG_START
+                      : atomic_load_explicit(&a->tail, memory_order_relaxed)->tag;
 }
 
 /* A death, for the trace and the type's counters. */
@@ -667,7 +679,8 @@ void ac__handling_stashed(ac_ctx *cx, ac__actor *a)
 
 void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
-    if (e != a->tail)
+    /* Relaxed: the owner's own (mailbox.c). */
+    if (e != atomic_load_explicit(&a->tail, memory_order_relaxed))
         ac__pool_free(cx, e);
 }
 

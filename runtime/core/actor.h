@@ -51,28 +51,37 @@ enum {
 };
 
 /* An actor's control block, followed by its state in the same block. Every
- * byte counts (an idle actor should cost at most 128 bytes with its table
- * slot): what only a dead actor needs lives in its finalize envelope
- * (qsbr.c), what only some actors need sits in front of the block
+ * byte counts (an idle actor with 8 bytes of state costs at most 96 bytes
+ * with its table slot: a 72-byte control block and its state in an 80-byte
+ * pool block, and the slot at the table's load; runtime/README.md, "The
+ * control block"): what only a dead actor needs lives in its finalize
+ * envelope (qsbr.c), what only some actors need sits in front of the block
  * (ac__bound) or in the services' own tables, and the mailbox's initial
- * node is just a link. */
+ * stub has no word of its own: its link is `tail` itself (mailbox.c). */
 typedef struct ac__actor {
     _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
-    ac__env *tail;                  /* mailbox: consumer side */
+    /* mailbox: consumer side; until the first pop (`popped` clear) also
+     * the initial stub's link, which the first push stores (mailbox.c) */
+    _Atomic(ac__env *) tail;
     const ac_actor_type *type;
     struct ac__actor *next_runnable; /* injection queue link */
     _Atomic uint8_t flags;
     uint8_t attrs;
-    uint16_t klass;                 /* pool class of this block */
+    /* The consumer's own: set by the pop that moves past the initial stub
+     * (mailbox.c), so that it and mark-empty tell the stub's link apart
+     * from a tail the consumer wrote. */
+    uint8_t popped;
+    uint8_t klass;                  /* pool class of this block (pool.h) */
     int exit_code;
-    /* The mailbox's initial node: only its link is ever used (mailbox.c). */
-    _Atomic(ac__env *) stub;
     ac_addr addr;
-    alignas(16) unsigned char state[];
+    /* 8-aligned: a state that needs 16 gets 8 bytes of padding in front of
+     * the block (actor.c, prefix_size). */
+    alignas(8) unsigned char state[];
 } ac__actor;
 
 _Static_assert(offsetof(ac__env, next) == 0, "the stub is an envelope's link");
-_Static_assert(offsetof(ac__actor, state) == 80, "control block size");
+_Static_assert(offsetof(ac__actor, tail) % _Alignof(ac__env) == 0, "the stub is aligned");
+_Static_assert(offsetof(ac__actor, state) == 72, "control block size");
 
 /* A bounded mailbox's counters, just in front of its actor's block. */
 typedef struct ac__bound {
@@ -128,9 +137,11 @@ static inline void ac__set_flags(ac__actor *a, unsigned f)
     atomic_fetch_or_explicit(&a->flags, (uint8_t)f, memory_order_relaxed);
 }
 
+/* The initial stub of an actor's mailbox: a node whose link is `tail`
+ * (mailbox.c says why that is safe). Only its link is ever touched. */
 static inline ac__env *ac__stub_of(ac__actor *a)
 {
-    return (ac__env *)(void *)&a->stub;
+    return (ac__env *)(void *)&a->tail;
 }
 
 /* Calls from threads that are not workers are read-side critical sections

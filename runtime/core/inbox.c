@@ -35,6 +35,10 @@
 #define EMPTY_BIT ((uintptr_t)1)
 
 typedef struct inbox_state {
+    /* The queue's stub, pushed back whenever the last node leaves (take):
+     * a whole link of its own, since `tail` can be an actor's first stub
+     * only while it is never pushed again (mailbox.c). */
+    _Atomic(ac__env *) stub;
     _Atomic uint32_t seq;    /* futex word: bumped by each waking push */
     bool armed;              /* the receiver has marked the mailbox empty */
     ac__env *saved, *saved_tail;  /* set aside by selective receives */
@@ -61,6 +65,25 @@ static const ac_actor_type inbox_type = {
 static inline ac__actor *actor_of(ac_inbox *ib) { return (ac__actor *)(void *)ib; }
 static inline inbox_state *state_of(ac__actor *a) { return (inbox_state *)(void *)a->state; }
 
+static ac__env *inbox_stub(ac__actor *a)
+{
+    return (ac__env *)(void *)&state_of(a)->stub;
+}
+
+/* Frees the inbox's block: the node its tail may still hold first, then
+ * the tail put back on the actor's own stub, which is what ac__actor_free
+ * takes for "nothing left". */
+static void inbox_free(ac_ctx *cx, ac__actor *a)
+{
+    /* Relaxed: no producer is left (never published, or past the grace
+     * period of ac_inbox_destroy). */
+    ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    if (tail != inbox_stub(a))
+        ac__pool_free(cx, tail);
+    atomic_store_explicit(&a->tail, ac__stub_of(a), memory_order_relaxed);
+    ac__actor_free(cx, a);
+}
+
 int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
 {
     if (cx == NULL || out == NULL)
@@ -76,7 +99,7 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
         return AC_ENOMEM;
     atomic_init(&state_of(a)->seq, 0);
     /* Marked empty from the start: the first push wakes the receiver. */
-    ac__mailbox_init(a, false);
+    ac__mailbox_init_stub(a, inbox_stub(a));
     state_of(a)->armed = true;
     state_of(a)->owner = cx;
     ac__addr_next(&cx->addrs, &a->addr);
@@ -84,7 +107,7 @@ int ac_inbox_create(ac_ctx *cx, ac_inbox **out)
     int rc = ac__route_insert(&cx->rt->route, a);
     ac__leave(cx);
     if (rc != 0) {
-        ac__actor_free(cx, a);
+        inbox_free(cx, a);
         return rc;
     }
     *out = (ac_inbox *)(void *)a;
@@ -114,19 +137,20 @@ void ac__inbox_wake(ac_ctx *cx, ac__actor *a)
  * producer is between its exchange and its link (the caller retries). */
 static ac__env *take(ac__actor *a)
 {
-    ac__env *stub = ac__stub_of(a);
-    ac__env *tail = a->tail;
+    ac__env *stub = inbox_stub(a);
+    /* Relaxed, every access to tail here: the receiver's own. */
+    ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
     /* Acquire: pairs with the producer's release store of the link. */
     ac__env *next = atomic_load_explicit(&tail->next, memory_order_acquire);
     if (tail == stub) {
         if (next == NULL)
             return NULL;
-        a->tail = next;
+        atomic_store_explicit(&a->tail, next, memory_order_relaxed);
         tail = next;
         next = atomic_load_explicit(&next->next, memory_order_acquire);
     }
     if (next != NULL) {
-        a->tail = next;
+        atomic_store_explicit(&a->tail, next, memory_order_relaxed);
         return tail;
     }
     /* tail is the last node: put the stub behind it so it can leave. */
@@ -136,7 +160,7 @@ static ac__env *take(ac__actor *a)
     (void)ac__mailbox_push(a, stub);  /* never marked here: tail is queued */
     next = atomic_load_explicit(&tail->next, memory_order_acquire);
     if (next != NULL) {
-        a->tail = next;
+        atomic_store_explicit(&a->tail, next, memory_order_relaxed);
         return tail;
     }
     return NULL;
@@ -197,7 +221,9 @@ static ac__env *take_match(ac_ctx *cx, ac__actor *a, uint32_t tag)
             /* A producer between its two steps finishes within a few
              * instructions: wait for it rather than sleep past it. */
             ac__env *head = atomic_load_explicit(&a->head, memory_order_acquire);
-            if (!s->armed && (ac__env *)((uintptr_t)head & ~EMPTY_BIT) != a->tail) {
+            /* Relaxed: the receiver's own tail. */
+            if (!s->armed && (ac__env *)((uintptr_t)head & ~EMPTY_BIT) !=
+                                 atomic_load_explicit(&a->tail, memory_order_relaxed)) {
                 sched_yield();
                 continue;
             }
@@ -303,5 +329,5 @@ void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib)
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);  /* sent, so counted */
         ac__pool_free(cx, e);
     }
-    ac__actor_free(cx, a);
+    inbox_free(cx, a);
 }

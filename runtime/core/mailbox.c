@@ -10,8 +10,19 @@
  *
  * The node a pop returns stays in the queue as its new stub until the next
  * pop, which frees it; so the envelope a handler reads is never freed under
- * it. The first stub is a single link inside the actor (ac__stub_of): the
- * queue only ever touches a node's link, so that is all it needs. A node
+ * it. The first stub is not even a word of its own: its link is the
+ * actor's `tail` (ac__stub_of). The queue only ever touches a node's link,
+ * and that link is written once, by the first push (the only one whose
+ * exchange returns the stub), which so moves `tail` itself onto the first
+ * node. Until the consumer's first pop, then, `tail` is the stub's link:
+ * the stub itself while nothing is linked, the first node once it is. The
+ * consumer tells that apart from a tail of its own (a node it popped) by
+ * `popped`, its own byte, which the first pop sets: before it, pop reads
+ * the link (acquire, pairing with the push's release store of it) and
+ * mark-empty compares the head with the stub, not with what `tail` holds.
+ * Nobody else writes `tail` at all, and the consumer writes it only once
+ * `popped` is set, after its acquire load has seen that single store. A
+ * node
  * the handler stashed (AC__ENV_STASHED) is not freed when the queue moves
  * past it: the stash holds it, and its link is the queue's until then.
  * Only an actor that has stashed (AC__ACTOR_STASHES) pays that test: the
@@ -46,9 +57,34 @@ static inline ac__env *with_empty_bit(ac__env *e)
 void ac__mailbox_init(ac__actor *a, bool owned)
 {
     ac__env *stub = ac__stub_of(a);
-    atomic_init(&a->stub, NULL);
-    a->tail = stub;
+    /* The stub's link is `tail`: it points at the stub until a push links
+     * the first node there. */
+    atomic_init(&a->tail, stub);
+    a->popped = 0;
     atomic_init(&a->head, owned ? stub : with_empty_bit(stub));
+}
+
+void ac__mailbox_init_stub(ac__actor *a, ac__env *stub)
+{
+    atomic_init(&stub->next, NULL);
+    atomic_init(&a->tail, stub);
+    a->popped = 1;  /* tail is a node of the queue, never its own link */
+    atomic_init(&a->head, with_empty_bit(stub));
+}
+
+/* The first pop: `tail` is the stub's link. Out of line, once an actor. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static ac__env *pop_first(ac__actor *a)
+{
+    /* Acquire: pairs with the first push's release store of the stub's
+     * link, which is `tail`; it stays our tail (the first node, popped). */
+    ac__env *next = atomic_load_explicit(&a->tail, memory_order_acquire);
+    if (next == ac__stub_of(a))
+        return NULL;  /* empty, or the first producer is between its steps */
+    a->popped = 1;
+    return next;
 }
 
 bool ac__mailbox_push(ac__actor *a, ac__env *e)
@@ -71,15 +107,18 @@ bool ac__mailbox_push(ac__actor *a, ac__env *e)
  * constant at each of the two calls below. */
 static inline ac__env *pop(ac_ctx *cx, ac__actor *a, bool kept)
 {
-    ac__env *tail = a->tail;
+    if (__builtin_expect(!a->popped, 0))
+        return pop_first(a);
+    /* Relaxed: the consumer's own (see the top of the file). */
+    ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
     /* Acquire: pairs with the producer's release store of prev->next. */
     ac__env *next = atomic_load_explicit(&tail->next, memory_order_acquire);
     if (next == NULL)
         return NULL;  /* empty, or a producer is between its two steps */
-    a->tail = next;
-    /* Only the stub's link exists: compare, never read its other fields.
-     * A stashed envelope is the stash's now (services/stash.c). */
-    if (tail != ac__stub_of(a) && !(kept && (tail->flags & AC__ENV_STASHED)))
+    atomic_store_explicit(&a->tail, next, memory_order_relaxed);
+    /* Past the stub, tail is a whole envelope. A stashed envelope is the
+     * stash's now (services/stash.c). */
+    if (!(kept && (tail->flags & AC__ENV_STASHED)))
         ac__pool_free(cx, tail);
     return next;
 }
@@ -96,7 +135,11 @@ ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a)
 
 bool ac__mailbox_has_next(ac__actor *a)
 {
-    return atomic_load_explicit(&a->tail->next, memory_order_acquire) != NULL;
+    /* Acquire, both: as in pop. */
+    if (!a->popped)
+        return atomic_load_explicit(&a->tail, memory_order_acquire) != ac__stub_of(a);
+    ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    return atomic_load_explicit(&tail->next, memory_order_acquire) != NULL;
 }
 
 bool ac__mailbox_released_empty(ac__actor *a)
@@ -112,10 +155,14 @@ bool ac__mailbox_released_empty(ac__actor *a)
 
 bool ac__mailbox_mark_empty(ac__actor *a)
 {
-    ac__env *tail = a->tail;
+    /* Relaxed: the consumer's own. */
+    ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
     /* Relaxed: only a hint; the CAS below decides. */
     ac__env *head = atomic_load_explicit(&a->head, memory_order_relaxed);
-    if (head != tail)
+    /* Before the first pop the last node taken is the stub: `tail` is its
+     * link, and a node linked there is still to be taken. Tested only when
+     * the head matches, which is what it would wrongly confirm. */
+    if (head != tail || (__builtin_expect(!a->popped, 0) && tail != ac__stub_of(a)))
         return false;  /* a producer has exchanged in a newer node */
     /* Release on success: the next turn, on whichever worker a producer
      * schedules it, sees this turn's writes (see push). Acquire on failure:

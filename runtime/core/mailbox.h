@@ -10,6 +10,9 @@
 #include <stdbool.h>
 
 void ac__mailbox_init(ac__actor *a, bool owned);
+/* For an inbox, whose receiver pushes its stub back (inbox.c): a stub of
+ * the caller's, a whole link, instead of `tail`; marked empty. */
+void ac__mailbox_init_stub(ac__actor *a, ac__env *stub);
 bool ac__mailbox_push(ac__actor *a, ac__env *e);   /* true: was empty */
 /* pop leaves a node the handler stashed (AC__ENV_STASHED) to the stash;
  * pop_plain frees every node it moves past, for an actor that never

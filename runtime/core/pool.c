@@ -20,8 +20,12 @@
 
 #define BATCH 64u
 
+/* 16-byte steps, not 32, below 256: an actor's block (a 72-byte control
+ * block and 8 bytes of state) fits 80 exactly instead of taking 96; a
+ * step costs the same shift either way. The smallest class holds a depot
+ * batch's two links. */
 static const uint32_t class_sizes[AC__POOL_CLASSES] = {
-    32, 64, 96, 128, 160, 192, 224, 256,
+    16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
     384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
 };
 
@@ -30,11 +34,16 @@ static const uint32_t class_sizes[AC__POOL_CLASSES] = {
 static inline unsigned class_of(size_t size)
 {
     if (size <= 256)
-        return size == 0 ? 0 : (unsigned)((size - 1) >> 5);
-    unsigned k = 8;
+        return size == 0 ? 0 : (unsigned)((size - 1) >> 4);
+    unsigned k = 16;
     while (k < AC__POOL_CLASSES && class_sizes[k] < size)
         k++;
     return k;
+}
+
+size_t ac__pool_class_size(unsigned klass)
+{
+    return klass < AC__POOL_CLASSES ? class_sizes[klass] : 0;
 }
 
 /* A batch in the depot: its first block's second word links the next

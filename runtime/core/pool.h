@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Size classes: 32-byte steps to 256 B, then about a half step each to
+/* Size classes: 16-byte steps to 256 B, then about a half step each to
  * 16 KiB (pool.c). Envelopes and actor blocks share them. */
-#define AC__POOL_CLASSES 20
-#define AC__CLASS_HUGE 0xFFFEu      /* malloc'd directly */
+#define AC__POOL_CLASSES 28
+#define AC__CLASS_HUGE 0xFFu        /* malloc'd directly; fits an actor's byte */
 
 /* A free block: the first word links it into a free list. */
 typedef struct ac__block {
@@ -39,6 +39,9 @@ void ac__pool_free(ac_ctx *cx, ac__env *e);
 void *ac__block_alloc(ac_ctx *cx, size_t size, uint16_t *klass);
 void ac__block_free(ac_ctx *cx, void *p, uint16_t klass);
 void ac__pool_release(ac__pool *p);
+/* The bytes a block of class `klass` takes (0 for AC__CLASS_HUGE): for
+ * tests/runtime/test_footprint.c. */
+size_t ac__pool_class_size(unsigned klass);
 int ac__depot_init(ac__depot *d);
 void ac__depot_destroy(ac__depot *d);
 

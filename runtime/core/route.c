@@ -5,8 +5,20 @@
  * the first 8 bytes are the hash as they stand (identity hashing): no
  * hashing work on the send path, and nobody can aim at a bucket without
  * knowing addresses, which are the capabilities themselves. The top bits of
- * the hash pick one of 64 shards, the low bits a slot in it, bits 32..47
- * the tag stored beside the pointer in the slot's word.
+ * the hash pick one of 64 shards, the low 32 bits a slot in it (scaled to
+ * the shard's size: ac__route_home), bits 32..46 the tag stored beside the
+ * pointer in the slot's word (route.h, ac__route_tag).
+ *
+ * A shard's array is kept between 55 % and 75 % full (tombstones count):
+ * a slot is 8 bytes, so that is 11 to 14.5 bytes an actor, where arrays
+ * of a power of two, kept a third to a half full, cost 16 to 24 (and 16.8
+ * at a million actors, the size of bench/spawn_idle; the control block's
+ * 80-byte pool block and the slot make the idle actor's 96 bytes:
+ * runtime/README.md, "The control block"). Linear probing at 75 % takes
+ * 2.5 probes on average to find an actor (bench/route measures it), most
+ * of them in the same cache line as the home slot, and the send path
+ * probes the home slot inline (route.h). Scaling instead of masking costs
+ * the lookup one instruction.
  *
  * Readers take no lock: they load the shard's current array, probe, and
  * confirm the whole address against the actor. Writers (spawn, death) take
@@ -30,6 +42,7 @@
 #define PTR_BITS AC__ROUTE_PTR_BITS  /* route.h: ac__route_find reads slots too */
 #define PTR_MASK (((uintptr_t)1 << PTR_BITS) - 1)
 #define MIN_SHARD_SLOTS 64
+#define REHASH_AHEAD 8      /* slots: how far rehash prefetches (see there) */
 
 static inline uint64_t identity_hash(const ac_addr *a)
 {
@@ -45,7 +58,13 @@ static inline uint64_t route_hash(const ac__route *r, const ac_addr *a)
 
 static inline uintptr_t tag_of(uint64_t h)
 {
-    return (uintptr_t)((h >> 32) & 0xFFFF) << PTR_BITS;
+    return ac__route_tag(h) & ~PTR_MASK;
+}
+
+/* Linear probing's next slot, wrapping at the end of the array. */
+static inline size_t next_slot(const ac__route_array *arr, size_t i)
+{
+    return i + 1 == arr->cap ? 0 : i + 1;
 }
 
 static inline ac__actor *actor_of(uintptr_t v)
@@ -96,7 +115,7 @@ static ac__route_array *array_new(size_t capacity, ac__route_array *older)
     if (arr == NULL)
         return NULL;
     arr->older = older;
-    arr->mask = capacity - 1;
+    arr->cap = capacity;
     for (size_t i = 0; i < capacity; i++)
         atomic_init(&arr->slots[i], EMPTY);
     return arr;
@@ -217,14 +236,14 @@ ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h
     ac__route_array *arr =
         atomic_load_explicit(&shard_of(r, h)->array, memory_order_acquire);
     uintptr_t tag = tag_of(h);
-    for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
+    for (size_t i = ac__route_home(h, arr->cap);; i = next_slot(arr, i)) {
         /* Acquire: pairs with the insert's release, so the actor's address
          * and type are initialised when we read them. */
         uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_acquire);
         if (v == EMPTY)
             return NULL;
         /* The tag filters; the full compare decides. */
-        if ((v & ~PTR_MASK) == tag && v != TOMBSTONE) {
+        if ((v & ~PTR_MASK) == tag) {  /* never empty nor a tombstone */
             ac__actor *a = actor_of(v);
             if (memcmp(a->addr.bytes, addr->bytes, sizeof addr->bytes) == 0)
                 return a;
@@ -234,9 +253,12 @@ ac__actor *ac__route_lookup_hashed(ac__route *r, const ac_addr *addr, uint64_t h
 
 /* Writer side, under the shard's lock: relaxed loads suffice for our own
  * data. */
-static void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_empty)
+#if defined(__GNUC__)
+__attribute__((always_inline))  /* in insert, as it was before the scaling */
+#endif
+static inline void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_empty)
 {
-    for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
+    for (size_t i = ac__route_home(h, arr->cap);; i = next_slot(arr, i)) {
         uintptr_t cur = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
         if (cur == EMPTY || cur == TOMBSTONE) {
             *took_empty = cur == EMPTY;
@@ -250,16 +272,26 @@ static void place(ac__route_array *arr, ac__actor *a, uint64_t h, bool *took_emp
 
 static int rehash(ac__route *r, ac__route_shard *sh, ac__route_array *arr)
 {
-    /* Grow to at most a third full: at most half full triggers the next
-     * rehash, so a table spends its life between a third and a half full
-     * (tombstones aside), which keeps both probes and memory in check. */
-    size_t cap = arr->mask + 1;
-    while (sh->live * 3 >= cap)
-        cap *= 2;
+    /* To 55 % full with the insert that asks (live + 1), at least the
+     * smallest size: more than 75 % triggers the next rehash (insert), so
+     * a table spends its life between the two (tombstones aside). A
+     * rehash that only sweeps tombstones may shrink the array. */
+    size_t cap = (sh->live + 1) * 20 / 11 + 1;
+    if (cap < MIN_SHARD_SLOTS)
+        cap = MIN_SHARD_SLOTS;
     ac__route_array *fresh = array_new(cap, arr);
     if (fresh == NULL)
         return AC_ENOMEM;
-    for (size_t i = 0; i <= arr->mask; i++) {
+    for (size_t i = 0; i < arr->cap; i++) {
+        /* Rehashing reads every actor's address, scattered over memory:
+         * ask for the one a few slots ahead now (a cache miss each at a
+         * million actors, and a 75 % table grows by 1.36x, not 2x). */
+        if (i + REHASH_AHEAD < arr->cap) {
+            uintptr_t ahead = atomic_load_explicit(&arr->slots[i + REHASH_AHEAD],
+                                                   memory_order_relaxed);
+            if (ahead > TOMBSTONE)
+                __builtin_prefetch(&actor_of(ahead)->addr);
+        }
         uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
         if (v != EMPTY && v != TOMBSTONE) {
             bool took_empty;
@@ -287,7 +319,7 @@ int ac__route_insert(ac__route *r, ac__actor *a)
     ac__route_shard *sh = shard_of(r, h);
     shard_lock(sh);
     ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
-    if ((sh->used + 1) * 2 > arr->mask + 1) {  /* keep probes short: <= 1/2 */
+    if ((sh->used + 1) * 4 > arr->cap * 3) {  /* keep probes short: <= 3/4 */
         int rc = rehash(r, sh, arr);
         if (rc != 0) {
             shard_unlock(sh);
@@ -309,13 +341,13 @@ void ac__route_remove(ac__route *r, ac__actor *a)
     ac__route_shard *sh = shard_of(r, h);
     shard_lock(sh);
     ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
-    for (size_t i = h & arr->mask;; i = (i + 1) & arr->mask) {
+    for (size_t i = ac__route_home(h, arr->cap);; i = next_slot(arr, i)) {
         uintptr_t cur = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
         if (cur == EMPTY)
             break;  /* not present: removed already */
         if (cur != TOMBSTONE && actor_of(cur) == a) {
             sh->live--;
-            size_t next = (i + 1) & arr->mask;
+            size_t next = next_slot(arr, i);
             if (atomic_load_explicit(&arr->slots[next], memory_order_relaxed) != EMPTY) {
                 /* Release: orders the removal before the grace period
                  * the caller starts next (qsbr.c). */
@@ -330,7 +362,7 @@ void ac__route_remove(ac__route *r, ac__actor *a)
             for (;;) {
                 atomic_store_explicit(&arr->slots[i], EMPTY, memory_order_release);
                 sh->used--;
-                i = (i - 1) & arr->mask;
+                i = (i == 0 ? arr->cap : i) - 1;
                 if (atomic_load_explicit(&arr->slots[i], memory_order_relaxed) != TOMBSTONE)
                     break;
             }
@@ -346,7 +378,7 @@ void ac__route_each(ac__route *r, void (*fn)(ac__actor *, void *), void *arg)
         ac__route_shard *sh = &r->shards[s];
         shard_lock(sh);
         ac__route_array *arr = atomic_load_explicit(&sh->array, memory_order_relaxed);
-        for (size_t i = 0; i <= arr->mask; i++) {
+        for (size_t i = 0; i < arr->cap; i++) {
             uintptr_t v = atomic_load_explicit(&arr->slots[i], memory_order_relaxed);
             if (v != EMPTY && v != TOMBSTONE)
                 fn(actor_of(v), arg);
@@ -359,6 +391,6 @@ size_t ac__route_capacity(ac__route *r)
 {
     size_t slots = 0;
     for (size_t s = 0; s < (1u << AC__ROUTE_SHARD_BITS); s++)
-        slots += atomic_load_explicit(&r->shards[s].array, memory_order_relaxed)->mask + 1;
+        slots += atomic_load_explicit(&r->shards[s].array, memory_order_relaxed)->cap;
     return slots;
 }
