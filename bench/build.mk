@@ -3,8 +3,8 @@
 # remote_* run two processes (bench/remote.h); remote_floor and mesh_idle
 # have no actors of their own.
 
-BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs spawn_idle route idle \
-               remote_pingpong remote_floor remote_stream remote_down mesh_idle
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs stream inject mesh \
+               spawn_idle route idle remote_pingpong remote_floor remote_stream remote_down mesh_idle
 BENCH_NO_IDL := route remote_floor mesh_idle
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
 BENCH_GEN := $(BUILD)/bench/gen
@@ -36,6 +36,9 @@ BENCH_ARGS_ring_multi := 1000 1000 1000000
 BENCH_ARGS_skynet := 5
 BENCH_ARGS_fanin := 100 10000
 BENCH_ARGS_pairs := 1000 1000
+BENCH_ARGS_stream := 1000000
+BENCH_ARGS_inject := 60 10000
+BENCH_ARGS_mesh := 120 100 100
 BENCH_ARGS_spawn_idle := 100000
 BENCH_ARGS_remote_pingpong := 10000
 BENCH_ARGS_remote_floor := 10000
@@ -47,6 +50,9 @@ BENCH_ARGS_ring_multi := 1000 1000 10000000
 BENCH_ARGS_skynet := 6
 BENCH_ARGS_fanin := 100 100000
 BENCH_ARGS_pairs := 1000 10000
+BENCH_ARGS_stream := 10000000
+BENCH_ARGS_inject := 60 100000
+BENCH_ARGS_mesh := 120 100 1000
 BENCH_ARGS_spawn_idle := 1000000
 BENCH_ARGS_remote_pingpong := 100000
 BENCH_ARGS_remote_floor := 100000

@@ -104,12 +104,15 @@ EXAMPLE_SEEDS := 200
 # tests/structure: the runtime's dependencies point one way (check.sh, on
 # the sources and the objects just built), and the check catches a planted
 # violation of each kind (selftest.sh).
+# tests/bench: make bench-compare's arithmetic (per-round ratios, their
+# median and spread, the verdicts) on stub programs, no real benchmark.
 # tests/docs: every fenced block of README.md and docs/*.md is checked as its
 # info string says (tests/docs/README.md), and a planted wrong one is caught.
 test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
+	@echo "== bench compare"; tests/bench/compare.sh
 	@echo "== man"; $(MAN_LINT)
 	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md) $(wildcard examples/*/README.md)
 	@tests/docs/selftest.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)"

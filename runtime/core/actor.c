@@ -38,13 +38,18 @@ void ac__leave(ac_ctx *cx)
          * that failed) go where the workers reap them, and a worker is
          * woken to do it, since parked workers would not notice. */
         bool retired = cx->retired != NULL;
-        ac__qsbr_orphan(cx);
+        if (retired)
+            ac__qsbr_orphan(cx);
         ac__qsbr_offline(cx);
         if (retired)
             ac__notify_work(cx->rt);
         /* Spawning from outside grows the table with no worker awake to
-         * free what it outgrew. */
-        ac__qsbr_reclaim_tables(cx);
+         * free what it outgrew. The hint is read here, not only in the
+         * call, so that an outside send pays a load, not two calls
+         * (issue 14: a send from outside within 2x a handler's).
+         * Relaxed: a hint; route.c rechecks under its locks. */
+        if (atomic_load_explicit(&cx->rt->route.has_outgrown, memory_order_relaxed))
+            ac__qsbr_reclaim_tables(cx);
     }
 }
 
