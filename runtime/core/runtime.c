@@ -128,6 +128,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
     ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses); ZERO(mailbox_drops);
     ZERO(killed); ZERO(unhandled); ZERO(refused); ZERO(system_messages);
+    ZERO(handoffs); ZERO(wakeups); ZERO(idle_wakeups); ZERO(spins);
 #undef ZERO
 }
 
@@ -456,6 +457,7 @@ static void add_counters(const ac_ctx *cx, ac_stats *out)
     ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
     ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses); ADD(mailbox_drops);
     ADD(killed); ADD(unhandled); ADD(refused); ADD(system_messages);
+    ADD(handoffs); ADD(wakeups); ADD(idle_wakeups); ADD(spins);
 #undef ADD
 }
 
@@ -472,10 +474,11 @@ static void print_counters(const char *who, const ac_stats *s)
             " spawned %" PRIu64 " stopped %" PRIu64 " failed %" PRIu64 " steals %" PRIu64
             " parks %" PRIu64 " pool_misses %" PRIu64 " mailbox_drops %" PRIu64
             " killed %" PRIu64 " unhandled %" PRIu64 " refused %" PRIu64
-            " system_messages %" PRIu64 "\n",
+            " system_messages %" PRIu64 " handoffs %" PRIu64 " wakeups %" PRIu64
+            " idle_wakeups %" PRIu64 " spins %" PRIu64 "\n",
             who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
             s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled,
-            s->refused, s->system_messages);
+            s->refused, s->system_messages, s->handoffs, s->wakeups, s->idle_wakeups, s->spins);
 }
 
 /* AC_STATS=1: every worker's counters, then the total, then the

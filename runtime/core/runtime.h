@@ -26,7 +26,7 @@
 typedef struct ac__counters {
     _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
         steals, parks, pool_misses, mailbox_drops, killed, unhandled, refused,
-        system_messages;
+        system_messages, handoffs, wakeups, idle_wakeups, spins;
 } ac__counters;
 
 #define AC__COUNT(cx, field, n)                                               \

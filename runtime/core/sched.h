@@ -24,6 +24,7 @@ struct ac__worker {
     uint32_t tick;
     uint64_t rng;
     bool searching;
+    bool woken;                     /* woken, and no turn run since (stats) */
     /* What a thief may take from a worker stuck in one long turn (sched.c,
      * "Taking what a long turn holds"): one line, written by the owner at
      * every turn, read by thieves only before they park and by the monitor
