@@ -1055,6 +1055,8 @@ static TURN_INLINE ac__turn turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsig
 static TURN_COLD ac__turn turn_observed(ac_ctx *cx, ac__actor *a, unsigned batch,
                                         unsigned *handled)
 {
+    if (cx->worker != NULL)
+        ac__sched_note_handoff(cx, a);  /* ac_stats.handoffs: observed only */
     cx->turn.type = a->type;
     cx->turn.addr = ac__addr_short(&a->addr);
     cx->turn.handled = 0;

@@ -98,6 +98,8 @@ uint64_t ac__env_seed(void)
     return *end == '\0' ? (uint64_t)n : UINT64_MAX;
 }
 
+_Static_assert(AC__ROUTE_SHARD_BITS == AC__ADDR_LANE_BITS, "a worker's lanes are its shards");
+
 void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
 {
     memset(cx, 0, sizeof *cx);
@@ -110,11 +112,23 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     /* Seeded mode holds every send in flight, on the slow copy. */
     cx->send_slow = w == NULL || (cx->observe & AC__OBS_TRACE) || rt->seeded != NULL;
     ac__addr_stream_init(&cx->addrs, rt->node);
+    if (w != NULL && rt->nslots > 1) {
+        /* Each worker spawns into its own share of the table's shards: a
+         * spawn and the death of the actor it made (mostly on the same
+         * worker) then take a lock and write slots that stay in that
+         * worker's cache. Skynet 6, 2 workers: the shards' lines bouncing
+         * between the cores were a quarter of the profile
+         * (runtime/README.md, "Routing"). */
+        unsigned lanes = 1u << AC__ADDR_LANE_BITS, i = (unsigned)(w - rt->workers);
+        unsigned first = i * lanes / rt->nslots, next = (i + 1) * lanes / rt->nslots;
+        ac__addr_stream_lanes(&cx->addrs, first % lanes, next > first ? next - first : 1);
+    }
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
     ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses); ZERO(mailbox_drops);
     ZERO(killed); ZERO(unhandled); ZERO(refused); ZERO(system_messages);
+    ZERO(handoffs); ZERO(wakeups); ZERO(idle_wakeups); ZERO(spins);
 #undef ZERO
 }
 
@@ -443,6 +457,7 @@ static void add_counters(const ac_ctx *cx, ac_stats *out)
     ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
     ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses); ADD(mailbox_drops);
     ADD(killed); ADD(unhandled); ADD(refused); ADD(system_messages);
+    ADD(handoffs); ADD(wakeups); ADD(idle_wakeups); ADD(spins);
 #undef ADD
 }
 
@@ -459,10 +474,11 @@ static void print_counters(const char *who, const ac_stats *s)
             " spawned %" PRIu64 " stopped %" PRIu64 " failed %" PRIu64 " steals %" PRIu64
             " parks %" PRIu64 " pool_misses %" PRIu64 " mailbox_drops %" PRIu64
             " killed %" PRIu64 " unhandled %" PRIu64 " refused %" PRIu64
-            " system_messages %" PRIu64 "\n",
+            " system_messages %" PRIu64 " handoffs %" PRIu64 " wakeups %" PRIu64
+            " idle_wakeups %" PRIu64 " spins %" PRIu64 "\n",
             who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
             s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled,
-            s->refused, s->system_messages);
+            s->refused, s->system_messages, s->handoffs, s->wakeups, s->idle_wakeups, s->spins);
 }
 
 /* AC_STATS=1: every worker's counters, then the total, then the

@@ -26,7 +26,7 @@
 typedef struct ac__counters {
     _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
         steals, parks, pool_misses, mailbox_drops, killed, unhandled, refused,
-        system_messages;
+        system_messages, handoffs, wakeups, idle_wakeups, spins;
 } ac__counters;
 
 #define AC__COUNT(cx, field, n)                                               \
@@ -56,6 +56,10 @@ struct ac_ctx {
     /* Finalize envelopes of dead actors awaiting their grace period, oldest
      * first: targets only grow, so reaping stops at the first not yet due. */
     ac__env *retired, *retired_tail;
+    /* The first of them not yet given a target (NULL: all have one): a
+     * death only appends; the targets are drawn for all at once, with one
+     * increment of the shared counter per poll (qsbr.c, stamp). */
+    ac__env *unstamped;
     unsigned depth;                 /* external contexts: nested runtime calls */
     ac__counters stats;
     void *slots[AC__SERVICE_MAX];   /* the services' per-thread state */

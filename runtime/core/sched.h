@@ -24,6 +24,7 @@ struct ac__worker {
     uint32_t tick;
     uint64_t rng;
     bool searching;
+    bool woken;                     /* woken, and no turn run since (stats) */
     /* What a thief may take from a worker stuck in one long turn (sched.c,
      * "Taking what a long turn holds"): one line, written by the owner at
      * every turn, read by thieves only before they park and by the monitor
@@ -48,6 +49,9 @@ enum { AC__RUNNING = 0, AC__PARKED = 1, AC__NOTIFIED = 2 };
 #define AC__IDLE_SLEEPING(s) ((s) >> 16)
 
 void ac__schedule(ac_ctx *cx, ac__actor *a);
+/* The observed turn of `a` on worker context cx: counts a hand-off if its
+ * previous turn ran on another worker (ac_stats.handoffs). */
+void ac__sched_note_handoff(ac_ctx *cx, ac__actor *a);
 void ac__notify_work(ac_runtime *rt);
 /* ac__hold_runnable and ac__run_held (service.h). */
 void ac__sched_hold(ac_ctx *cx, bool on);

@@ -43,8 +43,9 @@ extern "C" {
  * layout of a struct a program passes in (7: ac_config.shutdown_ms; 8:
  * ac_child_spec.supervisor and ac_supervisor_spec.name; 9: ac_stats.stashed
  * and stash_overflows, ac_actor_type.message_priority; 10: ac_config's
- * trace and per-type statistics fields). */
-#define AC_ABI_VERSION 11
+ * trace and per-type statistics fields; 12: ac_stats's scheduler counters
+ * handoffs, wakeups, idle_wakeups and spins). */
+#define AC_ABI_VERSION 12
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -1171,6 +1172,18 @@ typedef struct ac_stats {
      * right. */
     uint64_t stashed;            /* messages held in stashes now (ac_stash) */
     uint64_t stash_overflows;    /* ac_stash calls refused: the stash was full */
+    /* Since AC_ABI_VERSION 12: what the workers did to find work, which
+     * explains what a second worker gains or costs (runtime/README.md,
+     * "What the scheduler counts"). */
+    uint64_t handoffs;           /* turns an actor ran on another worker than
+                                    its previous turn's (cross-core hand-offs);
+                                    counted only while per-type counters or
+                                    the trace are on (AC_STATS=1), else 0 */
+    uint64_t wakeups;            /* parked workers woken to look for work */
+    uint64_t idle_wakeups;       /* of those, woken ones that parked again
+                                    without running a turn (spurious) */
+    uint64_t spins;              /* steal rounds that found nothing (each
+                                    looks at every other worker, then pauses) */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The
