@@ -24,16 +24,6 @@ void ac__addr_stream_init(ac__addr_stream *s, uint64_t node)
     randombytes_buf(s->key, sizeof s->key);
     s->nonce = 0;
     s->pos = sizeof s->buf;  /* empty: the first use refills */
-    s->lane_first = 0;
-    s->lane_count = 0;
-}
-
-void ac__addr_stream_lanes(ac__addr_stream *s, unsigned first, unsigned count)
-{
-    if (count >= 1u << AC__ADDR_LANE_BITS)
-        count = 0;
-    s->lane_first = (uint8_t)first;
-    s->lane_count = (uint8_t)count;
 }
 
 static void refill(ac__addr_stream *s)
@@ -53,17 +43,6 @@ void ac__addr_next(ac__addr_stream *s, ac_addr *out)
     memcpy(out->bytes, s->buf + s->pos, sizeof out->bytes);
     s->pos += (uint32_t)sizeof out->bytes;
     memcpy(out->bytes + AC_ADDR_NODE_OFFSET, s->node, sizeof s->node);
-    if (s->lane_count != 0) {
-        /* The lane bits are the top of byte 7. The random lane is mapped
-         * onto ours by multiply-and-shift (bias below 1/count between
-         * lanes, irrelevant to a hash table); the rest of the byte stays
-         * random. With n workers this fixes log2(n) of the 192 random
-         * bits, at most 6, and says which worker spawned the actor. */
-        unsigned shift = 8 - AC__ADDR_LANE_BITS;
-        unsigned lane = out->bytes[7] >> shift;
-        lane = s->lane_first + ((lane * s->lane_count) >> AC__ADDR_LANE_BITS);
-        out->bytes[7] = (uint8_t)(lane << shift | (out->bytes[7] & ((1u << shift) - 1)));
-    }
 }
 
 uint64_t ac_addr_node(const ac_addr *a)

@@ -46,8 +46,6 @@ typedef struct ac__route_shard {
 } ac__route_shard;
 
 #define AC__ROUTE_SHARD_BITS 6
-/* A worker's addresses fall in its own shards (addr.h, lanes; runtime.c
- * checks that a lane is a shard). */
 
 typedef struct ac__route {
     alignas(AC__CACHE_LINE) ac__route_shard shards[1u << AC__ROUTE_SHARD_BITS];

@@ -98,8 +98,6 @@ uint64_t ac__env_seed(void)
     return *end == '\0' ? (uint64_t)n : UINT64_MAX;
 }
 
-_Static_assert(AC__ROUTE_SHARD_BITS == AC__ADDR_LANE_BITS, "a worker's lanes are its shards");
-
 void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
 {
     memset(cx, 0, sizeof *cx);
@@ -112,17 +110,6 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     /* Seeded mode holds every send in flight, on the slow copy. */
     cx->send_slow = w == NULL || (cx->observe & AC__OBS_TRACE) || rt->seeded != NULL;
     ac__addr_stream_init(&cx->addrs, rt->node);
-    if (w != NULL && rt->nslots > 1) {
-        /* Each worker spawns into its own share of the table's shards: a
-         * spawn and the death of the actor it made (mostly on the same
-         * worker) then take a lock and write slots that stay in that
-         * worker's cache. Skynet 6, 2 workers: the shards' lines bouncing
-         * between the cores were a quarter of the profile
-         * (runtime/README.md, "Routing"). */
-        unsigned lanes = 1u << AC__ADDR_LANE_BITS, i = (unsigned)(w - rt->workers);
-        unsigned first = i * lanes / rt->nslots, next = (i + 1) * lanes / rt->nslots;
-        ac__addr_stream_lanes(&cx->addrs, first % lanes, next > first ? next - first : 1);
-    }
     atomic_init(&cx->qs_seen, 0);
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
