@@ -37,7 +37,15 @@ enum {
     /* It has stashed (ac_stash), for the rest of its life: only its
      * turns pay for the stash (actor.c: turn), the others take the
      * plain path, whose pop frees every node it moves past. */
-    AC__ACTOR_STASHES = 1u << 7
+    AC__ACTOR_STASHES = 1u << 7,
+    /* Back-pressure (mute.c). OVERLOADED: its last turn used up its
+     * batch with mail still queued; set and cleared by its owner only
+     * (cleared under the mute lock), read by senders. MUTING: a handler
+     * of this turn sent to an overloaded actor (ac_ctx.mute_on says
+     * which): the turn ends after that handler and the actor may be
+     * muted. */
+    AC__ACTOR_OVERLOADED = 1u << 8,
+    AC__ACTOR_MUTING = 1u << 9
 };
 
 /* Attributes are fixed before the actor is published and never change. */
@@ -61,15 +69,19 @@ typedef struct ac__actor {
     ac__env *tail;                  /* mailbox: consumer side */
     const ac_actor_type *type;
     struct ac__actor *next_runnable; /* injection queue link */
-    _Atomic uint8_t flags;
+    _Atomic uint16_t flags;
     uint8_t attrs;
-    uint16_t klass;                 /* pool class of this block */
+    uint8_t klass;                  /* pool class of this block, or
+                                       AC__ACTOR_HUGE */
     int exit_code;
     /* The mailbox's initial node: only its link is ever used (mailbox.c). */
     _Atomic(ac__env *) stub;
     ac_addr addr;
     alignas(16) unsigned char state[];
 } ac__actor;
+
+/* klass of a block that is not from a pool (pool.h's AC__CLASS_HUGE). */
+#define AC__ACTOR_HUGE 0xFFu
 
 _Static_assert(offsetof(ac__env, next) == 0, "the stub is an envelope's link");
 _Static_assert(offsetof(ac__actor, state) == 80, "control block size");
@@ -125,7 +137,7 @@ static inline unsigned ac__flags(ac__actor *a)
 static inline void ac__set_flags(ac__actor *a, unsigned f)
 {
     /* Relaxed: see ac__flags. DEAD is set with seq_cst in actor.c. */
-    atomic_fetch_or_explicit(&a->flags, (uint8_t)f, memory_order_relaxed);
+    atomic_fetch_or_explicit(&a->flags, (uint16_t)f, memory_order_relaxed);
 }
 
 static inline ac__env *ac__stub_of(ac__actor *a)
@@ -143,7 +155,10 @@ void ac__leave(ac_ctx *cx);
 typedef enum ac__turn {
     AC__TURN_MORE,     /* the batch ran out: run it again, after the others */
     AC__TURN_DRAINED,  /* its mailbox looked empty: ac__turn_release it */
-    AC__TURN_FREED     /* it got its finalize envelope and is gone */
+    AC__TURN_FREED,    /* it got its finalize envelope and is gone */
+    AC__TURN_MUTED     /* it sent to an overloaded actor and is muted: the
+                          mute registry holds it and schedules it again
+                          (mute.c); the caller drops it */
 } ac__turn;
 ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled);
 /* Gives up a drained actor: true if it is now unscheduled, false if a

@@ -99,6 +99,14 @@ bool ac__mailbox_has_next(ac__actor *a)
     return atomic_load_explicit(&a->tail->next, memory_order_acquire) != NULL;
 }
 
+bool ac__mailbox_idle(ac__actor *a)
+{
+    /* Relaxed: a hint for back-pressure (mute.c); a push it misses only
+     * unmutes senders one turn early. */
+    ac__env *head = atomic_load_explicit(&a->head, memory_order_relaxed);
+    return (ac__env *)((uintptr_t)head & ~EMPTY_BIT) == a->tail;
+}
+
 bool ac__mailbox_released_empty(ac__actor *a)
 {
     /* Acquire: pairs with mark_empty's release CAS, so the owner's last
@@ -145,7 +153,7 @@ bool ac__mailbox_push_urgent(ac__actor *a, ac__env *e)
      * clear came first we read it and send the wake-up. Either the
      * owner's take after its clear finds e, or the flag is still set
      * when it looks again (take_urgent's comment). */
-    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint8_t)AC__ACTOR_URGENT,
+    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint16_t)AC__ACTOR_URGENT,
                                             memory_order_acq_rel);
     return !(old & AC__ACTOR_URGENT);
 }
@@ -158,7 +166,7 @@ ac__env *ac__mailbox_take_urgent(ac__actor *a)
      * synchronises with it and the exchange below sees that push; if it
      * comes before, the set leaves the flag on (and its sender pushed a
      * wake-up), so the message is taken at the next look. */
-    atomic_fetch_and_explicit(&a->flags, (uint8_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
+    atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
     /* Acquire: pairs with the pushes' release CASes. */
     ac__env *top = atomic_exchange_explicit(&u->top, NULL, memory_order_acquire);
     ac__env *fifo = NULL;

@@ -6,6 +6,7 @@
 #include "runtime.h"
 
 #include "actor.h"
+#include "mute.h"
 #include "observe.h"
 #include "qsbr.h"
 #include "sched.h"
@@ -114,7 +115,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
 #define ZERO(f) atomic_init(&cx->stats.f, 0)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
     ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses); ZERO(mailbox_drops);
-    ZERO(killed); ZERO(unhandled); ZERO(refused); ZERO(system_messages);
+    ZERO(killed); ZERO(unhandled); ZERO(refused); ZERO(system_messages); ZERO(muted);
 #undef ZERO
 }
 
@@ -150,6 +151,7 @@ static void free_runtime(ac_runtime *rt)
         e = next;
     }
     ac__services_fini(rt);
+    ac__mute_fini(rt);
     ac__route_destroy(&rt->route);
     ac__depot_destroy(&rt->depot);
     pthread_mutex_destroy(&rt->sleep_lock);
@@ -231,6 +233,7 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     int services_rc = ac__services_init(rt);
     memset(rt->workers, 0, rt->nslots * sizeof *rt->workers);
     ac__depot_init(&rt->depot);
+    ac__mute_init(rt);  /* after rt->seeded: seeded mode does not mute */
     pthread_mutex_init(&rt->sleep_lock, NULL);
     pthread_mutex_init(&rt->inject_lock, NULL);
     pthread_mutex_init(&rt->orphan_lock, NULL);
@@ -442,7 +445,7 @@ static void add_counters(const ac_ctx *cx, ac_stats *out)
 #define ADD(f) out->f += atomic_load_explicit(&cx->stats.f, memory_order_relaxed)
     ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
     ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses); ADD(mailbox_drops);
-    ADD(killed); ADD(unhandled); ADD(refused); ADD(system_messages);
+    ADD(killed); ADD(unhandled); ADD(refused); ADD(system_messages); ADD(muted);
 #undef ADD
 }
 
@@ -459,10 +462,10 @@ static void print_counters(const char *who, const ac_stats *s)
             " spawned %" PRIu64 " stopped %" PRIu64 " failed %" PRIu64 " steals %" PRIu64
             " parks %" PRIu64 " pool_misses %" PRIu64 " mailbox_drops %" PRIu64
             " killed %" PRIu64 " unhandled %" PRIu64 " refused %" PRIu64
-            " system_messages %" PRIu64 "\n",
+            " system_messages %" PRIu64 " muted %" PRIu64 "\n",
             who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
             s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled,
-            s->refused, s->system_messages);
+            s->refused, s->system_messages, s->muted);
 }
 
 /* AC_STATS=1: every worker's counters, then the total, then the

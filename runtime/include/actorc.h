@@ -44,7 +44,7 @@ extern "C" {
  * ac_child_spec.supervisor and ac_supervisor_spec.name; 9: ac_stats.stashed
  * and stash_overflows, ac_actor_type.message_priority; 10: ac_config's
  * trace and per-type statistics fields). */
-#define AC_ABI_VERSION 11
+#define AC_ABI_VERSION 12
 
 /* ---- error codes --------------------------------------------------------- */
 
@@ -1171,6 +1171,9 @@ typedef struct ac_stats {
      * right. */
     uint64_t stashed;            /* messages held in stashes now (ac_stash) */
     uint64_t stash_overflows;    /* ac_stash calls refused: the stash was full */
+    /* Since AC_ABI_VERSION 12 (docs/RUNTIME.md, "Back-pressure"). */
+    uint64_t muted;              /* times an actor was muted: it sent to an
+                                    overloaded actor and waited for it */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The

@@ -4,7 +4,7 @@
 
 #include <actorc.h>
 
-#if AC_ABI_VERSION != 11
+#if AC_ABI_VERSION != 12
 #error "edge.actor.h was generated for actorc ABI 11: regenerate it"
 #endif
 

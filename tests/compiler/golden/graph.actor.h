@@ -5,7 +5,7 @@
 #include <actorc.h>
 #include "graph/store.actor.h"
 
-#if AC_ABI_VERSION != 11
+#if AC_ABI_VERSION != 12
 #error "graph.actor.h was generated for actorc ABI 11: regenerate it"
 #endif
 
