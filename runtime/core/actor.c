@@ -475,8 +475,11 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
     }
     AC__COUNT(cx, sends, 1);
     /* A bounded mailbox keeps its own policy; an unbounded one with
-     * urgent messages mutes its senders as any other (mute.c). */
-    if (!(a->attrs & AC__ATTR_BOUNDED) && (ac__flags(a) & AC__ACTOR_OVERLOADED))
+     * urgent messages, or with the bound no mailbox fills that per-type
+     * counters give it (ac__spawn_actor), mutes its senders as any other
+     * (mute.c). */
+    if ((ac__flags(a) & AC__ACTOR_OVERLOADED) &&
+        (!(a->attrs & AC__ATTR_BOUNDED) || ac__bound_of(a)->limit == UINT32_MAX))
         ac__mute_note(cx, a);
     if (cx->observe & AC__OBS_TRACE)
         ac__trace_send(cx, e);  /* as in send_env */
