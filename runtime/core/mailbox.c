@@ -99,14 +99,6 @@ bool ac__mailbox_has_next(ac__actor *a)
     return atomic_load_explicit(&a->tail->next, memory_order_acquire) != NULL;
 }
 
-bool ac__mailbox_idle(ac__actor *a)
-{
-    /* Relaxed: a hint for back-pressure (mute.c); a push it misses only
-     * unmutes senders one turn early. */
-    ac__env *head = atomic_load_explicit(&a->head, memory_order_relaxed);
-    return (ac__env *)((uintptr_t)head & ~EMPTY_BIT) == a->tail;
-}
-
 bool ac__mailbox_released_empty(ac__actor *a)
 {
     /* Acquire: pairs with mark_empty's release CAS, so the owner's last

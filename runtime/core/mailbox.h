@@ -18,9 +18,6 @@ ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a);
 ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a);
 bool ac__mailbox_mark_empty(ac__actor *a);
 bool ac__mailbox_has_next(ac__actor *a);
-/* The owner: nothing is queued and no push is under way (a push between
- * its exchange and its link makes has_next false but this false too). */
-bool ac__mailbox_idle(ac__actor *a);
 /* After the actor's grace period (qsbr.c: no push can follow): whether
  * its owner released it empty, so that nobody owns it or ever will. */
 bool ac__mailbox_released_empty(ac__actor *a);

@@ -35,7 +35,6 @@
  */
 #include "mute.h"
 
-#include "mailbox.h"
 #include "sched.h"
 
 #include <stdlib.h>
@@ -195,12 +194,13 @@ ac__turn ac__mute_turn_end(ac_ctx *cx, ac__actor *a, ac__turn end, unsigned n, u
             ac__set_flags(a, AC__ACTOR_OVERLOADED);
         return end;
     }
-    /* Keeping up: a turn that found its mailbox empty. Not one that
-     * stopped at a push under way (has_next false, a node half linked),
-     * which in a fan-in happens while thousands are queued. A turn cut
-     * short by a mute gives up its overload whatever is queued (the
-     * header's invariant). */
-    if ((f & AC__ACTOR_OVERLOADED) && (end != AC__TURN_DRAINED || ac__mailbox_idle(a)))
+    /* Keeping up: a turn that did not use up its batch. Also one that
+     * stopped at a push under way (a node half linked): the scheduler may
+     * release such an actor empty once the push is done, and an actor
+     * released empty while overloaded would hold its mutees for ever
+     * (nobody else schedules it). A turn cut short by a mute gives up its
+     * overload whatever is queued (the header's invariant). */
+    if (f & AC__ACTOR_OVERLOADED)
         release(cx, a);
     /* Muted only with mail left: one with none has nothing to hold back,
      * and its next message schedules it as usual. */

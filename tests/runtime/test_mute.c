@@ -221,7 +221,9 @@ Test(mute, many_producers_and_consumers_deliver_exactly, .timeout = 120)
 
 /* ---- a cycle: A floods B, B answers every item to A ---------------------- */
 
-enum { A_GO = 0, A_ITEM = 1 };
+/* A_SETUP carries the state; A_GO starts a flood. Every setup is sent
+ * before any go, so no item reaches a peer before its setup. */
+enum { A_SETUP = 0, A_ITEM = 1, A_GO = 2 };
 
 typedef struct peer {
     ac_addr other;
@@ -242,9 +244,10 @@ static int peer_send(ac_ctx *cx, const ac_addr *to, uint32_t tag)
 static int peer_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 {
     peer *p = state;
-    if (e->tag == A_GO) {
+    if (e->tag == A_SETUP) {
         memcpy(p, ac_envelope_payload(e), sizeof *p);
-    } else {
+        return 0;
+    } else if (e->tag == A_ITEM) {
         for (volatile unsigned i = 0; i < g_work; i++) {
         }
         /* An answer for every item: the consumer sends to its producer,
@@ -273,7 +276,7 @@ static const ac_actor_type peer_type = {
     .state_size = sizeof(peer),
     .state_align = _Alignof(peer),
     .dispatch = peer_dispatch,
-    .message_count = 2,
+    .message_count = 3,
 };
 
 /* Both flood (each item received makes a handler that sends K more until
@@ -288,17 +291,22 @@ static void run_cycle(int workers, bool both)
     const uint64_t n = 50000;
     peer pa = {.other = b, .count = n, .flood = true};
     peer pb = {.other = a, .count = n, .flood = both};
-    ac_envelope *e = ac_envelope_new(cx, A_GO, sizeof pa);
+    ac_envelope *e = ac_envelope_new(cx, A_SETUP, sizeof pa);
     memcpy(ac_envelope_payload(e), &pa, sizeof pa);
     cr_assert_eq(ac_send(cx, &a, e), 0);
-    e = ac_envelope_new(cx, A_GO, sizeof pb);
+    e = ac_envelope_new(cx, A_SETUP, sizeof pb);
     memcpy(ac_envelope_payload(e), &pb, sizeof pb);
     cr_assert_eq(ac_send(cx, &b, e), 0);
+    cr_assert_eq(peer_send(cx, &a, A_GO), 0);
+    cr_assert_eq(peer_send(cx, &b, A_GO), 0);
     ac_runtime_run(rt);
     ac_stats st;
     ac_runtime_stats(rt, &st);
     ac_runtime_destroy(rt);
-    cr_assert_eq(atomic_load(&g_peers_done), 2, "both received all %lu", (unsigned long)n);
+    cr_assert_eq(atomic_load(&g_peers_done), 2,
+                 "both received all %lu: done %lu, sends %lu messages %lu muted %lu",
+                 (unsigned long)n, (unsigned long)atomic_load(&g_peers_done),
+                 (unsigned long)st.sends, (unsigned long)st.messages, (unsigned long)st.muted);
     cr_assert_eq(st.messages, st.sends);
 }
 
