@@ -5,7 +5,7 @@
 #include <actorc.h>
 
 #if AC_ABI_VERSION != 12
-#error "edge.actor.h was generated for actorc ABI 11: regenerate it"
+#error "edge.actor.h was generated for actorc ABI 12: regenerate it"
 #endif
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 #include "units.actor.h"
 
 #if AC_ABI_VERSION != 12
-#error "full.actor.h was generated for actorc ABI 11: regenerate it"
+#error "full.actor.h was generated for actorc ABI 12: regenerate it"
 #endif
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 #include "graph/store.actor.h"
 
 #if AC_ABI_VERSION != 12
-#error "graph.actor.h was generated for actorc ABI 11: regenerate it"
+#error "graph.actor.h was generated for actorc ABI 12: regenerate it"
 #endif
 
 #ifdef __cplusplus
