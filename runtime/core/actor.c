@@ -6,6 +6,7 @@
 #include "explore.h"
 #include "inbox.h"
 #include "mailbox.h"
+#include "mute.h"
 #include "observe.h"
 #include "pool.h"
 #include "qsbr.h"
@@ -191,7 +192,7 @@ void ac__count_taken(ac_ctx *cx, const ac__env *e)
 static uint32_t tag_handled(ac__actor *a)
 {
     /* Relaxed: the owner's own, past its first pop (mailbox.c). */
-    return !a->popped ? AC_TAG_START
+    return !(ac__flags(a) & AC__ACTOR_POPPED) ? AC_TAG_START
                       : atomic_load_explicit(&a->tail, memory_order_relaxed)->tag;
 }
 
@@ -245,6 +246,8 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
     if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
         ac__failure_report(cx, &a->addr, a->type, tag, code,
                            supervised ? AC_FAILURE_START_FAILED : AC_FAILURE_UNSUPERVISED, NULL);
+    /* Its senders wait for it no more. */
+    ac__mute_died(cx, a);
     if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
         cx->failing_tag = tag;
         ac__services_died(cx, a, reason, code);
@@ -384,6 +387,12 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
         die(cx, a, AC_REASON_FAILED, rc);
     else
         (void)after_handler(cx, a, 0);
+    /* A start hook's send to an overloaded actor does not mute the new
+     * actor, which is in no turn (mute.c): forgotten. */
+    if (ac__flags(a) & AC__ACTOR_MUTING) {
+        atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_MUTING, memory_order_relaxed);
+        cx->mute_on = NULL;
+    }
     cx->current = caller;
     cx->handling = caller_env;
     /* Hand the actor to the scheduler: run it if messages arrived during
@@ -481,6 +490,13 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
         }
     }
     AC__COUNT(cx, sends, 1);
+    /* A bounded mailbox keeps its own policy; an unbounded one with
+     * urgent messages, or with the bound no mailbox fills that per-type
+     * counters give it (ac__spawn_actor), mutes its senders as any other
+     * (mute.c). */
+    if ((ac__flags(a) & AC__ACTOR_OVERLOADED) &&
+        (!(a->attrs & AC__ATTR_BOUNDED) || ac__bound_of(a)->limit == UINT32_MAX))
+        ac__mute_note(cx, a);
     if (cx->observe & AC__OBS_TRACE)
         ac__trace_send(cx, e);  /* as in send_env */
     if (!urgent)
@@ -553,8 +569,14 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
         } else if (!system && (a->attrs & (AC__ATTR_BOUNDED | AC__ATTR_URGENT))) {
             rc = send_marked(cx, a, e);
         } else {
-            if (!system)
+            if (!system) {
                 AC__COUNT(cx, sends, 1);
+                /* Back-pressure (mute.c): one relaxed load of the line
+                 * the push touches anyway; the flag is a hint, which
+                 * mute.c re-reads under its lock. */
+                if (__builtin_expect(ac__flags(a) & AC__ACTOR_OVERLOADED, 0))
+                    ac__mute_note(cx, a);
+            }
             /* Before the push: after it, e may be handled and freed. */
             if (slow && (cx->observe & AC__OBS_TRACE))
                 ac__trace_send(cx, e);
@@ -751,7 +773,7 @@ int ac_trap_exits(ac_ctx *cx, bool on)
     if (on)
         ac__set_flags(cx->current, AC__ACTOR_TRAP_EXITS);
     else
-        atomic_fetch_and_explicit(&cx->current->flags, (uint8_t)~AC__ACTOR_TRAP_EXITS,
+        atomic_fetch_and_explicit(&cx->current->flags, (uint16_t)~AC__ACTOR_TRAP_EXITS,
                                   memory_order_relaxed);
     return 0;
 }
@@ -852,8 +874,10 @@ int ac_unhandled(ac_ctx *cx)
 
 /* How handling one envelope ended. HANDLED_STASHES: the actor has
  * stashed (now or before), HANDLED_REPLAY: and a stash was taken up
- * again; either sends a plain turn onto the stash's path. */
-enum { HANDLED_FREED, HANDLED, HANDLED_STASHES, HANDLED_REPLAY };
+ * again; either sends a plain turn onto the stash's path. HANDLED_MUTED,
+ * or'ed into one of the others: the handler sent to an overloaded actor,
+ * so the turn ends here (mute.c). */
+enum { HANDLED_FREED, HANDLED, HANDLED_STASHES, HANDLED_REPLAY, HANDLED_MUTED = 4 };
 
 /* A message to an actor that is dead or being killed. */
 static void handle_dead(ac_ctx *cx, ac__actor *a, ac__env *e, unsigned f)
@@ -927,9 +951,12 @@ static TURN_INLINE int handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool out
         }
     }
     f = handle_live(cx, a, e);
-    if (!(f & AC__ACTOR_STASHES))
+    if (!(f & (AC__ACTOR_STASHES | AC__ACTOR_MUTING)))
         return HANDLED;  /* REPLAY implies STASHES: one test a message */
-    return (f & AC__ACTOR_REPLAY) ? HANDLED_REPLAY : HANDLED_STASHES;
+    int h = !(f & AC__ACTOR_STASHES)    ? HANDLED
+            : (f & AC__ACTOR_REPLAY) ? HANDLED_REPLAY
+                                     : HANDLED_STASHES;
+    return (f & AC__ACTOR_MUTING) ? h | HANDLED_MUTED : h;
 }
 
 /* Handles what waits in the urgent lane, oldest first. One take: what is
@@ -984,20 +1011,20 @@ static TURN_COLD void observe_message(ac_ctx *cx, ac__actor *a, ac__env *e)
 
 /* What a plain loop returns when the actor stashed: go on with the
  * stash's loop. */
-#define TURN_STASHES ((int)AC__TURN_FREED + 1)
+#define TURN_STASHES ((int)AC__TURN_MUTED + 1)
 
 /* The loop of a turn. `observed` and `stashes` are constants at each
  * call. The plain loop (`stashes` false: the actor never stashed when
  * the turn began) pops without the stash's test and asks no service for
  * replays; the first message a handler stashes sends it to the stash's
  * loop (TURN_STASHES), which goes on from there with *n and *replay. */
-static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *n,
+static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned *batch, unsigned *n,
                                  bool *replay, bool observed, bool stashes)
 {
     for (;;) {
         ac__env *e = NULL;
         bool replayed = false;
-        if (*n < batch) {
+        if (*n < *batch) {
             if (stashes && *replay)
                 *replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
             if (e == NULL)
@@ -1006,8 +1033,8 @@ static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned batch, unsig
         if (e == NULL) {
             /* Out of batch with more to do, or drained (or a producer is
              * mid-push, which ac__turn_release then notices). */
-            return *n == batch && (*replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
-                                                                      : AC__TURN_DRAINED;
+            return *n == *batch && (*replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
+                                                                       : AC__TURN_DRAINED;
         }
         ++*n;
         if (observed)
@@ -1016,8 +1043,12 @@ static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned batch, unsig
         if (h == HANDLED_FREED)
             return AC__TURN_FREED;
         if (h != HANDLED) {
+            if (h & HANDLED_MUTED) {
+                *batch = *n;  /* the turn ends after this message */
+                h &= ~HANDLED_MUTED;
+            }
             *replay |= h == HANDLED_REPLAY;
-            if (!stashes)
+            if (!stashes && h != HANDLED)
                 return TURN_STASHES;  /* e came from the mailbox: its pop frees it */
         }
         if (replayed && !(e->flags & AC__ENV_STASHED))
@@ -1038,14 +1069,22 @@ static TURN_INLINE ac__turn turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsig
     unsigned f = ac__flags(a);
     bool replay = false;  /* REPLAY implies STASHES */
     int end = TURN_STASHES;
+    /* Lowered to the messages handled when a handler meets an overloaded
+     * actor (turn_loop). */
+    unsigned limit = batch;
     if (!(f & AC__ACTOR_STASHES))
-        end = turn_loop(cx, a, batch, &n, &replay, observed, false);
+        end = turn_loop(cx, a, &limit, &n, &replay, observed, false);
     else
         replay = (f & AC__ACTOR_REPLAY) != 0;
     if (end == TURN_STASHES)
-        end = turn_loop(cx, a, batch, &n, &replay, observed, true);
+        end = turn_loop(cx, a, &limit, &n, &replay, observed, true);
     cx->current = NULL;
     *handled = n;
+    /* Back-pressure (mute.c): a turn that used up its batch (or was cut
+     * short by a mute), or of an actor that was overloaded. OVERLOADED
+     * changes only by this actor's own hand, so f still tells. */
+    if (__builtin_expect(n >= limit || (f & AC__ACTOR_OVERLOADED), 0))
+        return ac__mute_turn_end(cx, a, (ac__turn)end, n, batch);
     return (ac__turn)end;
 }
 

@@ -37,7 +37,20 @@ enum {
     /* It has stashed (ac_stash), for the rest of its life: only its
      * turns pay for the stash (actor.c: turn), the others take the
      * plain path, whose pop frees every node it moves past. */
-    AC__ACTOR_STASHES = 1u << 7
+    AC__ACTOR_STASHES = 1u << 7,
+    /* Back-pressure (mute.c). OVERLOADED: its last turn used up its
+     * batch with mail still queued; set and cleared by its owner only
+     * (cleared under the mute lock), read by senders. MUTING: a handler
+     * of this turn sent to an overloaded actor (ac_ctx.mute_on says
+     * which): the turn ends after that handler and the actor may be
+     * muted. */
+    AC__ACTOR_OVERLOADED = 1u << 8,
+    AC__ACTOR_MUTING = 1u << 9,
+    /* The consumer's own: set by the pop that moves past the initial stub
+     * (mailbox.c), so that it and mark-empty tell the stub's link apart
+     * from a tail the consumer wrote. A flag, not a byte of its own: the
+     * block has none to spare (runtime/README.md, "The control block"). */
+    AC__ACTOR_POPPED = 1u << 10
 };
 
 /* Attributes are fixed before the actor is published and never change. */
@@ -60,17 +73,13 @@ enum {
  * stub has no word of its own: its link is `tail` itself (mailbox.c). */
 typedef struct ac__actor {
     _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
-    /* mailbox: consumer side; until the first pop (`popped` clear) also
+    /* mailbox: consumer side; until the first pop (AC__ACTOR_POPPED clear) also
      * the initial stub's link, which the first push stores (mailbox.c) */
     _Atomic(ac__env *) tail;
     const ac_actor_type *type;
     struct ac__actor *next_runnable; /* injection queue link */
-    _Atomic uint8_t flags;
+    _Atomic uint16_t flags;
     uint8_t attrs;
-    /* The consumer's own: set by the pop that moves past the initial stub
-     * (mailbox.c), so that it and mark-empty tell the stub's link apart
-     * from a tail the consumer wrote. */
-    uint8_t popped;
     uint8_t klass;                  /* pool class of this block (pool.h) */
     int exit_code;
     ac_addr addr;
@@ -134,7 +143,7 @@ static inline unsigned ac__flags(ac__actor *a)
 static inline void ac__set_flags(ac__actor *a, unsigned f)
 {
     /* Relaxed: see ac__flags. DEAD is set with seq_cst in actor.c. */
-    atomic_fetch_or_explicit(&a->flags, (uint8_t)f, memory_order_relaxed);
+    atomic_fetch_or_explicit(&a->flags, (uint16_t)f, memory_order_relaxed);
 }
 
 /* The initial stub of an actor's mailbox: a node whose link is `tail`
@@ -154,7 +163,10 @@ void ac__leave(ac_ctx *cx);
 typedef enum ac__turn {
     AC__TURN_MORE,     /* the batch ran out: run it again, after the others */
     AC__TURN_DRAINED,  /* its mailbox looked empty: ac__turn_release it */
-    AC__TURN_FREED     /* it got its finalize envelope and is gone */
+    AC__TURN_FREED,    /* it got its finalize envelope and is gone */
+    AC__TURN_MUTED     /* it sent to an overloaded actor and is muted: the
+                          mute registry holds it and schedules it again
+                          (mute.c); the caller drops it */
 } ac__turn;
 ac__turn ac__actor_turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsigned *handled);
 /* Gives up a drained actor: true if it is now unscheduled, false if a

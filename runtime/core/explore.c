@@ -340,7 +340,9 @@ unsigned ac__explore_run(ac_runtime *rt, bool one_turn, uint64_t deadline, bool 
         ac__turn end = ac__actor_turn(cx, a, 1, &n);
         handled += n;
         after_step(x, a, NULL);
-        if (end == AC__TURN_FREED || (end == AC__TURN_DRAINED && ac__turn_release(a))) {
+        /* MUTED: never here (seeded mode does not mute, mute.c), but the
+         * registry would hold it. */
+        if (end == AC__TURN_FREED || end == AC__TURN_MUTED || (end == AC__TURN_DRAINED && ac__turn_release(a))) {
             memmove(&x->ready[i], &x->ready[i + 1], (x->nready - i - 1) * sizeof *x->ready);
             x->nready--;
         }

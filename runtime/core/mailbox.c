@@ -17,11 +17,11 @@
  * node. Until the consumer's first pop, then, `tail` is the stub's link:
  * the stub itself while nothing is linked, the first node once it is. The
  * consumer tells that apart from a tail of its own (a node it popped) by
- * `popped`, its own byte, which the first pop sets: before it, pop reads
+ * AC__ACTOR_POPPED, a flag only it sets, at the first pop: before it, pop reads
  * the link (acquire, pairing with the push's release store of it) and
  * mark-empty compares the head with the stub, not with what `tail` holds.
  * Nobody else writes `tail` at all, and the consumer writes it only once
- * `popped` is set, after its acquire load has seen that single store. A
+ * the flag is set, after its acquire load has seen that single store. A
  * node
  * the handler stashed (AC__ENV_STASHED) is not freed when the queue moves
  * past it: the stash holds it, and its link is the queue's until then.
@@ -59,8 +59,7 @@ void ac__mailbox_init(ac__actor *a, bool owned)
     ac__env *stub = ac__stub_of(a);
     /* The stub's link is `tail`: it points at the stub until a push links
      * the first node there. */
-    atomic_init(&a->tail, stub);
-    a->popped = 0;
+    atomic_init(&a->tail, stub);  /* AC__ACTOR_POPPED is clear: a new block */
     atomic_init(&a->head, owned ? stub : with_empty_bit(stub));
 }
 
@@ -68,7 +67,8 @@ void ac__mailbox_init_stub(ac__actor *a, ac__env *stub)
 {
     atomic_init(&stub->next, NULL);
     atomic_init(&a->tail, stub);
-    a->popped = 1;  /* tail is a node of the queue, never its own link */
+    /* tail is a node of the queue, never its own link */
+    ac__set_flags(a, AC__ACTOR_POPPED);
     atomic_init(&a->head, with_empty_bit(stub));
 }
 
@@ -83,7 +83,7 @@ static ac__env *pop_first(ac__actor *a)
     ac__env *next = atomic_load_explicit(&a->tail, memory_order_acquire);
     if (next == ac__stub_of(a))
         return NULL;  /* empty, or the first producer is between its steps */
-    a->popped = 1;
+    ac__set_flags(a, AC__ACTOR_POPPED);
     return next;
 }
 
@@ -107,7 +107,7 @@ bool ac__mailbox_push(ac__actor *a, ac__env *e)
  * constant at each of the two calls below. */
 static inline ac__env *pop(ac_ctx *cx, ac__actor *a, bool kept)
 {
-    if (__builtin_expect(!a->popped, 0))
+    if (__builtin_expect(!(ac__flags(a) & AC__ACTOR_POPPED), 0))
         return pop_first(a);
     /* Relaxed: the consumer's own (see the top of the file). */
     ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
@@ -136,7 +136,7 @@ ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a)
 bool ac__mailbox_has_next(ac__actor *a)
 {
     /* Acquire, both: as in pop. */
-    if (!a->popped)
+    if (!(ac__flags(a) & AC__ACTOR_POPPED))
         return atomic_load_explicit(&a->tail, memory_order_acquire) != ac__stub_of(a);
     ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
     return atomic_load_explicit(&tail->next, memory_order_acquire) != NULL;
@@ -162,7 +162,7 @@ bool ac__mailbox_mark_empty(ac__actor *a)
     /* Before the first pop the last node taken is the stub: `tail` is its
      * link, and a node linked there is still to be taken. Tested only when
      * the head matches, which is what it would wrongly confirm. */
-    if (head != tail || (__builtin_expect(!a->popped, 0) && tail != ac__stub_of(a)))
+    if (head != tail || (__builtin_expect(!(ac__flags(a) & AC__ACTOR_POPPED), 0) && tail != ac__stub_of(a)))
         return false;  /* a producer has exchanged in a newer node */
     /* Release on success: the next turn, on whichever worker a producer
      * schedules it, sees this turn's writes (see push). Acquire on failure:
@@ -192,7 +192,7 @@ bool ac__mailbox_push_urgent(ac__actor *a, ac__env *e)
      * clear came first we read it and send the wake-up. Either the
      * owner's take after its clear finds e, or the flag is still set
      * when it looks again (take_urgent's comment). */
-    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint8_t)AC__ACTOR_URGENT,
+    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint16_t)AC__ACTOR_URGENT,
                                             memory_order_acq_rel);
     return !(old & AC__ACTOR_URGENT);
 }
@@ -205,7 +205,7 @@ ac__env *ac__mailbox_take_urgent(ac__actor *a)
      * synchronises with it and the exchange below sees that push; if it
      * comes before, the set leaves the flag on (and its sender pushed a
      * wake-up), so the message is taken at the next look. */
-    atomic_fetch_and_explicit(&a->flags, (uint8_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
+    atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
     /* Acquire: pairs with the pushes' release CASes. */
     ac__env *top = atomic_exchange_explicit(&u->top, NULL, memory_order_acquire);
     ac__env *fifo = NULL;

@@ -6,6 +6,7 @@
 #include "runtime.h"
 
 #include "actor.h"
+#include "mute.h"
 #include "observe.h"
 #include "qsbr.h"
 #include "sched.h"
@@ -115,7 +116,7 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     ZERO(messages); ZERO(sends); ZERO(dead_letters); ZERO(spawned); ZERO(stopped);
     ZERO(failed); ZERO(steals); ZERO(parks); ZERO(pool_misses); ZERO(mailbox_drops);
     ZERO(killed); ZERO(unhandled); ZERO(refused); ZERO(system_messages);
-    ZERO(handoffs); ZERO(wakeups); ZERO(idle_wakeups); ZERO(spins);
+    ZERO(handoffs); ZERO(wakeups); ZERO(idle_wakeups); ZERO(spins); ZERO(muted);
 #undef ZERO
 }
 
@@ -151,6 +152,7 @@ static void free_runtime(ac_runtime *rt)
         e = next;
     }
     ac__services_fini(rt);
+    ac__mute_fini(rt);
     ac__route_destroy(&rt->route);
     ac__depot_destroy(&rt->depot);
     pthread_mutex_destroy(&rt->sleep_lock);
@@ -232,6 +234,7 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     int services_rc = ac__services_init(rt);
     memset(rt->workers, 0, rt->nslots * sizeof *rt->workers);
     ac__depot_init(&rt->depot);
+    ac__mute_init(rt);  /* after rt->seeded: seeded mode does not mute */
     pthread_mutex_init(&rt->sleep_lock, NULL);
     pthread_mutex_init(&rt->inject_lock, NULL);
     pthread_mutex_init(&rt->orphan_lock, NULL);
@@ -444,7 +447,7 @@ static void add_counters(const ac_ctx *cx, ac_stats *out)
     ADD(messages); ADD(sends); ADD(dead_letters); ADD(spawned); ADD(stopped);
     ADD(failed); ADD(steals); ADD(parks); ADD(pool_misses); ADD(mailbox_drops);
     ADD(killed); ADD(unhandled); ADD(refused); ADD(system_messages);
-    ADD(handoffs); ADD(wakeups); ADD(idle_wakeups); ADD(spins);
+    ADD(handoffs); ADD(wakeups); ADD(idle_wakeups); ADD(spins); ADD(muted);
 #undef ADD
 }
 
@@ -462,10 +465,10 @@ static void print_counters(const char *who, const ac_stats *s)
             " parks %" PRIu64 " pool_misses %" PRIu64 " mailbox_drops %" PRIu64
             " killed %" PRIu64 " unhandled %" PRIu64 " refused %" PRIu64
             " system_messages %" PRIu64 " handoffs %" PRIu64 " wakeups %" PRIu64
-            " idle_wakeups %" PRIu64 " spins %" PRIu64 "\n",
+            " idle_wakeups %" PRIu64 " spins %" PRIu64 " muted %" PRIu64 "\n",
             who, s->messages, s->sends, s->dead_letters, s->spawned, s->stopped, s->failed,
             s->steals, s->parks, s->pool_misses, s->mailbox_drops, s->killed, s->unhandled,
-            s->refused, s->system_messages, s->handoffs, s->wakeups, s->idle_wakeups, s->spins);
+            s->refused, s->system_messages, s->handoffs, s->wakeups, s->idle_wakeups, s->spins, s->muted);
 }
 
 /* AC_STATS=1: every worker's counters, then the total, then the

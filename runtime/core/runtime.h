@@ -26,7 +26,7 @@
 typedef struct ac__counters {
     _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
         steals, parks, pool_misses, mailbox_drops, killed, unhandled, refused,
-        system_messages, handoffs, wakeups, idle_wakeups, spins;
+        system_messages, handoffs, wakeups, idle_wakeups, spins, muted;
 } ac__counters;
 
 #define AC__COUNT(cx, field, n)                                               \
@@ -36,6 +36,10 @@ typedef struct ac__counters {
                           memory_order_relaxed)
 
 typedef struct ac__worker ac__worker;
+
+/* Buckets of the mute registry (mute.c): a few overloaded actors at a
+ * time is the common case, so a small fixed table. */
+#define AC__MUTE_BUCKETS 64
 
 struct ac_ctx {
     ac_runtime *rt;
@@ -79,6 +83,9 @@ struct ac_ctx {
     ac__type_table *types;
     ac__obs_turn turn;
     uint32_t flow_tick;
+    /* Back-pressure (mute.c): the overloaded actor a handler of the
+     * running turn sent to, first one only; NULL otherwise. */
+    struct ac__actor *mute_on;
     /* Seeded mode (explore.c): who this context's sends are from when no
      * actor is running, if not the thread itself (a timer that fires). */
     const void *send_from;
@@ -134,6 +141,14 @@ struct ac_runtime {
     void *dead_letter_arg;
     ac_failure_fn failure_fn;       /* never NULL: ac_failure_print by default */
     void *failure_arg;
+
+    /* Back-pressure (mute.c): muted actors by the overloaded actor they
+     * wait for. Taken only by a turn that mutes its actor and by an
+     * overloaded actor's first turn that keeps up again. */
+    alignas(AC__CACHE_LINE) pthread_mutex_t mute_lock;
+    struct ac__mute_group *mute_groups[AC__MUTE_BUCKETS];
+    struct ac__mute_group *mute_spare;  /* emptied groups, for reuse */
+    bool mute_off;                  /* AC_MUTE=0, or seeded mode */
 
     /* Set once any service keeps per-actor state (service.c). */
     alignas(AC__CACHE_LINE) _Atomic bool services_used;

@@ -44,7 +44,7 @@ extern "C" {
  * ac_child_spec.supervisor and ac_supervisor_spec.name; 9: ac_stats.stashed
  * and stash_overflows, ac_actor_type.message_priority; 10: ac_config's
  * trace and per-type statistics fields; 12: ac_stats's scheduler counters
- * handoffs, wakeups, idle_wakeups and spins). */
+ * handoffs, wakeups, idle_wakeups and spins, and muted). */
 #define AC_ABI_VERSION 12
 
 /* ---- error codes --------------------------------------------------------- */
@@ -1184,6 +1184,9 @@ typedef struct ac_stats {
                                     without running a turn (spurious) */
     uint64_t spins;              /* steal rounds that found nothing (each
                                     looks at every other worker, then pauses) */
+    /* Back-pressure (docs/RUNTIME.md, "Back-pressure"). */
+    uint64_t muted;              /* times an actor was muted: it sent to an
+                                    overloaded actor and waited for it */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The
