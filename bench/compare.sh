@@ -106,7 +106,7 @@ fi
 
 # The targets: actorc ÷ the faster peer, in msgs/s (skynet and
 # remote_down_*: in time; remote_down_kill has none).
-declare -A target=([pingpong]=10 [ring]=10 [ring_multi]=5 [skynet]=10 [fanin]=5 [pairs]=5
+declare -A target=([pingpong]=10 [ring]=10 [ring_multi]=5 [skynet]=12 [fanin]=5 [pairs]=5
                    [stream]=5 [inject]=5 [mesh]=5
                    [remote_pingpong]=1 [remote_stream]=10 [remote_down_stop]=50)
 

@@ -60,7 +60,7 @@ stub "$C/pingpong" "pingpong 10 0.100 20 1000" "pingpong 10 0.100 10 1000" "ping
 stub "$A/fanin" "fanin 2x3 0.100 600 1" "fanin 2x3 0.100 500 1" "fanin 2x3 0.100 700 1"
 stub "$E/fanin" "fanin 2x3 0.100 100 1" "fanin 2x3 0.100 100 1" "fanin 2x3 0.100 100 1"
 stub "$C/fanin" "fanin 2x3 0.100 50 1" "fanin 2x3 0.100 120 1" "fanin 2x3 0.100 90 1"
-# skynet (time, target 10x): min(10, 20)/1 = 10, min(30, 15)/2 = 7.5,
+# skynet (time, target 12x): min(10, 20)/1 = 10, min(30, 15)/2 = 7.5,
 # min(12, 30)/1.5 = 8: 8.00, spread 7.50-10.00, MISS.
 stub "$A/skynet" "skynet 2 1.000 5 1" "skynet 2 2.000 5 1" "skynet 2 1.500 5 1"
 stub "$E/skynet" "skynet 2 10.000 5 1" "skynet 2 30.000 5 1" "skynet 2 12.000 5 1"
