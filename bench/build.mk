@@ -3,7 +3,7 @@
 # remote_* run two processes (bench/remote.h); remote_floor and mesh_idle
 # have no actors of their own.
 
-BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs stream inject mesh \
+BENCH_NAMES := pingpong ring ring_multi skynet fanin pairs stream inject mesh ask spawn broker \
                spawn_idle route idle remote_pingpong remote_floor remote_stream remote_down mesh_idle
 BENCH_NO_IDL := route remote_floor mesh_idle
 BENCH_BINS := $(BENCH_NAMES:%=$(BUILD)/bench/%)
@@ -39,6 +39,9 @@ BENCH_ARGS_pairs := 1000 1000
 BENCH_ARGS_stream := 1000000
 BENCH_ARGS_inject := 60 10000
 BENCH_ARGS_mesh := 120 100 100
+BENCH_ARGS_ask := 1000 100
+BENCH_ARGS_spawn := 100000
+BENCH_ARGS_broker := 100 10000
 BENCH_ARGS_spawn_idle := 100000
 BENCH_ARGS_remote_pingpong := 10000
 BENCH_ARGS_remote_floor := 10000
@@ -53,6 +56,9 @@ BENCH_ARGS_pairs := 1000 10000
 BENCH_ARGS_stream := 10000000
 BENCH_ARGS_inject := 60 100000
 BENCH_ARGS_mesh := 120 100 1000
+BENCH_ARGS_ask := 1000 1000
+BENCH_ARGS_spawn := 1000000
+BENCH_ARGS_broker := 100 100000
 BENCH_ARGS_spawn_idle := 1000000
 BENCH_ARGS_remote_pingpong := 100000
 BENCH_ARGS_remote_floor := 100000

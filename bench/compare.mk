@@ -10,7 +10,7 @@
 # actorc's own $(BUILD)/bench/<name>, and its BENCH_ARGS_<name> (the sizes
 # for BENCH_SIZE) are handed to compare.sh, so both use the same sizes.
 
-PEER_BENCHES := pingpong ring ring_multi skynet fanin pairs stream inject mesh
+PEER_BENCHES := pingpong ring ring_multi skynet fanin pairs stream inject mesh ask spawn broker
 PEER_CXX ?= g++
 PEER_CXXFLAGS ?= -std=c++17 -O2 -pthread -Wall -Wextra
 PEER_CAF_LIBS ?= -lcaf_core

@@ -54,7 +54,7 @@ peers=$out/peers
 case "$RUNS" in '' | *[!0-9]* | 0) echo "compare: BENCH_RUNS must be a positive integer" >&2; exit 2 ;; esac
 case "$TIMEOUT" in '' | *[!0-9]* | 0) echo "compare: BENCH_TIMEOUT must be a positive integer" >&2; exit 2 ;; esac
 
-benches=(pingpong ring ring_multi skynet fanin pairs stream inject mesh
+benches=(pingpong ring ring_multi skynet fanin pairs stream inject mesh ask spawn broker
          remote_pingpong remote_stream remote_down_kill remote_down_stop)
 declare -A args
 case "$SIZE" in
@@ -63,11 +63,13 @@ case "$SIZE" in
     args=([pingpong]="1000000" [ring]="1000 10000000" [ring_multi]="1000 1000 10000000"
           [skynet]="6" [fanin]="100 100000" [pairs]="1000 10000"
           [stream]="10000000" [inject]="60 100000" [mesh]="120 100 1000"
+          [ask]="1000 1000" [spawn]="1000000" [broker]="100 100000"
           [remote_pingpong]="100000" [remote_stream]="1000000 64") ;;
 small)
     args=([pingpong]="100000" [ring]="1000 1000000" [ring_multi]="1000 1000 1000000"
           [skynet]="5" [fanin]="100 10000" [pairs]="1000 1000"
           [stream]="1000000" [inject]="60 10000" [mesh]="120 100 100"
+          [ask]="1000 100" [spawn]="100000" [broker]="100 10000"
           [remote_pingpong]="10000" [remote_stream]="100000 64") ;;
 *)
     echo "compare: BENCH_SIZE must be small or empty (the README's sizes)" >&2
@@ -107,7 +109,7 @@ fi
 # The targets: actorc ÷ the faster peer, in msgs/s (skynet and
 # remote_down_*: in time; remote_down_kill has none).
 declare -A target=([pingpong]=10 [ring]=10 [ring_multi]=5 [skynet]=12 [fanin]=5 [pairs]=5
-                   [stream]=5 [inject]=5 [mesh]=5
+                   [stream]=5 [inject]=5 [mesh]=5 [ask]=5 [spawn]=5 [broker]=5
                    [remote_pingpong]=1 [remote_stream]=10 [remote_down_stop]=50)
 
 impls=(actorc erlang caf)

@@ -1,0 +1,108 @@
+/* ask C R — bench/README.md. */
+#include "common.h"
+#include "ask.actor.h"
+
+static ask_Teller_ref teller;
+/* The teller's accounts: only the teller's turns touch them (one actor, one
+ * turn at a time), main reads them after the run. */
+static uint64_t *balances;
+/* Written by each client's report (its own slot), read by main after. */
+static uint64_t *got_last, *got_bad;
+
+int ask_Teller_on_deposit(ask_Teller *self, ac_ctx *cx, const ask_Teller_deposit *m)
+{
+    self->served++;
+    balances[m->account] += m->amount;
+    return ask_Teller_reply_deposit(cx, &m->reply_to, balances[m->account]);
+}
+
+static int ask_next(ask_Client *self, ac_ctx *cx);
+
+/* The k-th deposit (amount k) must leave k(k+1)/2: a reply that is not the
+ * running sum counts as bad. */
+static int on_balance(void *state, ac_ctx *cx, int status, const ask_Teller_deposit_reply *r,
+                      void *arg)
+{
+    (void)arg;
+    ask_Client *self = state;
+    if (status != 0)
+        return status;
+    uint64_t k = self->sent;
+    if (r->balance != k * (k + 1) / 2)
+        self->bad++;
+    self->last = r->balance;
+    return ask_next(self, cx);
+}
+
+static int ask_next(ask_Client *self, ac_ctx *cx)
+{
+    if (self->sent == self->requests)
+        return 0;
+    self->sent++;
+    return ask_Teller_ask_deposit(cx, teller, self->id, self->sent, 0, on_balance, NULL);
+}
+
+int ask_Client_on_launch(ask_Client *self, ac_ctx *cx, const ask_Client_launch *m)
+{
+    self->id = m->id;
+    self->requests = m->requests;
+    return ask_next(self, cx);
+}
+
+int ask_Client_on_report(ask_Client *self, ac_ctx *cx, const ask_Client_report *m)
+{
+    (void)cx;
+    (void)m;
+    got_last[self->id] = self->last;
+    got_bad[self->id] = self->bad;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *usage = "C R";
+    uint64_t c = bench_arg(argc, argv, 1, usage), r = bench_arg(argc, argv, 2, usage);
+    if (c > UINT32_MAX || r > UINT32_MAX)
+        bench_fail("ask: arguments too large");
+    ask_Client_ref *clients = malloc(c * sizeof *clients);
+    balances = calloc(c, sizeof *balances);
+    got_last = calloc(c, sizeof *got_last);
+    got_bad = calloc(c, sizeof *got_bad);
+    if (clients == NULL || balances == NULL || got_last == NULL || got_bad == NULL)
+        bench_fail("ask: out of memory");
+
+    ac_runtime *rt = bench_runtime();
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    bench_check(ask_Teller_spawn(cx, &teller), "spawn");
+    for (uint64_t i = 0; i < c; i++)
+        bench_check(ask_Client_spawn(cx, &clients[i]), "spawn");
+
+    double t0 = bench_now();
+    for (uint64_t i = 0; i < c; i++)
+        bench_check(ask_Client_send_launch(cx, clients[i], (uint32_t)i, (uint32_t)r), "send");
+    ac_runtime_run(rt);
+    double secs = bench_now() - t0;
+
+    for (uint64_t i = 0; i < c; i++)
+        bench_check(ask_Client_send_report(cx, clients[i]), "send");
+    ac_runtime_run(rt);
+    ac_runtime_destroy(rt);
+    uint64_t want = r * (r + 1) / 2, bad = 0, short_ = 0, total = 0;
+    for (uint64_t i = 0; i < c; i++) {
+        bad += got_bad[i];
+        short_ += got_last[i] != want || balances[i] != want;
+        total += balances[i];
+    }
+    if (bad != 0 || short_ != 0)
+        bench_fail("ask: %" PRIu64 " replies not the running sum, %" PRIu64
+                   " accounts not at %" PRIu64 " (total %" PRIu64 ")",
+                   bad, short_, want, total);
+    char params[64];
+    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, c, r);
+    bench_report("ask", params, secs, (double)(c * r));
+    free(clients);
+    free(balances);
+    free(got_last);
+    free(got_bad);
+    return 0;
+}
