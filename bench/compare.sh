@@ -63,13 +63,13 @@ case "$SIZE" in
     args=([pingpong]="1000000" [ring]="1000 10000000" [ring_multi]="1000 1000 10000000"
           [skynet]="6" [fanin]="100 100000" [pairs]="1000 10000"
           [stream]="10000000" [inject]="60 100000" [mesh]="120 100 1000"
-          [ask]="1000 1000" [spawn]="1000000" [broker]="100 100000"
+          [ask]="1000 1000" [spawn]="100000" [broker]="100 100000"
           [remote_pingpong]="100000" [remote_stream]="1000000 64") ;;
 small)
     args=([pingpong]="100000" [ring]="1000 1000000" [ring_multi]="1000 1000 1000000"
           [skynet]="5" [fanin]="100 10000" [pairs]="1000 1000"
           [stream]="1000000" [inject]="60 10000" [mesh]="120 100 100"
-          [ask]="1000 100" [spawn]="100000" [broker]="100 10000"
+          [ask]="1000 100" [spawn]="10000" [broker]="100 10000"
           [remote_pingpong]="10000" [remote_stream]="100000 64") ;;
 *)
     echo "compare: BENCH_SIZE must be small or empty (the README's sizes)" >&2
