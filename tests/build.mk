@@ -53,7 +53,8 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_amap.o $(BUILD)/obj/tests/runtime/test_steal.o \
     $(BUILD)/obj/tests/runtime/test_sched_stats.o \
-    $(BUILD)/obj/tests/runtime/test_footprint.o: CPPFLAGS += -Iruntime
+    $(BUILD)/obj/tests/runtime/test_footprint.o $(BUILD)/obj/tests/runtime/test_ask.o: \
+    CPPFLAGS += -Iruntime
 $(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o \
     $(BUILD)/obj/tests/runtime/test_remote.o $(BUILD)/obj/tests/runtime/test_stats.o \
     $(BUILD)/obj/tests/runtime/test_priority.o: CPPFLAGS += -Itests/support
