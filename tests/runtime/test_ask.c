@@ -561,6 +561,8 @@ static void asker_dies_with_asks_pending(uint32_t then)
     g3.slot = 2 * N;
     send_go(cx, &again, &g3);
     cr_assert_eq(ac_runtime_run(rt), (int)made, "the new asker's asks are the only ones pending");
+    /* Exactly: both askers' turns and the death ran on the one
+     * deterministic worker, so all the records are on its list. */
     cr_assert_eq(ac__ask_records(rt), made, "the dead asker's records were reused");
     cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
