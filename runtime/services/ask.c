@@ -223,7 +223,7 @@ static int init(ac_runtime *rt, void **state)
 
 /* ---- the store ------------------------------------------------------------------ */
 
-static unsigned chunk_of(uint64_t index, uint64_t *offset)
+static inline unsigned chunk_of(uint64_t index, uint64_t *offset)
 {
     if (index < (UINT64_C(1) << FIRST_BITS)) {
         *offset = index;
@@ -240,7 +240,7 @@ static uint64_t chunk_len(unsigned c)
 }
 
 /* The record id names, if the store has made it; any id is in bounds. */
-static ask *record_at(ac__asks *A, uint64_t id)
+static inline ask *record_at(ac__asks *A, uint64_t id)
 {
     uint64_t off;
     unsigned c = chunk_of(id & ID_INDEX_MASK, &off);
@@ -313,7 +313,7 @@ static int refill(ac__asks *A, cxstate *c)
 
 /* Frees k (removed: off its book, its stamp cleared) onto c's list, or
  * the stash without one; a long list gives BATCH back. */
-static void record_free(ac__asks *A, cxstate *c, ask *k)
+static inline void record_free(ac__asks *A, cxstate *c, ask *k)
 {
     if (c == NULL) {
         pthread_mutex_lock(&A->lock);
@@ -396,7 +396,7 @@ static book *book_of(ac__asks *A, ac__actor *a)
     return b;
 }
 
-static void book_unlink(ask *k)
+static inline void book_unlink(ask *k)
 {
     if (k->prev != NULL)
         k->prev->next = k->next;
@@ -419,7 +419,7 @@ static void remote_forget(ac__asks *A, ask *k)
 
 /* Removes pending record k: off its book and out of `remote`; its id is
  * stale from here. The caller frees it (record_free) once done with it. */
-static void take(ac__asks *A, ask *k)
+static inline void take(ac__asks *A, ask *k)
 {
     book_unlink(k);
     /* Relaxed: a reader that still sees the id finds the asker unchanged
