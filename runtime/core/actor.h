@@ -50,7 +50,10 @@ enum {
      * (mailbox.c), so that it and mark-empty tell the stub's link apart
      * from a tail the consumer wrote. A flag, not a byte of its own: the
      * block has none to spare (runtime/README.md, "The control block"). */
-    AC__ACTOR_POPPED = 1u << 10
+    AC__ACTOR_POPPED = 1u << 10,
+    /* It has asked (ac_ask): the ask service keeps a book of its pending
+     * asks (ask.c), which its death looks up; set once, by its owner. */
+    AC__ACTOR_ASKS = 1u << 11
 };
 
 /* Attributes are fixed before the actor is published and never change. */

@@ -155,6 +155,9 @@ struct ac_runtime {
     /* Each service's state, by its row in the table (service.h): set
      * before the workers start, so read without ordering. */
     void *services[AC__SERVICE_MAX];
+    /* The row that consumes system tag AC_TAG_SYSTEM + i, AC__NO_ROW for
+     * none (service.c): a reply's delivery looks here, not down the table. */
+    unsigned char consumer[AC__SYSTEM_ROWS];
     /* Seeded mode (explore.c); NULL in every other. Read only on the
      * slow paths: deterministic mode's run loop and send_env's slow copy. */
     struct ac__explore *seeded;

@@ -21,6 +21,8 @@
 #include "runtime.h"
 #include "sched.h"
 
+#include <string.h>
+
 void *ac__service_state(ac_runtime *rt, unsigned id)
 {
     return rt->services[id];
@@ -61,6 +63,14 @@ bool ac__acts_for(ac_ctx *cx, const ac_addr *addr)
 
 int ac__services_init(ac_runtime *rt)
 {
+    memset(rt->consumer, AC__NO_ROW, sizeof rt->consumer);
+    for (unsigned i = ac__service_count; i-- > 0;) {
+        uint32_t t = ac__service_table[i]->consumes - AC_TAG_SYSTEM;
+        /* The first row that consumes a tag has it, as down the table. */
+        if (ac__service_table[i]->deliver && ac__service_table[i]->consumes >= AC_TAG_SYSTEM &&
+            t < AC__SYSTEM_ROWS)
+            rt->consumer[t] = (unsigned char)i;
+    }
     for (unsigned i = 0; i < ac__service_count; i++) {
         const ac__service *s = ac__service_table[i];
         int rc = s->init ? s->init(rt, &rt->services[i]) : 0;
@@ -169,6 +179,14 @@ void ac__services_unanswered(ac_ctx *cx, ac__env *e)
 
 bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
 {
+    uint32_t t = e->tag - AC_TAG_SYSTEM;
+    if (e->tag >= AC_TAG_SYSTEM && t < AC__SYSTEM_ROWS) {
+        unsigned i = cx->rt->consumer[t];
+        if (i == AC__NO_ROW)
+            return false;
+        *rc = ac__service_table[i]->deliver(cx, cx->rt->services[i], a, e);
+        return true;
+    }
     for (unsigned i = 0; i < ac__service_count; i++) {
         const ac__service *s = ac__service_table[i];
         if (s->consumes == e->tag && s->deliver) {

@@ -28,6 +28,10 @@
 /* Slots in each runtime and context; the table's size is checked against
  * it where the table is defined. */
 #define AC__SERVICE_MAX 16
+/* System tags AC_TAG_SYSTEM + 0 .. AC__SYSTEM_ROWS - 1 are looked up by
+ * tag (the others a service might consume, down the table). */
+#define AC__SYSTEM_ROWS 8u
+#define AC__NO_ROW 0xFFu
 
 /* A control hook's verdict on a record about an actor that does not live
  * on the node that sent it (a forged down, exit or reply). */

@@ -4,32 +4,61 @@
  *
  * A request carries an ac_reply_to at the start of its payload; the reply
  * is a system envelope (AC_TAG_REPLY) that the replier sends to that
- * address with the id in its head. An actor's pending asks live in one
- * table per runtime, keyed by the asker's address and the ask's id, under
- * one lock (asks are not on the plain send path). The reply reaches the
- * asker as a message, so its continuation runs as one of its turns, with
- * its state, never concurrently with its handlers (this service consumes
- * AC_TAG_REPLY: the core hands such a message to `deliver`, below). Whoever removes the record —
- * the reply, the timeout, or the asker's death — is the only one to act
- * on it, which is what makes the continuation run at most once; the
- * reply or the timeout, one of which always comes while the asker lives,
- * makes it exactly once. A request its target dies with is answered at
- * once (`unanswered`, below) the way a timeout is, so the asker need not
- * wait for the timeout to learn it.
+ * address with the id in its head. The reply reaches the asker as a
+ * message, so its continuation runs as one of its turns, with its state,
+ * never concurrently with its handlers (this service consumes
+ * AC_TAG_REPLY: the core hands such a message to `deliver`, below).
+ * Whoever removes the record — the reply, the timeout, the answer for a
+ * target that is gone or a node that was lost, or the asker's death — is
+ * the only one to act on it, which is what makes the continuation run at
+ * most once; the reply or the timeout, one of which always comes while
+ * the asker lives, makes it exactly once. A request its target dies with
+ * is answered at once (`unanswered`, below) the way a timeout is, so the
+ * asker need not wait for the timeout to learn it.
+ *
+ * The records. An ask's id is the runtime's own: the index of its record
+ * in one store per runtime (the low ID_INDEX_BITS) and the record's
+ * generation (the rest, never 0), which moves on each time the record is
+ * freed, so that a stale reply (an ask over, its record used again) or a
+ * forged one finds nothing: a reply is believed only when the record at
+ * its index carries its whole id and names the actor it reached as its
+ * asker. Any id indexes inside the store (its chunks cover every index
+ * the bits can say; one not made yet is NULL), so an id from the network
+ * is never out of bounds. Every removal happens on the asker's own
+ * thread: a reply, a timeout and the runtime's answers are messages that
+ * reach it as its turns, its death runs its died hook on the thread that
+ * owns it, and an ask that could not be sent is undone by the handler
+ * that made it. So a pending record is touched only by its asker, and
+ * needs no lock: records come from a free list of the context (the
+ * worker) the turn runs on, and go back to the one the removal runs on;
+ * only a list that runs dry or grows long meets the store's lock, once
+ * per BATCH records. The record's id (`stamp`) and asker are atomic
+ * because a forged or stale reply reads them from another asker's thread.
+ *
+ * The asker's death must find its records (nothing else might ever
+ * remove one: an ask without a timeout to a target that never answers).
+ * Each asking actor has a book, the list of its pending records, found
+ * by its block's address in one of NSHARDS small tables, each with its
+ * own lock; an actor that never asked has none (AC__ACTOR_ASKS says so,
+ * and its death looks nothing up). A continuation that asks again (the
+ * common chain: each reply's handler sends the next request) finds its
+ * book through the record just answered, with no lookup (`cxstate.book`).
  *
  * A timeout is a timer (ac__timer_after_system) whose message is the
  * timed-out reply itself, sent to the asker. The timer is started in the
- * asker's handler, so it is the asker's: its death cancels it (timers.c). A
- * record made by a dying actor is refused by the services' protocol
- * (core/service.c), so none outlives its asker.
+ * asker's handler, so it is the asker's: its death cancels it (timers.c).
+ * An ask from a dying actor (its stop hook) is refused, so none outlives
+ * its asker.
  *
  * Across nodes (docs/NODES.md): a reply to another node's asker travels
  * as a REPLY control record, its body encoded by the replier's type; the
  * asker's node decodes it with the same type, which it knows because the
  * ask was sent typed (every type an ask went out with is kept, by type
- * id). An ask to another node remembers that node, and so does a blocking
- * one (in `waits`): when the node is lost, each is answered at once with
- * AC_ENOCONNECTION, and a reply is believed only from the node asked.
+ * id). An ask to another node remembers that node, and so does a
+ * blocking one, in `remote` (keyed by the asker's address and the id,
+ * under the service's lock: that path crosses a network anyway): when the
+ * node is lost, each is answered at once with AC_ENOCONNECTION, and a
+ * reply is believed only from the node asked.
  */
 #include "services.h"
 #include "timers.h"
@@ -50,25 +79,57 @@ enum {
     FROM_GONE = 4u    /* the target died (or was gone) with the request */
 };
 
+/* An id: (generation << ID_INDEX_BITS) | index. 2^28 asks pending at once
+ * at most; a generation of 36 bits comes round again only after 2^36 asks
+ * on one record, so a stale reply that late is the only one that could be
+ * mistaken for a later ask's. */
+#define ID_INDEX_BITS AC__ASK_INDEX_BITS
+#define ID_INDEX_MASK ((UINT64_C(1) << ID_INDEX_BITS) - 1)
+#define ID_GEN_MASK ((UINT64_C(1) << (64u - ID_INDEX_BITS)) - 1)
+/* The store's chunks double: chunk 0 holds records 0..2^FIRST_BITS-1,
+ * chunk c >= 1 the 2^(FIRST_BITS+c-1) from there, so NCHUNKS of them
+ * cover every index and a runtime that asks little makes little. */
+#define FIRST_BITS 6u
+#define NCHUNKS (ID_INDEX_BITS - FIRST_BITS + 1u)
+/* Records a context takes from the store, or gives back, at a time. */
+#define BATCH 32u
+#define NSHARDS 16u
+
+typedef struct book book;
+
+/* An ask to another node: key, the asker (an actor, or a blocking ask's
+ * inbox); extra, the ask's id. */
+typedef struct remote_wait {
+    ac__amap_node node;
+    uint64_t target_node;
+} remote_wait;
+
 typedef struct ask {
-    ac__amap_node node;     /* key: the asker; extra: the ask's id */
-    ac__amap_node by_asker; /* key: the asker: its death finds them all */
-    ac_reply_call_fn call;  /* NULL: fn is an ac_reply_fn */
+    /* The id while pending, 0 while free. Written by its holder; read
+     * by any actor a reply with this index reaches (forged or stale). */
+    _Atomic uint64_t stamp;
+    _Atomic(ac__actor *) asker;     /* while pending */
+    struct ask *prev, *next;        /* in its book; `next` also on a free list */
+    book *book;
+    uint64_t gen;                   /* of its last id */
+    uint32_t index;
+    ac_reply_call_fn call;          /* NULL: fn is an ac_reply_fn */
     ac_any_fn fn;
     void *arg;
-    ac_timer_id timer;      /* 0: no timeout */
-    uint64_t target_node;   /* the target's node when remote, else 0 */
+    ac_timer_id timer;              /* 0: no timeout */
+    remote_wait *remote;            /* an ask to another node, else NULL */
     /* ac_ask_ctx: the asker's context, copied in, so that the common ask
      * carries what its continuation needs without an allocation of its
      * own; `arg` then points here. */
     alignas(16) unsigned char context[AC_ASK_CONTEXT_MAX];
 } ask;
 
-/* A blocking ask to another node: key, the inbox; extra, the ask's id. */
-typedef struct remote_wait {
-    ac__amap_node node;
-    uint64_t target_node;
-} remote_wait;
+/* An asking actor's pending asks. */
+struct book {
+    ac__tnode link;                 /* in its shard; hash: of `owner` */
+    ac__actor *owner;
+    ask *first;
+};
 
 /* A type an ask went out with to another node, for decoding its replies. */
 typedef struct known_type {
@@ -76,22 +137,43 @@ typedef struct known_type {
     const ac_actor_type *type;
 } known_type;
 
+/* The books, by the owner's block. A line each: different askers' first
+ * asks and deaths on different workers do not share one. */
+typedef union shard {
+    struct {
+        pthread_mutex_t lock;
+        ac__table books;
+    } s;
+    unsigned char line[128];
+} shard;
+
 typedef struct ac__asks {
+    /* Guards the store's growth and stash, `remote` and the known
+     * types: none of them on a local ask's path. */
     pthread_mutex_t lock;
-    ac__amap pending;
-    ac__amap askers;         /* the pending asks by asker alone */
-    ac__amap waits;          /* remote_wait records */
+    _Atomic(ask *) chunks[NCHUNKS]; /* published with release, read with acquire */
+    size_t made;                    /* records made so far: the next index */
+    ask *stash;                     /* free records given back by contexts */
+    size_t nstash;
+    /* remote_wait of asks to other nodes, asynchronous (key: the asker)
+     * and blocking (key: the thread's inbox) */
+    ac__amap remote;
     known_type *types;
     size_t ntypes, types_cap;
-    uint64_t next_id;
+    shard shards[NSHARDS];
 } ac__asks;
 
-/* A thread's blocking asks (its context's slot): one inbox, kept, since
- * destroying one waits a grace period; the id of its last ask. */
-typedef struct waiter {
+/* A context's state (its slot), made on its first ask: free records; for
+ * blocking asks, one inbox, kept, since destroying one waits a grace
+ * period, and the id of its last blocking ask; the book of the asker
+ * whose continuation runs on it. */
+typedef struct cxstate {
+    ask *free;
+    unsigned nfree;
+    book *book;
     ac_inbox *inbox;
     uint64_t seq;
-} waiter;
+} cxstate;
 
 /* A reply envelope (AC_TAG_REPLY) with its head filled in. */
 static ac__env *reply_new(ac_ctx *cx, uint64_t id, int status, uint32_t flags,
@@ -118,31 +200,232 @@ static int init(ac_runtime *rt, void **state)
     ac__asks *A = calloc(1, sizeof *A);
     if (A == NULL)
         return AC_ENOMEM;
-    if (ac__amap_init(&A->pending) != 0 || ac__amap_init(&A->askers) != 0 ||
-        ac__amap_init(&A->waits) != 0) {
-        ac__amap_destroy(&A->pending);
-        ac__amap_destroy(&A->askers);
+    int rc = ac__amap_init(&A->remote) != 0 ? AC_ENOMEM : 0;
+    unsigned made = 0;
+    for (; rc == 0 && made < NSHARDS; made++)
+        if (ac__table_init(&A->shards[made].s.books) != 0)
+            rc = AC_ENOMEM;
+    if (rc != 0) {
+        for (unsigned i = 0; i < made; i++)
+            ac__table_fini(&A->shards[i].s.books);
+        ac__amap_destroy(&A->remote);
         free(A);
-        return AC_ENOMEM;
+        return rc;
     }
+    for (unsigned i = 0; i < NSHARDS; i++)
+        pthread_mutex_init(&A->shards[i].s.lock, NULL);
+    for (unsigned i = 0; i < NCHUNKS; i++)
+        atomic_init(&A->chunks[i], NULL);
     pthread_mutex_init(&A->lock, NULL);
-    A->next_id = 1;
     *state = A;
     return 0;
 }
 
-/* Removes and returns the record of ask `id` of `asker`, or NULL. */
-static ask *take(ac__asks *A, const ac_addr *asker, uint64_t id)
+/* ---- the store ------------------------------------------------------------------ */
+
+static inline unsigned chunk_of(uint64_t index, uint64_t *offset)
+{
+    if (index < (UINT64_C(1) << FIRST_BITS)) {
+        *offset = index;
+        return 0;
+    }
+    unsigned top = 63u - (unsigned)__builtin_clzll(index);
+    *offset = index - (UINT64_C(1) << top);
+    return top - FIRST_BITS + 1u;
+}
+
+static uint64_t chunk_len(unsigned c)
+{
+    return UINT64_C(1) << (c == 0 ? FIRST_BITS : FIRST_BITS + c - 1u);
+}
+
+/* The record id names, if the store has made it; any id is in bounds. */
+static inline ask *record_at(ac__asks *A, uint64_t id)
+{
+    uint64_t off;
+    unsigned c = chunk_of(id & ID_INDEX_MASK, &off);
+    /* Acquire: pairs with the release that published the chunk, so its
+     * records' initial state is seen. */
+    ask *chunk = atomic_load_explicit(&A->chunks[c], memory_order_acquire);
+    return chunk != NULL ? &chunk[off] : NULL;
+}
+
+/* The pending record of ask `id` of `a`, or NULL: a stale id (its ask is
+ * over: the record is free or pending with a later id), a forged one, or
+ * one of another asker's. Called on a's thread: if the record is a's,
+ * only a changes it, so the plain fields are then safe to read. Seeing
+ * another asker's record pending under `id` reads only its atomics: that
+ * asker's thread may free it at the same moment, and a third use it
+ * again, but whoever holds it then is not `a` (a is here), so the asker
+ * test fails. */
+static ask *record_of(ac__asks *A, uint64_t id, const ac__actor *a)
+{
+    if ((id >> ID_INDEX_BITS) == 0)
+        return NULL;  /* generation 0 is never given out: no free record matches */
+    ask *k = record_at(A, id);
+    /* Acquire: pairs with the release that made it pending under id. */
+    if (k == NULL || atomic_load_explicit(&k->stamp, memory_order_acquire) != id)
+        return NULL;
+    /* Relaxed: written before that release by whoever made it pending. */
+    return atomic_load_explicit(&k->asker, memory_order_relaxed) == a ? k : NULL;
+}
+
+/* Moves up to BATCH free records to c: from the stash, else new ones.
+ * AC_ENOMEM when there are none and none can be made. */
+static int refill(ac__asks *A, cxstate *c)
 {
     pthread_mutex_lock(&A->lock);
-    ac__amap_node *x = ac__amap_find(&A->pending, asker, id);
-    ask *k = x ? AC__CONTAINER_OF(x, ask, node) : NULL;
-    if (k != NULL) {
-        ac__amap_remove(&A->pending, &k->node);
-        ac__amap_remove(&A->askers, &k->by_asker);
+    while (A->stash != NULL && c->nfree < BATCH) {
+        ask *k = A->stash;
+        A->stash = k->next;
+        A->nstash--;
+        k->next = c->free;
+        c->free = k;
+        c->nfree++;
+    }
+    while (c->nfree < BATCH && A->made <= ID_INDEX_MASK) {
+        uint64_t off;
+        unsigned ch = chunk_of(A->made, &off);
+        /* Relaxed: the lock orders the store's own writes. */
+        ask *chunk = atomic_load_explicit(&A->chunks[ch], memory_order_relaxed);
+        if (chunk == NULL) {
+            uint64_t len = chunk_len(ch);
+            if ((chunk = calloc(len, sizeof *chunk)) == NULL)
+                break;
+            for (uint64_t i = 0; i < len; i++) {
+                atomic_init(&chunk[i].stamp, 0);
+                atomic_init(&chunk[i].asker, NULL);
+                chunk[i].index = (uint32_t)(A->made + i);
+            }
+            /* Release: a reply that indexes this chunk from now on sees
+             * its records initialised (record_at). */
+            atomic_store_explicit(&A->chunks[ch], chunk, memory_order_release);
+        }
+        ask *k = &chunk[off];
+        A->made++;
+        k->next = c->free;
+        c->free = k;
+        c->nfree++;
     }
     pthread_mutex_unlock(&A->lock);
-    return k;
+    return c->free != NULL ? 0 : AC_ENOMEM;
+}
+
+/* Frees k (removed: off its book, its stamp cleared) onto c's list, or
+ * the stash without one; a long list gives BATCH back. */
+static inline void record_free(ac__asks *A, cxstate *c, ask *k)
+{
+    if (c == NULL) {
+        pthread_mutex_lock(&A->lock);
+        k->next = A->stash;
+        A->stash = k;
+        A->nstash++;
+        pthread_mutex_unlock(&A->lock);
+        return;
+    }
+    k->next = c->free;
+    c->free = k;
+    if (++c->nfree < 2 * BATCH)
+        return;
+    /* A context where asks end more often than they begin (an asker
+     * that moved here) would hoard: BATCH go where others refill. */
+    ask *last = c->free;
+    for (unsigned i = 1; i < BATCH; i++)
+        last = last->next;
+    ask *rest = last->next;
+    pthread_mutex_lock(&A->lock);
+    last->next = A->stash;
+    A->stash = c->free;
+    A->nstash += BATCH;
+    pthread_mutex_unlock(&A->lock);
+    c->free = rest;
+    c->nfree -= BATCH;
+}
+
+/* This context's state, made on first use; NULL when out of memory. */
+static cxstate *cxstate_of(ac_ctx *cx)
+{
+    void **slot = ac__ctx_slot(cx, AC__SERVICE_ask);
+    if (*slot == NULL)
+        *slot = calloc(1, sizeof(cxstate));
+    return *slot;
+}
+
+/* ---- books --------------------------------------------------------------------- */
+
+/* The hash of a block's address: a local pointer, never a peer's choice,
+ * so an unkeyed mix (the murmur3 finaliser) cannot be steered. */
+static uint64_t owner_hash(const ac__actor *a)
+{
+    uint64_t x = (uint64_t)(uintptr_t)a;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
+static bool book_is(const ac__tnode *n, const void *key)
+{
+    return AC__CONTAINER_OF(n, const book, link)->owner == key;
+}
+
+static shard *shard_of(ac__asks *A, uint64_t hash)
+{
+    return &A->shards[hash >> 60];
+}
+
+/* a's book, made on its first ask; NULL when out of memory. On a's
+ * thread: only it makes its book and only its death takes it. */
+static book *book_of(ac__asks *A, ac__actor *a)
+{
+    uint64_t h = owner_hash(a);
+    shard *s = shard_of(A, h);
+    pthread_mutex_lock(&s->s.lock);
+    ac__tnode *n = ac__table_find(&s->s.books, h, book_is, a);
+    book *b = n != NULL ? AC__CONTAINER_OF(n, book, link) : NULL;
+    if (b == NULL && (b = calloc(1, sizeof *b)) != NULL) {
+        b->owner = a;
+        b->link.hash = h;
+        (void)ac__table_insert(&s->s.books, &b->link);  /* made at init: cannot fail */
+    }
+    pthread_mutex_unlock(&s->s.lock);
+    if (b != NULL && !(ac__flags(a) & AC__ACTOR_ASKS))
+        ac__set_flags(a, AC__ACTOR_ASKS);
+    return b;
+}
+
+static inline void book_unlink(ask *k)
+{
+    if (k->prev != NULL)
+        k->prev->next = k->next;
+    else
+        k->book->first = k->next;
+    if (k->next != NULL)
+        k->next->prev = k->prev;
+}
+
+static void remote_forget(ac__asks *A, ask *k)
+{
+    if (k->remote == NULL)
+        return;
+    pthread_mutex_lock(&A->lock);
+    ac__amap_remove(&A->remote, &k->remote->node);
+    pthread_mutex_unlock(&A->lock);
+    free(k->remote);
+    k->remote = NULL;
+}
+
+/* Removes pending record k: off its book and out of `remote`; its id is
+ * stale from here. The caller frees it (record_free) once done with it. */
+static inline void take(ac__asks *A, ask *k)
+{
+    book_unlink(k);
+    /* Relaxed: a reader that still sees the id finds the asker unchanged
+     * until a new holder writes it (record_of). */
+    atomic_store_explicit(&k->stamp, 0, memory_order_relaxed);
+    remote_forget(A, k);
 }
 
 static ac_reply_to *reply_to_of(ac_envelope *request)
@@ -179,6 +462,26 @@ static const ac_actor_type *type_known(ac__asks *A, uint64_t id)
     return type;
 }
 
+/* Makes k pending as an ask of `self` in book b; its new id. */
+static uint64_t record_start(ask *k, ac__actor *self, book *b)
+{
+    k->gen = (k->gen + 1) & ID_GEN_MASK;
+    if (k->gen == 0)
+        k->gen = 1;
+    uint64_t id = (k->gen << ID_INDEX_BITS) | k->index;
+    k->book = b;
+    k->prev = NULL;
+    k->next = b->first;
+    if (b->first != NULL)
+        b->first->prev = k;
+    b->first = k;
+    /* Relaxed: published by the release below. */
+    atomic_store_explicit(&k->asker, self, memory_order_relaxed);
+    /* Release: a reader that sees this id sees the asker above. */
+    atomic_store_explicit(&k->stamp, id, memory_order_release);
+    return id;
+}
+
 /* An ask: the continuation's `arg`, or (ctx_size > 0) a copy of
  * ctx[0..ctx_size) in the record, which `arg` then points to. */
 static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
@@ -191,49 +494,59 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     int rc = 0;
     ac__actor *self = ac__current(cx);
     ac__asks *A = asks_of(cx);
+    cxstate *c = NULL;
+    book *b = NULL;
     ask *k = NULL;
+    remote_wait *rw = NULL;
+    bool remote = false;
     if (self == NULL)
         rc = AC_ESTATE;
     else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM ||
              ctx_size > AC_ASK_CONTEXT_MAX || (ctx == NULL && ctx_size > 0) ||
              (asker != NULL && self->type != asker))
         rc = AC_EINVAL;
-    else if ((k = calloc(1, sizeof *k)) == NULL)
+    else if (!ac__service_alive(cx, self))
+        /* Asked from its stop hook: nobody will listen. (The call also
+         * makes sure the death runs the died hooks: service.c.) */
+        rc = AC_ESTATE;
+    else if ((c = cxstate_of(cx)) == NULL)
+        rc = AC_ENOMEM;
+    else if ((b = c->book != NULL && c->book->owner == self ? c->book : book_of(A, self)) == NULL)
+        rc = AC_ENOMEM;
+    else if ((remote = ac__addr_remote(cx, to)) && (rw = malloc(sizeof *rw)) == NULL)
+        rc = AC_ENOMEM;
+    else if (c->free == NULL && refill(A, c) != 0)
         rc = AC_ENOMEM;
     if (rc != 0) {
+        free(rw);
         ac_envelope_free(cx, request);
         return rc;
     }
+    k = c->free;
+    c->free = k->next;
+    c->nfree--;
     k->call = call;
     k->fn = fn;
     k->arg = arg;
+    k->timer = 0;
+    k->remote = NULL;
     if (ctx_size > 0) {
         memcpy(k->context, ctx, ctx_size);
         k->arg = k->context;
     }
-    k->node.key = self->addr;
-    k->target_node = ac__addr_remote(cx, to) ? ac_addr_node(to) : 0;
-
-    /* Online: the per-actor-state protocol of core/service.c. */
-    ac__enter(cx);
-    pthread_mutex_lock(&A->lock);
-    k->node.extra = A->next_id++;
-    if (!ac__service_alive(cx, self))
-        rc = AC_ESTATE;  /* asked from its stop hook: nobody will listen */
-    else {
-        ac__amap_add(&A->pending, &k->node);
-        k->by_asker.key = self->addr;
-        ac__amap_add(&A->askers, &k->by_asker);
-    }
-    if (rc == 0 && k->target_node != 0 && type != NULL)
-        know_type(A, type);
-    pthread_mutex_unlock(&A->lock);
-    ac__leave(cx);
-    uint64_t id = k->node.extra;
-    if (rc != 0) {
-        free(k);
-        ac_envelope_free(cx, request);
-        return rc;
+    uint64_t id = record_start(k, self, b);
+    if (remote) {
+        /* Known before the request goes: node loss answers it from then,
+         * and its reply is believed only from that node (control). */
+        rw->node.key = self->addr;
+        rw->node.extra = id;
+        rw->target_node = ac_addr_node(to);
+        k->remote = rw;
+        pthread_mutex_lock(&A->lock);
+        ac__amap_add(&A->remote, &rw->node);
+        if (type != NULL)
+            know_type(A, type);
+        pthread_mutex_unlock(&A->lock);
     }
 
     if (timeout_ms > 0) {
@@ -252,15 +565,14 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         request = NULL;
     }
     if (rc != 0) {
-        /* Nothing was asked: undo, and fn never runs. */
+        /* Nothing was asked: undo, and fn never runs. A runtime answer
+         * the failed send may have queued (FROM_GONE) finds it over. */
         if (request != NULL)
             ac_envelope_free(cx, request);
-        ask *mine = take(A, &self->addr, id);
-        if (mine != NULL) {
-            if (mine->timer != 0)
-                (void)ac_timer_cancel(cx, mine->timer);
-            free(mine);
-        }
+        take(A, k);
+        if (k->timer != 0)
+            (void)ac_timer_cancel(cx, k->timer);
+        record_free(A, c, k);
     }
     return rc;
 }
@@ -286,50 +598,73 @@ int ac_ask(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     return ac_ask_via(cx, to, NULL, request, timeout_ms, NULL, (ac_any_fn)fn, arg);
 }
 
-/* A reply (or a timeout) reached its asker `a`, as one of its turns. */
+/* A reply (or a timeout, or the runtime's answer) reached its asker `a`,
+ * as one of its turns. */
 static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
 {
+    ac__asks *A = state;
     ac_envelope *pub = ac__env_pub(e);
     const ac_reply_head *h = ac_envelope_payload(pub);
-    ask *k = take(state, &a->addr, h->id);
+    ask *k = record_of(A, h->id, a);
     if (k == NULL) {
-        /* The ask is over (answered, timed out): a late reply is a dead
-         * letter; a late answer of the runtime's is nothing. */
+        /* The ask is over (answered, timed out), or the id is not one of
+         * a's (forged): a reply is a dead letter; a late answer of the
+         * runtime's is nothing. */
         if (!(h->flags & (FROM_TIMER | FROM_NODE | FROM_GONE))) {
             ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
             return AC__DEAD_LETTERED;  /* not a message handled as well */
         }
         return 0;
     }
+    take(A, k);
     if (k->timer != 0 && !(h->flags & FROM_TIMER))
         (void)ac_timer_cancel(cx, k->timer);
+    /* NULL when out of memory: the record then goes to the stash. */
+    cxstate *c = cxstate_of(cx);
+    book *outer = NULL;
+    if (c != NULL) {
+        /* An ask the continuation makes goes in the same book. */
+        outer = c->book;
+        c->book = k->book;
+    }
     const void *body = h->status == 0 ? ac_reply_body(pub) : NULL;
     int rc = k->call ? k->call(k->fn, a->state, cx, h->status, body, k->arg)
                      : ((ac_reply_fn)k->fn)(a->state, cx, h->status, body, k->arg);
-    free(k);
+    if (c != NULL)
+        c->book = outer;
+    /* Freed only now: `arg` may point into it. */
+    record_free(A, c, k);
     /* AC_EBADTAG would read as "no hook" to the core. */
     return rc == AC_EBADTAG ? AC_EFAILED : rc;
 }
 
+/* On a's thread, after its DEAD flag: its pending asks go with it, their
+ * continuations never run; a reply that still comes finds its id stale. */
 static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
-    (void)cx;
     (void)reason;
     (void)code;
+    if (!(ac__flags(a) & AC__ACTOR_ASKS))
+        return;  /* never asked: no book */
     ac__asks *A = state;
-    pthread_mutex_lock(&A->lock);
-    /* By asker alone: `pending` is keyed by the ask's id too (taking
-     * the asker with id 0 there found nothing, and a dead asker's
-     * unanswered asks stayed until the runtime was destroyed). */
-    ac__amap_node *gone = ac__amap_take(&A->askers, &a->addr, 0);
-    for (ac__amap_node *x = gone; x != NULL; x = x->next)
-        ac__amap_remove(&A->pending, &AC__CONTAINER_OF(x, ask, by_asker)->node);
-    pthread_mutex_unlock(&A->lock);
+    uint64_t h = owner_hash(a);
+    shard *s = shard_of(A, h);
+    pthread_mutex_lock(&s->s.lock);
+    ac__tnode *n = ac__table_find(&s->s.books, h, book_is, a);
+    if (n != NULL)
+        ac__table_remove(&s->s.books, n);
+    pthread_mutex_unlock(&s->s.lock);
+    if (n == NULL)
+        return;
+    book *b = AC__CONTAINER_OF(n, book, link);
+    cxstate *c = cxstate_of(cx);
     /* Their timers are the dead actor's: timers.c cancels them. */
-    for (ac__amap_node *x = gone, *next; x != NULL; x = next) {
-        next = x->next;
-        free(AC__CONTAINER_OF(x, ask, by_asker));
+    while (b->first != NULL) {
+        ask *k = b->first;
+        take(A, k);
+        record_free(A, c, k);
     }
+    free(b);
 }
 
 /* A request an ask sent was dropped for want of its actor (ac__dead_letter:
@@ -462,10 +797,8 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         ac__addr_remote(cx, &to.to))
         return AC_EINVAL;
     pthread_mutex_lock(&A->lock);
-    ac__amap_node *x = ac__amap_find(&A->pending, &to.to, to.id);
-    uint64_t asked = x ? AC__CONTAINER_OF(x, ask, node)->target_node : 0;
-    if (x == NULL && (x = ac__amap_find(&A->waits, &to.to, to.id)) != NULL)
-        asked = AC__CONTAINER_OF(x, remote_wait, node)->target_node;
+    ac__amap_node *x = ac__amap_find(&A->remote, &to.to, to.id);
+    uint64_t asked = x ? AC__CONTAINER_OF(x, remote_wait, node)->target_node : 0;
     pthread_mutex_unlock(&A->lock);
     if (x == NULL) {
         ac__refuse(cx, &to.to, NULL, AC_ENOTFOUND);  /* over already: refused here */
@@ -513,13 +846,6 @@ static void add_orphan(orphans *o, const ac_addr *asker, uint64_t id)
     o->list[o->n++] = (orphan){*asker, id};
 }
 
-static void orphan_ask(ac__amap_node *x, void *arg)
-{
-    orphans *o = arg;
-    if (AC__CONTAINER_OF(x, ask, node)->target_node == o->node)
-        add_orphan(o, &x->key, x->extra);
-}
-
 static void orphan_wait(ac__amap_node *x, void *arg)
 {
     orphans *o = arg;
@@ -534,8 +860,7 @@ static void node_lost(ac_ctx *cx, void *state, uint64_t node)
     ac__asks *A = state;
     orphans o = {node, NULL, 0, 0};
     pthread_mutex_lock(&A->lock);
-    ac__amap_each(&A->pending, orphan_ask, &o);
-    ac__amap_each(&A->waits, orphan_wait, &o);
+    ac__amap_each(&A->remote, orphan_wait, &o);
     pthread_mutex_unlock(&A->lock);
     for (size_t i = 0; i < o.n; i++) {
         ac__env *e = reply_new(cx, o.list[i].id, AC_ENOCONNECTION, FROM_NODE, 0);
@@ -567,36 +892,40 @@ void ac_reply_free(ac_ctx *cx, const void *body)
 
 /* ---- blocking asks ----------------------------------------------------------- */
 
-/* The calling thread's waiter, made on its first blocking ask; NULL when
- * out of memory. */
-static waiter *waiter_of(ac_ctx *cx)
+/* The calling thread's state with its inbox, made on its first blocking
+ * ask; NULL when out of memory. */
+static cxstate *waiter_of(ac_ctx *cx)
 {
-    void **slot = ac__ctx_slot(cx, AC__SERVICE_ask);
-    if (*slot != NULL)
-        return *slot;
-    waiter *w = calloc(1, sizeof *w);
-    if (w == NULL)
+    cxstate *w = cxstate_of(cx);
+    if (w != NULL && w->inbox == NULL && ac_inbox_create(cx, &w->inbox) != 0)
         return NULL;
-    if (ac_inbox_create(cx, &w->inbox) != 0) {
-        free(w);
-        return NULL;
-    }
-    *slot = w;
     return w;
 }
 
-/* The thread's context goes at destroy: its inbox goes first. */
+/* The context goes at destroy (every context of a runtime goes then,
+ * before its services): its inbox first; its free records back to the
+ * store, whose chunks hold them. */
 static void ctx_fini(ac_ctx *cx, void *state, void **slot)
 {
-    (void)state;
-    waiter *w = *slot;
-    ac_inbox_destroy(cx, w->inbox);
-    free(w);
+    ac__asks *A = state;
+    cxstate *c = *slot;
+    if (c->inbox != NULL)
+        ac_inbox_destroy(cx, c->inbox);
+    pthread_mutex_lock(&A->lock);
+    while (c->free != NULL) {
+        ask *k = c->free;
+        c->free = k->next;
+        k->next = A->stash;
+        A->stash = k;
+        A->nstash++;
+    }
+    pthread_mutex_unlock(&A->lock);
+    free(c);
     *slot = NULL;
 }
 
 /* Waits on w's inbox for the reply to ask `id`. */
-static int await_reply(ac_ctx *cx, waiter *w, uint64_t id, int timeout_ms, ac_envelope **reply)
+static int await_reply(ac_ctx *cx, cxstate *w, uint64_t id, int timeout_ms, ac_envelope **reply)
 {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -644,7 +973,7 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     if (reply != NULL)
         *reply = NULL;
     int rc = 0;
-    waiter *w = NULL;
+    cxstate *w = NULL;
     remote_wait *rw = NULL;
     bool remote = to != NULL && ac__addr_remote(cx, to);
     if (ac__current(cx) != NULL)
@@ -669,7 +998,7 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         rw->node.extra = id;
         rw->target_node = ac_addr_node(to);
         pthread_mutex_lock(&A->lock);
-        ac__amap_add(&A->waits, &rw->node);
+        ac__amap_add(&A->remote, &rw->node);
         if (type != NULL)
             know_type(A, type);
         pthread_mutex_unlock(&A->lock);
@@ -679,7 +1008,7 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         rc = await_reply(cx, w, id, timeout_ms, reply);
     if (rw != NULL) {
         pthread_mutex_lock(&A->lock);
-        ac__amap_remove(&A->waits, &rw->node);
+        ac__amap_remove(&A->remote, &rw->node);
         pthread_mutex_unlock(&A->lock);
         free(rw);
     }
@@ -692,40 +1021,60 @@ int ac_ask_wait(ac_ctx *cx, const ac_addr *to, ac_envelope *request,
     return ac_ask_wait_typed(cx, to, NULL, request, timeout_ms, reply);
 }
 
-static void free_ask(ac__amap_node *x, void *arg)
+static void free_book(ac__tnode *n, void *arg)
 {
     (void)arg;
-    free(AC__CONTAINER_OF(x, ask, node));
+    free(AC__CONTAINER_OF(n, book, link));
 }
 
-static void count_one(ac__amap_node *x, void *arg)
+static void free_remote(ac__amap_node *x, void *arg)
 {
-    (void)x;
-    ++*(size_t *)arg;
+    (void)arg;
+    free(AC__CONTAINER_OF(x, remote_wait, node));
 }
 
 static void fini(void *state)
 {
     ac__asks *A = state;
     /* Actors still alive at the end (shutdown stopped them all, so only
-     * those it could not) leave records behind. */
-    ac__amap_each(&A->pending, free_ask, NULL);
-    ac__amap_destroy(&A->pending);
-    ac__amap_destroy(&A->askers);
-    ac__amap_destroy(&A->waits);  /* empty: each wait removes its own */
+     * those it could not) leave records behind: in the chunks, freed
+     * with them, and in their books. Blocking asks have all returned. */
+    for (unsigned i = 0; i < NSHARDS; i++) {
+        ac__table_each(&A->shards[i].s.books, free_book, NULL);
+        ac__table_fini(&A->shards[i].s.books);
+        pthread_mutex_destroy(&A->shards[i].s.lock);
+    }
+    ac__amap_each(&A->remote, free_remote, NULL);
+    ac__amap_destroy(&A->remote);
+    for (unsigned i = 0; i < NCHUNKS; i++)
+        free(atomic_load_explicit(&A->chunks[i], memory_order_relaxed));  /* every worker is gone */
     free(A->types);
     pthread_mutex_destroy(&A->lock);
     free(A);
 }
 
 /* Asks of actors waiting for a reply: at quiescence, ones that no running
- * handler will answer (ac_runtime_run reports them). */
+ * handler will answer (ac_runtime_run reports them). The records made so
+ * far, pending or free; quiescence leaves none half made. */
 static size_t pending(void *state)
 {
     ac__asks *A = state;
     size_t n = 0;
     pthread_mutex_lock(&A->lock);
-    ac__amap_each(&A->pending, count_one, &n);
+    for (size_t i = 0; i < A->made; i++) {
+        ask *k = record_at(A, ((uint64_t)1 << ID_INDEX_BITS) | i);
+        /* Relaxed: quiescence ordered every handler's writes before us. */
+        n += atomic_load_explicit(&k->stamp, memory_order_relaxed) != 0;
+    }
+    pthread_mutex_unlock(&A->lock);
+    return n;
+}
+
+size_t ac__ask_records(ac_runtime *rt)
+{
+    ac__asks *A = ac__service_state(rt, AC__SERVICE_ask);
+    pthread_mutex_lock(&A->lock);
+    size_t n = A->made;
     pthread_mutex_unlock(&A->lock);
     return n;
 }

@@ -39,4 +39,12 @@ enum ac__service_id {
 AC__SERVICES(AC__SERVICE_DECL)
 #undef AC__SERVICE_DECL
 
+/* An ask's id: its record's index in the low bits, the record's
+ * generation above (ask.c). */
+#define AC__ASK_INDEX_BITS 28u
+
+/* The ask records rt has made so far, pending or free (ask.c): asks reuse
+ * them, so this stays at the most pending at once; for the tests. */
+size_t ac__ask_records(ac_runtime *rt);
+
 #endif /* AC_SERVICES_SERVICES_H */

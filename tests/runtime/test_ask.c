@@ -6,6 +6,7 @@
  * TSan). One `node` type both answers requests and asks other nodes.
  */
 #include "fixtures.h"
+#include "services/services.h"  /* ac__ask_records, AC__ASK_INDEX_BITS */
 
 #include <pthread.h>
 #include <stdint.h>
@@ -17,10 +18,13 @@ enum {
     T_RELEASE = 1,  /* answer every held request with n + 1 */
     T_GO = 2,       /* payload go: ask `count` requests of `target` */
     T_WAIT_IN_HANDLER = 3, /* try ac_ask_wait in a handler (refused) */
+    T_FORGE = 4,    /* payload uint32_t: answer held requests with wrong ids */
     T_COUNT
 };
 
 enum { OP_ECHO = 0, OP_SILENT = 1, OP_HOLD = 2, OP_ERROR = 3 };
+
+enum { FORGE_IDS = 0, FORGE_CROSSED = 1 };
 
 /* A request: the ac_reply_to first, as the runtime requires. */
 typedef struct req {
@@ -80,6 +84,8 @@ static _Atomic int g_release_rc[MAX_HELD];
 static _Atomic uint32_t g_released;
 static _Atomic int g_wait_in_handler_rc;
 static _Atomic uint64_t g_echo_failed;  /* echo replies ac_reply refused */
+static uint64_t g_req_ids[MAX_HELD];    /* the ids of the requests held, in order */
+static _Atomic uint64_t g_forged;       /* forged replies sent */
 
 static int on_answer(void *state, ac_ctx *cx, int status, const void *body,
                      void *arg)
@@ -124,6 +130,7 @@ static int handle_req(node *self, ac_ctx *cx, const req *r)
     case OP_HOLD:
         /* Kept whole: the reply comes from a later handler. */
         cr_assert_lt(self->nheld, MAX_HELD);
+        g_req_ids[self->nheld] = r->reply_to.id;
         self->held[self->nheld++] = *r;
         atomic_fetch_add(&g_held, 1);
         return 0;
@@ -179,6 +186,30 @@ static int node_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
             return -77;
         return 0;
     }
+    case T_FORGE: {
+        /* FORGE_IDS: each held request answered to its own asker under
+         * ids its asker never had (other generations of its record,
+         * indexes the store has not made, generation 0, the ends of the
+         * range); FORGE_CROSSED: each answered with the next one's id,
+         * a live ask of another asker. Nothing is released. */
+        uint32_t mode = *(const uint32_t *)ac_envelope_payload(e);
+        const uint64_t gen = UINT64_C(1) << AC__ASK_INDEX_BITS, index = gen - 1;
+        for (uint32_t i = 0; i < self->nheld; i++) {
+            ac_reply_to to = self->held[i].reply_to;
+            uint64_t id = to.id;
+            uint64_t ids[] = {id ^ gen, id + gen, (id & ~index) | index,
+                              (id & ~index) | (index >> 1), id & index, 0, UINT64_MAX};
+            size_t n = mode == FORGE_IDS ? sizeof ids / sizeof ids[0] : 1;
+            if (mode != FORGE_IDS)
+                ids[0] = self->held[(i + 1) % self->nheld].reply_to.id;
+            for (size_t j = 0; j < n; j++) {
+                to.id = ids[j];
+                cr_assert_eq(answer_with(cx, &to, 1000), 0);
+                atomic_fetch_add(&g_forged, 1);
+            }
+        }
+        return 0;
+    }
     case T_WAIT_IN_HANDLER: {
         ac_envelope *r = ac_envelope_new(cx, T_REQ, sizeof(req));
         ac_envelope *reply = NULL;
@@ -201,7 +232,7 @@ static int node_start(void *state, ac_ctx *cx, const void *args)
     return 0;
 }
 
-static const char *const node_names[] = {"req", "release", "go", "wait_in_handler"};
+static const char *const node_names[] = {"req", "release", "go", "wait_in_handler", "forge"};
 
 static const ac_actor_type node_type = {
     .abi = AC_ABI_VERSION,
@@ -255,6 +286,14 @@ static ac_envelope *new_req(ac_ctx *cx, uint32_t op, uint64_t n)
     r->op = op;
     r->n = n;
     return e;
+}
+
+static int send_forge(ac_ctx *cx, const ac_addr *to, uint32_t mode)
+{
+    ac_envelope *e = ac_envelope_new(cx, T_FORGE, sizeof mode);
+    cr_assert_not_null(e);
+    memcpy(ac_envelope_payload(e), &mode, sizeof mode);
+    return ac_send(cx, to, e);
 }
 
 static uint64_t dead_letters(ac_runtime *rt)
@@ -509,8 +548,27 @@ static void asker_dies_with_asks_pending(uint32_t then)
         cr_assert_eq(atomic_load(&g_release_rc[i]), 0);
     cr_assert_eq(dead_letters(rt), before + 2 * N);
     cr_assert_eq(atomic_load(&g_calls), 0, "its continuations never run");
-    /* The pending records went with it: AddressSanitizer's leak check
-     * sees the rest when the runtime is freed. */
+    /* The pending records went with it: another asker can have every
+     * record made so far pending at once, with none new (and
+     * AddressSanitizer's leak check sees the rest when the runtime is
+     * freed). */
+    size_t made = ac__ask_records(rt);
+    cr_assert_geq(made, 2 * N);
+    cr_assert_leq(made, MAX_HELD - 2 * N);
+    ac_addr again = spawn_node(cx, 3);
+    go g3 = go_to(&server, OP_HOLD, 200, 0);
+    g3.count = (uint32_t)made;
+    g3.slot = 2 * N;
+    send_go(cx, &again, &g3);
+    cr_assert_eq(ac_runtime_run(rt), (int)made, "the new asker's asks are the only ones pending");
+    /* Exactly: both askers' turns and the death ran on the one
+     * deterministic worker, so all the records are on its list. */
+    cr_assert_eq(ac__ask_records(rt), made, "the dead asker's records were reused");
+    cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(atomic_load(&g_calls), made);
+    for (size_t i = 0; i < made; i++)
+        cr_assert_eq(atomic_load(&g_slot[2 * N + i].got), 200 + (uint64_t)i + 1);
     ac_runtime_destroy(rt);
 }
 
@@ -542,6 +600,99 @@ Test(ask, asker_that_dies_while_replies_race_in_never_runs_a_continuation)
     cr_assert_eq(atomic_load(&g_calls), 0);
     cr_assert_eq(dead_letters(rt), N, "every reply counted once (%lu refused)",
                  (unsigned long)atomic_load(&g_echo_failed));
+    ac_runtime_destroy(rt);
+}
+
+Test(ask, replies_with_stale_or_forged_ids_are_dead_letters_and_the_ask_still_completes)
+{
+    enum { N = 3 };
+    ac_runtime *rt = make_runtime(0);
+    ac_runtime_set_dead_letter_hook(rt, count_dead_replies, NULL);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
+    go g = go_to(&server, OP_HOLD, 10, 0);
+    g.count = N;
+    send_go(cx, &asker, &g);
+    cr_assert_eq(ac_runtime_run(rt), N);
+    uint64_t before = dead_letters(rt);
+    cr_assert_eq(send_forge(cx, &server, FORGE_IDS), 0);
+    cr_assert_eq(ac_runtime_run(rt), N, "still pending: no forged reply answered one");
+    cr_assert_eq(atomic_load(&g_forged), 7 * N);
+    cr_assert_eq(atomic_load(&g_calls), 0);
+    cr_assert_eq(dead_letters(rt) - before, 7 * N, "each counted as a stale reply is");
+    cr_assert_eq(atomic_load(&g_dead_replies), 7 * N);
+    cr_assert(ac_addr_eq(&g_dead_reply_to, &asker));
+    /* The genuine replies still find their asks, once each. */
+    cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(atomic_load(&g_calls), N);
+    for (uint32_t i = 0; i < N; i++) {
+        cr_assert_eq(atomic_load(&g_slot[i].calls), 1, "ask %u", i);
+        cr_assert_eq(atomic_load(&g_slot[i].got), 10 + (uint64_t)i + 1, "ask %u", i);
+    }
+    cr_assert_eq(dead_letters(rt) - before, 7 * N);
+    ac_runtime_destroy(rt);
+}
+
+Test(ask, a_reply_under_another_askers_live_id_is_a_dead_letter_for_both)
+{
+    enum { N = 4 };
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr server = spawn_node(cx, 1);
+    /* N askers, one ask each, all held: each id is live, each another's. */
+    for (uint32_t i = 0; i < N; i++) {
+        ac_addr asker = spawn_node(cx, 10 + i);
+        go g = go_to(&server, OP_HOLD, 100 * i, 0);
+        g.slot = i;
+        send_go(cx, &asker, &g);
+    }
+    cr_assert_eq(ac_runtime_run(rt), N);
+    uint64_t before = dead_letters(rt);
+    cr_assert_eq(send_forge(cx, &server, FORGE_CROSSED), 0);
+    cr_assert_eq(ac_runtime_run(rt), N, "each ask still pending");
+    cr_assert_eq(atomic_load(&g_calls), 0);
+    cr_assert_eq(dead_letters(rt) - before, N);
+    cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        cr_assert_eq(atomic_load(&g_slot[i].calls), 1, "ask %u", i);
+        cr_assert_eq(atomic_load(&g_slot[i].asker), 10 + i, "ask %u ran in its own asker", i);
+        cr_assert_eq(atomic_load(&g_slot[i].got), 100 * (uint64_t)i + 1, "ask %u", i);
+    }
+    ac_runtime_destroy(rt);
+}
+
+Test(ask, a_late_reply_never_reaches_the_later_ask_that_reuses_its_record)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
+    go g = go_to(&server, OP_HOLD, 5, 10);
+    send_go(cx, &asker, &g);
+    cr_assert_eq(ac_runtime_run(rt), 1);
+    ac_runtime_advance(rt, 10);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(atomic_load(&g_slot[0].status), AC_ETIMEDOUT);
+    /* The next ask takes the record the timeout freed: same index, a
+     * later generation. */
+    go g2 = go_to(&server, OP_HOLD, 50, 0);
+    g2.slot = 1;
+    send_go(cx, &asker, &g2);
+    cr_assert_eq(ac_runtime_run(rt), 1);
+    const uint64_t index = (UINT64_C(1) << AC__ASK_INDEX_BITS) - 1;
+    cr_assert_eq(g_req_ids[0] & index, g_req_ids[1] & index, "the record was reused");
+    cr_assert_neq(g_req_ids[0], g_req_ids[1]);
+    uint64_t before = dead_letters(rt);
+    /* Both answered: the first (stale) reply first. */
+    cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(dead_letters(rt) - before, 1, "the late reply is a dead letter");
+    cr_assert_eq(atomic_load(&g_slot[0].calls), 1, "the timed-out ask ran once");
+    cr_assert_eq(atomic_load(&g_slot[1].calls), 1);
+    cr_assert_eq(atomic_load(&g_slot[1].status), 0);
+    cr_assert_eq(atomic_load(&g_slot[1].got), 51, "its own reply, not the late one (6)");
+    cr_assert_eq(atomic_load(&g_calls), 2);
     ac_runtime_destroy(rt);
 }
 
@@ -842,5 +993,40 @@ Test(ask, many_asks_from_one_actor_are_each_answered_exactly_once)
         cr_assert_eq(atomic_load(&g_slot[i].calls), 1, "ask %u", i);
         cr_assert_eq(atomic_load(&g_slot[i].got), 2 * (uint64_t)i + 1);
     }
+    ac_runtime_destroy(rt);
+}
+
+Test(ask, many_asks_pending_at_once_from_one_actor_each_run_once_and_their_records_are_reused)
+{
+    enum { N = MAX_HELD, ROUNDS = 3, WORKERS = 2 };
+    ac_runtime *rt = make_runtime(WORKERS);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
+    size_t made = 0;
+    for (uint32_t round = 0; round < ROUNDS; round++) {
+        go g = go_to(&server, OP_HOLD, 1000 * round, round % 2 ? 60000 : 0);
+        g.count = N;
+        g.slot = round * N;
+        send_go(cx, &asker, &g);
+        cr_assert_eq(ac_runtime_run(rt), N, "round %u: all pending at once", round);
+        cr_assert_eq(send_tag(cx, &server, T_RELEASE), 0);
+        cr_assert_eq(ac_runtime_run(rt), 0);
+        cr_assert_eq(atomic_load(&g_calls), (uint64_t)(round + 1) * N);
+        for (uint32_t i = 0; i < N; i++) {
+            slot *s = &g_slot[round * N + i];
+            cr_assert_eq(atomic_load(&s->calls), 1, "round %u ask %u", round, i);
+            cr_assert_eq(atomic_load(&s->got), 1000 * (uint64_t)round + i + 1);
+            cr_assert(atomic_load(&s->in_asker));
+        }
+        /* Freed records wait on the contexts' lists (each keeps fewer
+         * than 64) or the store's stash: a later round finds them. */
+        if (round == 0)
+            made = ac__ask_records(rt);
+        else
+            cr_assert_leq(ac__ask_records(rt), made + 64 * (WORKERS + 1),
+                          "round %u: %zu records, %zu after the first", round,
+                          ac__ask_records(rt), made);
+    }
+    cr_assert_eq(dead_letters(rt), 0);
     ac_runtime_destroy(rt);
 }
