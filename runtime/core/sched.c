@@ -3,7 +3,8 @@
  * and how idle workers park and wake. Design notes: runtime/README.md.
  *
  * A runnable actor is in exactly one place: a worker's LIFO slot, a
- * worker's deque, the global injection queue, or running on a worker.
+ * worker's deque, the global injection queue (either half), or running
+ * on a worker.
  * A worker takes from its deque's bottom (newest) the actors its own turns
  * woke, from the top (oldest) everything else, and thieves take from the
  * top (next_local).
@@ -17,6 +18,24 @@
  * re-checks every queue; a notifier publishes work, then reads `idle`. Both
  * separate the two steps with a seq_cst fence, so at least one of them sees
  * the other: no wake-up is lost.
+ *
+ * The injection queue. Threads that are not workers push the actors they
+ * schedule onto a lock-free stack (`inject_in`, one CAS); workers take
+ * under a mutex from a FIFO (`inject_out`), refilled with the whole stack,
+ * reversed, when it runs dry. Only the push that makes the stack non-empty
+ * notifies, and from outside it wakes a worker only when every worker
+ * sleeps (notify_injected). Why no injected actor is stranded: the push
+ * is a seq_cst CAS, then the fence, then the read of `idle`; a parker
+ * announces in `idle`, fences, then reads the stack (work_visible). So
+ * either the parker sees the stack non-empty and stays up, or the pusher
+ * sees the parker announced. A pusher that wakes nobody saw a worker
+ * awake (or searching) then, whose own park comes later and so sees the
+ * stack non-empty, or a stack someone emptied into the FIFO: that taker
+ * is awake, sees its own FIFO and cannot park before it is empty. A push
+ * onto a non-empty stack joins a batch whose first push made that
+ * argument. An awake worker stuck in a long turn is the monitor's case:
+ * it wakes a sleeper while injected actors wait (monitor_look). Without
+ * a monitor, an outside push wakes as ac__notify_work always did.
  *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
