@@ -35,7 +35,8 @@
  * onto a non-empty stack joins a batch whose first push made that
  * argument. An awake worker stuck in a long turn is the monitor's case:
  * it wakes a sleeper while injected actors wait (monitor_look). Without
- * a monitor, an outside push wakes as ac__notify_work always did.
+ * a monitor (one worker, or no membarrier), the push that makes the stack
+ * non-empty notifies by ac__notify_work's rule, as every push did.
  *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
