@@ -250,7 +250,8 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
     atomic_init(&rt->idle, 0);
     atomic_init(&rt->exiting, false);
     atomic_init(&rt->gp, 1);
-    atomic_init(&rt->inject_len, 0);
+    atomic_init(&rt->inject_in, NULL);
+    atomic_init(&rt->inject_out, NULL);
     atomic_init(&rt->has_orphans, false);
     atomic_init(&rt->closing, false);
     atomic_init(&rt->stopping, false);

@@ -120,11 +120,18 @@ struct ac_runtime {
 
     alignas(AC__CACHE_LINE) _Atomic uint64_t gp;  /* QSBR grace-period counter */
 
-    pthread_mutex_t inject_lock;    /* the global injection queue */
-    ac__actor *inject_head, *inject_tail;
-    _Atomic size_t inject_len;
+    /* The injection queue (sched.c, "The injection queue"), each half on
+     * a line of its own: sharing gp's line, every push dirtied the line
+     * each worker loads after every turn and each outside call at entry.
+     * Senders push onto `inject_in`, a lock-free stack, newest first. */
+    alignas(AC__CACHE_LINE) _Atomic(ac__actor *) inject_in;
+    /* Workers take from `inject_out`, the older actors in FIFO order,
+     * refilled from the stack when empty; under inject_lock, atomic only
+     * for the lock-free looks (work_visible). */
+    alignas(AC__CACHE_LINE) pthread_mutex_t inject_lock;
+    _Atomic(ac__actor *) inject_out;
 
-    pthread_mutex_t orphan_lock;    /* retire lists of parked workers */
+    alignas(AC__CACHE_LINE) pthread_mutex_t orphan_lock;  /* retire lists of parked workers */
     ac__env *orphans;
     _Atomic bool has_orphans;
 

@@ -3,7 +3,8 @@
  * and how idle workers park and wake. Design notes: runtime/README.md.
  *
  * A runnable actor is in exactly one place: a worker's LIFO slot, a
- * worker's deque, the global injection queue, or running on a worker.
+ * worker's deque, the global injection queue (either half), or running
+ * on a worker.
  * A worker takes from its deque's bottom (newest) the actors its own turns
  * woke, from the top (oldest) everything else, and thieves take from the
  * top (next_local).
@@ -17,6 +18,25 @@
  * re-checks every queue; a notifier publishes work, then reads `idle`. Both
  * separate the two steps with a seq_cst fence, so at least one of them sees
  * the other: no wake-up is lost.
+ *
+ * The injection queue. Threads that are not workers push the actors they
+ * schedule onto a lock-free stack (`inject_in`, one CAS); workers take
+ * under a mutex from a FIFO (`inject_out`), refilled with the whole stack,
+ * reversed, when it runs dry. Only the push that makes the stack non-empty
+ * notifies, and from outside it wakes a worker only when every worker
+ * sleeps (notify_injected). Why no injected actor is stranded: the push
+ * is a seq_cst CAS, then the fence, then the read of `idle`; a parker
+ * announces in `idle`, fences, then reads the stack (work_visible). So
+ * either the parker sees the stack non-empty and stays up, or the pusher
+ * sees the parker announced. A pusher that wakes nobody saw a worker
+ * awake (or searching) then, whose own park comes later and so sees the
+ * stack non-empty, or a stack someone emptied into the FIFO: that taker
+ * is awake, sees its own FIFO and cannot park before it is empty. A push
+ * onto a non-empty stack joins a batch whose first push made that
+ * argument. An awake worker stuck in a long turn is the monitor's case:
+ * it wakes a sleeper while injected actors wait (monitor_look). Without
+ * a monitor (one worker, or no membarrier), the push that makes the stack
+ * non-empty notifies by ac__notify_work's rule, as every push did.
  *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
@@ -216,32 +236,63 @@ static inline void slot_set(ac__worker *w, ac__actor *a)
 
 /* ---- the injection queue (threads that are not workers) ------------------ */
 
-static void inject_push(ac_runtime *rt, ac__actor *a)
+/* Pushes `a` onto the senders' stack. Lock-free: an outside thread's send
+ * that schedules its actor pays one CAS on a line only pushers and the
+ * refill touch, where it took a mutex (two locked RMWs on the line the
+ * workers took it on, plus a count). Returns whether the stack was empty:
+ * only that push needs to notify (the header's "The injection queue").
+ * No ABA: nothing is ever taken from the stack but all of it at once. */
+static bool inject_push(ac_runtime *rt, ac__actor *a)
 {
-    a->next_runnable = NULL;
-    pthread_mutex_lock(&rt->inject_lock);
-    if (rt->inject_tail)
-        rt->inject_tail->next_runnable = a;
-    else
-        rt->inject_head = a;
-    rt->inject_tail = a;
-    /* Relaxed: a hint read without the lock; the Dekker fences in
-     * notify/park order it where it matters. */
-    atomic_fetch_add_explicit(&rt->inject_len, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&rt->inject_lock);
+    /* Relaxed: the CAS below re-reads it. */
+    ac__actor *top = atomic_load_explicit(&rt->inject_in, memory_order_relaxed);
+    do {
+        a->next_runnable = top;  /* ours until the CAS publishes it */
+        /* Seq_cst on success: the publication half of the Dekker pair with
+         * park()'s look (work_visible), before the notifier's fence and
+         * read of `idle`; it is also the release that hands the actor, and
+         * the link just written, to the worker whose exchange takes it.
+         * Relaxed failure: we only retry with the value it read. */
+    } while (!atomic_compare_exchange_weak_explicit(&rt->inject_in, &top, a, memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    return top == NULL;
 }
 
+/* Whether both halves look empty (relaxed: a hint for the fast paths;
+ * work_visible has the look the parking protocol relies on). */
+static inline bool inject_empty(ac_runtime *rt)
+{
+    return atomic_load_explicit(&rt->inject_out, memory_order_relaxed) == NULL &&
+           atomic_load_explicit(&rt->inject_in, memory_order_relaxed) == NULL;
+}
+
+/* The oldest injected actor. Workers take under inject_lock: when the FIFO
+ * half is empty, one of them takes the whole stack and reverses it into
+ * the FIFO half, so actors leave in the order they came (a batch at a
+ * time: the stack's actors all came after the FIFO's). */
 static ac__actor *inject_pop(ac_runtime *rt)
 {
-    if (atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0)
+    if (inject_empty(rt))
         return NULL;
     pthread_mutex_lock(&rt->inject_lock);
-    ac__actor *a = rt->inject_head;
-    if (a) {
-        rt->inject_head = a->next_runnable;
-        if (rt->inject_head == NULL)
-            rt->inject_tail = NULL;
-        atomic_fetch_sub_explicit(&rt->inject_len, 1, memory_order_relaxed);
+    /* Relaxed: written only under the lock we hold. */
+    ac__actor *a = atomic_load_explicit(&rt->inject_out, memory_order_relaxed);
+    if (a == NULL) {
+        /* Acquire: pairs with the pushes' CAS, so each actor's link and
+         * its state as its scheduler left it are seen. */
+        ac__actor *s = atomic_exchange_explicit(&rt->inject_in, NULL, memory_order_acquire);
+        while (s != NULL) {
+            ac__actor *next = s->next_runnable;
+            s->next_runnable = a;
+            a = s;
+            s = next;
+        }
+    }
+    if (a != NULL) {
+        /* Relaxed: other takers read it under the lock; a parker's look
+         * that misses it is covered by this worker, which is awake and
+         * sees its own store (the header). */
+        atomic_store_explicit(&rt->inject_out, a->next_runnable, memory_order_relaxed);
     }
     pthread_mutex_unlock(&rt->inject_lock);
     return a;
@@ -314,6 +365,30 @@ void ac__notify_work(ac_runtime *rt)
     monitor_kick(rt, prev);
 }
 
+/* An outside thread's push made the injection stack non-empty: wakes a
+ * worker only if every worker sleeps. An awake worker looks at the queue
+ * before it parks (work_visible, the Dekker pair with inject_push), so
+ * the actor is run; waking a second one for it cost the sender a futex
+ * wake-up, and the woken worker a turn and a spin on the core the sender
+ * needs (issue 14's inject: 5,600 wake-ups a run, nearly each ending in
+ * a full spin and a park). Should the awake worker be stuck in a long
+ * turn, the monitor wakes one (monitor_look); without a monitor (one
+ * worker, or no membarrier) this is ac__notify_work's rule. */
+static void notify_injected(ac_runtime *rt)
+{
+    /* Relaxed: set before the workers could take anything (a stale
+     * "unset" only takes the old rule). */
+    if (atomic_load_explicit(&rt->mon_started, memory_order_relaxed)) {
+        /* Store-load barrier, as in ac__notify_work: the push, then the
+         * look at `idle`. */
+        ac__barrier();
+        uint32_t s = ac__observe_u32(&rt->idle);
+        if (AC__IDLE_SLEEPING(s) != rt->nworkers)
+            return;
+    }
+    ac__notify_work(rt);
+}
+
 /* ---- local queues ------------------------------------------------------------- */
 
 /* `fresh`: the actor was just woken (by this worker's turn, or a grace
@@ -357,8 +432,10 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
         return;
     }
     if (w == NULL) {
-        inject_push(cx->rt, a);
-        ac__notify_work(cx->rt);
+        /* Onto a stack that was not empty: the push that made it non-empty
+         * notified (the header's "The injection queue"). */
+        if (inject_push(cx->rt, a))
+            notify_injected(cx->rt);
         return;
     }
     if (cx->current != NULL) {
@@ -419,8 +496,7 @@ static ac__actor *next_local(ac__worker *w)
     if ((a = slot_get(w)) != NULL) {
         slot_set(w, NULL);
         w->lifo_streak = 0;
-        if (ac__deque_size(&w->deque) == 0 &&
-            atomic_load_explicit(&rt->inject_len, memory_order_relaxed) == 0) {
+        if (ac__deque_size(&w->deque) == 0 && inject_empty(rt)) {
             w->since_oldest = 0;
             return a;  /* nobody to be fair to */
         }
@@ -684,6 +760,10 @@ static bool monitor_look(ac_runtime *rt)
         long_turn = true;
         hostage |= holds_actors(v);
     }
+    /* Injected actors wait for an awake worker (notify_injected): if one
+     * is stuck in a long turn, another is woken for them. */
+    if (long_turn && !inject_empty(rt))
+        hostage = true;
     if (hostage)
         ac__notify_work(rt);
     return long_turn;
@@ -777,7 +857,11 @@ int ac__sched_monitor_state(ac_runtime *rt)
 
 static bool work_visible(ac_runtime *rt)
 {
-    if (atomic_load_explicit(&rt->inject_len, memory_order_relaxed) != 0)
+    /* Seq_cst on the stack: the parker's half of the Dekker pair with
+     * inject_push (a plain load on x86). Relaxed on the FIFO half: its
+     * actors' taker is awake and looks itself (the header). */
+    if (atomic_load_explicit(&rt->inject_in, memory_order_seq_cst) != NULL ||
+        atomic_load_explicit(&rt->inject_out, memory_order_relaxed) != NULL)
         return true;
     for (unsigned i = 0; i < rt->nslots; i++)
         if (ac__deque_size(&rt->workers[i].deque) > 0)
