@@ -23,20 +23,17 @@
  * schedule onto a lock-free stack (`inject_in`, one CAS); workers take
  * under a mutex from a FIFO (`inject_out`), refilled with the whole stack,
  * reversed, when it runs dry. Only the push that makes the stack non-empty
- * notifies, and from outside it wakes a worker only when every worker
- * sleeps (notify_injected). Why no injected actor is stranded: the push
- * is a seq_cst CAS, then the fence, then the read of `idle`; a parker
- * announces in `idle`, fences, then reads the stack (work_visible). So
- * either the parker sees the stack non-empty and stays up, or the pusher
- * sees the parker announced. A pusher that wakes nobody saw a worker
- * awake (or searching) then, whose own park comes later and so sees the
- * stack non-empty, or a stack someone emptied into the FIFO: that taker
- * is awake, sees its own FIFO and cannot park before it is empty. A push
- * onto a non-empty stack joins a batch whose first push made that
- * argument. An awake worker stuck in a long turn is the monitor's case:
- * it wakes a sleeper while injected actors wait (monitor_look). Without
- * a monitor (one worker, or no membarrier), the push that makes the stack
- * non-empty notifies by ac__notify_work's rule, as every push did.
+ * notifies, by ac__notify_work's rule (Go's: a sleeper is woken unless a
+ * worker is searching). Why no injected actor is stranded: the push is a
+ * seq_cst CAS, then the fence, then the read of `idle`; a parker announces
+ * in `idle`, fences, then reads the stack (work_visible). So either the
+ * parker sees the stack non-empty and stays up, or the pusher sees the
+ * parker announced and wakes it or finds a searcher, which hands the
+ * search on while work is visible (end_search). A stack someone emptied
+ * into the FIFO has a taker that is awake, sees its own FIFO and cannot
+ * park before it is empty. A push onto a non-empty stack joins a batch
+ * whose first push made that argument. A worker stuck in a long turn
+ * while injected actors wait is the monitor's case too (monitor_look).
  *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
@@ -365,30 +362,6 @@ void ac__notify_work(ac_runtime *rt)
     monitor_kick(rt, prev);
 }
 
-/* An outside thread's push made the injection stack non-empty: wakes a
- * worker only if every worker sleeps. An awake worker looks at the queue
- * before it parks (work_visible, the Dekker pair with inject_push), so
- * the actor is run; waking a second one for it cost the sender a futex
- * wake-up, and the woken worker a turn and a spin on the core the sender
- * needs (issue 14's inject: 5,600 wake-ups a run, nearly each ending in
- * a full spin and a park). Should the awake worker be stuck in a long
- * turn, the monitor wakes one (monitor_look); without a monitor (one
- * worker, or no membarrier) this is ac__notify_work's rule. */
-static void notify_injected(ac_runtime *rt)
-{
-    /* Relaxed: set before the workers could take anything (a stale
-     * "unset" only takes the old rule). */
-    if (atomic_load_explicit(&rt->mon_started, memory_order_relaxed)) {
-        /* Store-load barrier, as in ac__notify_work: the push, then the
-         * look at `idle`. */
-        ac__barrier();
-        uint32_t s = ac__observe_u32(&rt->idle);
-        if (AC__IDLE_SLEEPING(s) != rt->nworkers)
-            return;
-    }
-    ac__notify_work(rt);
-}
-
 /* ---- local queues ------------------------------------------------------------- */
 
 /* `fresh`: the actor was just woken (by this worker's turn, or a grace
@@ -435,7 +408,7 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
         /* Onto a stack that was not empty: the push that made it non-empty
          * notified (the header's "The injection queue"). */
         if (inject_push(cx->rt, a))
-            notify_injected(cx->rt);
+            ac__notify_work(cx->rt);
         return;
     }
     if (cx->current != NULL) {
@@ -760,8 +733,8 @@ static bool monitor_look(ac_runtime *rt)
         long_turn = true;
         hostage |= holds_actors(v);
     }
-    /* Injected actors wait for an awake worker (notify_injected): if one
-     * is stuck in a long turn, another is woken for them. */
+    /* Injected actors whose push found a searcher wait for it: if every
+     * awake worker is stuck in a long turn meanwhile, one is woken. */
     if (long_turn && !inject_empty(rt))
         hostage = true;
     if (hostage)

@@ -1,8 +1,7 @@
 /*
  * test_inject.c — sends from threads that are not workers: they schedule
  * through the injection queue (sched.c), a lock-free stack that only the
- * push that makes it non-empty notifies for, and that wakes a worker only
- * when every worker sleeps. These tests say that no message is lost or
+ * push that makes it non-empty notifies for. These tests say that no message is lost or
  * reordered, that a fully parked runtime always wakes for one send (the
  * no-lost-wake-up argument), and that an awake worker stuck in a long turn
  * does not keep injected actors waiting (the monitor wakes another).
@@ -144,11 +143,11 @@ Test(inject, sends_racing_with_parking_workers_are_all_handled, .timeout = 120)
 /* ---- a long turn on the only awake worker ------------------------------- */
 
 /* A Holder's handler blocks until a Freer has run; the Freer is sent to
- * from outside while the Holder's worker is the only one awake. The push
- * wakes nobody (a worker is awake), so only the monitor, seeing the long
- * turn with injected actors waiting, can wake the parked worker that runs
- * the Freer (sched.c, notify_injected and monitor_look). Without that
- * look the Holder waits for ever (here: gives up after 10 s). */
+ * from outside while the Holder's worker is the only one awake: the push
+ * wakes the parked worker (ac__notify_work), or, had a searcher been
+ * about, the monitor does once the turn is long (monitor_look). Were
+ * neither to wake it, the Holder would wait for ever (here: gives up
+ * after 10 s). */
 
 static _Atomic bool holder_in, freer_ran, holder_saw;
 
