@@ -388,12 +388,7 @@ Test(mute, sends_from_outside_actors_are_never_muted, .timeout = 60)
  * the fan-in to its end. */
 Test(mute, seeded_mode_runs_the_fanin_unmuted, .timeout = 60)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    cfg.seed = 42;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime *rt = make_seeded_runtime(42);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr c, p;
     cr_assert_eq(ac_spawn(cx, &consumer_type, NULL, &c), 0);
