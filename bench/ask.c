@@ -60,8 +60,8 @@ int ask_Client_on_report(ask_Client *self, ac_ctx *cx, const ask_Client_report *
 
 int main(int argc, char **argv)
 {
-    const char *usage = "C R";
-    uint64_t c = bench_arg(argc, argv, 1, usage), r = bench_arg(argc, argv, 2, usage);
+    bench_args args = bench_args_parse(argc, argv, 2, "C R");
+    uint64_t c = args.v[0], r = args.v[1];
     if (c > UINT32_MAX || r > UINT32_MAX)
         bench_fail("ask: arguments too large");
     ask_Client_ref *clients = malloc(c * sizeof *clients);
@@ -80,8 +80,7 @@ int main(int argc, char **argv)
     double t0 = bench_now();
     for (uint64_t i = 0; i < c; i++)
         bench_check(ask_Client_send_launch(cx, clients[i], (uint32_t)i, (uint32_t)r), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
 
     for (uint64_t i = 0; i < c; i++)
         bench_check(ask_Client_send_report(cx, clients[i]), "send");
@@ -97,9 +96,7 @@ int main(int argc, char **argv)
         bench_fail("ask: %" PRIu64 " replies not the running sum, %" PRIu64
                    " accounts not at %" PRIu64 " (total %" PRIu64 ")",
                    bad, short_, want, total);
-    char params[64];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, c, r);
-    bench_report("ask", params, secs, (double)(c * r));
+    bench_report("ask", args.params, secs, (double)(c * r));
     free(clients);
     free(balances);
     free(got_last);

@@ -78,8 +78,8 @@ int broker_Worker_on_report(broker_Worker *self, ac_ctx *cx, const broker_Worker
 
 int main(int argc, char **argv)
 {
-    const char *usage = "P N";
-    uint64_t p = bench_arg(argc, argv, 1, usage), n = bench_arg(argc, argv, 2, usage);
+    bench_args args = bench_args_parse(argc, argv, 2, "P N");
+    uint64_t p = args.v[0], n = args.v[1];
     if (p > UINT32_MAX || p < 2)
         bench_fail("broker: P must be 2 or more");
     target = p * n / 2;
@@ -99,8 +99,7 @@ int main(int argc, char **argv)
     double t0 = bench_now();
     for (uint64_t i = 0; i < p; i++)
         bench_check(broker_Worker_send_launch(cx, workers[i], (uint32_t)i), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
 
     bench_check(broker_Broker_send_report(cx, the_broker), "send");
     for (uint64_t i = 0; i < p; i++)
@@ -118,9 +117,7 @@ int main(int argc, char **argv)
         bench_fail("broker: %" PRIu64 " meetings (want %" PRIu64 "), %" PRIu64 " paired and %" PRIu64
                    " greeted (want %" PRIu64 " each), %" PRIu64 " workers sent home (want %" PRIu64 ")",
                    got_meetings, target, met, hellos, 2 * target, stopped, p);
-    char params[64];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, p, n);
-    bench_report("broker", params, secs, (double)target);
+    bench_report("broker", args.params, secs, (double)target);
     free(workers);
     free(got_met);
     free(got_hellos);

@@ -73,6 +73,34 @@ bad:
     exit(2);
 }
 
+/* A benchmark's arguments, argv[1..n] as positive integers (bench_arg),
+ * and the report's params field: them joined by 'x' ("1000x10000000"). */
+#define BENCH_MAX_ARGS 4
+typedef struct bench_args {
+    uint64_t v[BENCH_MAX_ARGS];
+    char params[BENCH_MAX_ARGS * 21];  /* 20 digits and an 'x' or the NUL each */
+} bench_args;
+
+static inline bench_args bench_args_parse(int argc, char **argv, int n, const char *usage)
+{
+    bench_args a = {{0}, ""};
+    size_t at = 0;
+    for (int i = 0; i < n && i < BENCH_MAX_ARGS; i++) {
+        a.v[i] = bench_arg(argc, argv, i + 1, usage);
+        at += (size_t)snprintf(a.params + at, sizeof a.params - at, "%s%" PRIu64,
+                               i ? "x" : "", a.v[i]);
+    }
+    return a;
+}
+
+/* Runs rt until it is idle and returns the seconds since t0 (bench_now):
+ * the timed span ends when the last message has been handled. */
+static inline double bench_run_since(ac_runtime *rt, double t0)
+{
+    ac_runtime_run(rt);
+    return bench_now() - t0;
+}
+
 /* A TCP port on 127.0.0.1 that nobody listens on now (the kernel's pick).
  * `keep` (may be NULL) holds its socket open, so that ports drawn while it
  * is held all differ; the caller closes it. */

@@ -61,8 +61,8 @@ int fanin_Consumer_on_item(fanin_Consumer *self, ac_ctx *cx,
 
 int main(int argc, char **argv)
 {
-    const char *usage = "P M";
-    uint64_t p = bench_arg(argc, argv, 1, usage), m = bench_arg(argc, argv, 2, usage);
+    bench_args args = bench_args_parse(argc, argv, 2, "P M");
+    uint64_t p = args.v[0], m = args.v[1];
     if (p > UINT32_MAX)
         bench_fail("fanin: too many producers");
     next_seq = calloc(p, sizeof *next_seq);
@@ -83,8 +83,7 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < p; i++)
         bench_check(fanin_Producer_send_produce(cx, producers[i], consumer, (uint32_t)i, m),
                     "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
     ac_runtime_destroy(rt);
 
     if (received != p * m || disorder != 0)
@@ -92,8 +91,6 @@ int main(int argc, char **argv)
                    received, p * m, disorder);
     free(next_seq);
     free(producers);
-    char params[64];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, p, m);
-    bench_report("fanin", params, secs, (double)(p * m));
+    bench_report("fanin", args.params, secs, (double)(p * m));
     return 0;
 }

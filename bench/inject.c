@@ -72,8 +72,7 @@ static double run_once(uint64_t m, int from_handler)
         bench_check(inject_Driver_send_drive(cx, driver, m), "send");
     else
         bench_check(send_all(cx, m), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
 
     for (uint64_t a = 0; a < n_workers; a++)
         bench_check(inject_Worker_send_report(cx, workers[a]), "send");
@@ -94,8 +93,8 @@ static double run_once(uint64_t m, int from_handler)
 
 int main(int argc, char **argv)
 {
-    const char *usage = "A M";
-    uint64_t a = bench_arg(argc, argv, 1, usage), m = bench_arg(argc, argv, 2, usage);
+    bench_args args = bench_args_parse(argc, argv, 2, "A M");
+    uint64_t a = args.v[0], m = args.v[1];
     if (a > UINT32_MAX)
         bench_fail("inject: too many actors");
     n_workers = a;
@@ -108,13 +107,11 @@ int main(int argc, char **argv)
 
     double handler = run_once(m, 1);
     double outside = run_once(m, 0);
-    char params[64];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, a, m);
     /* The same load from a handler, for the cost of an outside send
      * against a handler's (a comment line: compare.sh reads it). */
-    printf("# inject_handler %s %.6f %.0f %ld outside/handler %.2f\n", params, handler,
+    printf("# inject_handler %s %.6f %.0f %ld outside/handler %.2f\n", args.params, handler,
            (double)(a * m) / handler, bench_peak_rss_kb(), outside / handler);
-    bench_report("inject", params, outside, (double)(a * m));
+    bench_report("inject", args.params, outside, (double)(a * m));
     free(workers);
     free(got_next);
     free(got_bad);

@@ -55,9 +55,8 @@ int mesh_Node_on_report(mesh_Node *self, ac_ctx *cx, const mesh_Node_report *m)
 
 int main(int argc, char **argv)
 {
-    const char *usage = "A T H";
-    uint64_t a = bench_arg(argc, argv, 1, usage), t = bench_arg(argc, argv, 2, usage),
-             h = bench_arg(argc, argv, 3, usage);
+    bench_args args = bench_args_parse(argc, argv, 3, "A T H");
+    uint64_t a = args.v[0], t = args.v[1], h = args.v[2];
     if (a > UINT32_MAX || t > UINT32_MAX || h > UINT32_MAX)
         bench_fail("mesh: arguments too large");
     n_nodes = (uint32_t)a;
@@ -76,8 +75,7 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < a; i++)
         bench_check(mesh_Node_send_launch(cx, nodes[i], (uint32_t)i, (uint32_t)t, (uint32_t)h),
                     "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
 
     for (uint64_t i = 0; i < a; i++)
         bench_check(mesh_Node_send_report(cx, nodes[i]), "send");
@@ -92,9 +90,7 @@ int main(int argc, char **argv)
         bench_fail("mesh: %" PRIu64 " messages received (want %" PRIu64 "), %" PRIu64
                    " tokens finished (want %" PRIu64 ")",
                    received, a * t * h, finished, a * t);
-    char params[96];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64 "x%" PRIu64, a, t, h);
-    bench_report("mesh", params, secs, (double)(a * t * h));
+    bench_report("mesh", args.params, secs, (double)(a * t * h));
     free(nodes);
     free(got_received);
     free(got_finished);

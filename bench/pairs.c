@@ -29,8 +29,8 @@ int pairs_Ponger_on_ping(pairs_Ponger *self, ac_ctx *cx, const pairs_Ponger_ping
 
 int main(int argc, char **argv)
 {
-    const char *usage = "K N";
-    uint64_t k = bench_arg(argc, argv, 1, usage), n = bench_arg(argc, argv, 2, usage);
+    bench_args args = bench_args_parse(argc, argv, 2, "K N");
+    uint64_t k = args.v[0], n = args.v[1];
     if (k > UINT32_MAX)
         bench_fail("pairs: too many pairs");
     pongs_counted = calloc(k, sizeof *pongs_counted);
@@ -48,8 +48,7 @@ int main(int argc, char **argv)
     double t0 = bench_now();
     for (uint64_t i = 0; i < k; i++)
         bench_check(pairs_Pinger_send_serve(cx, pingers[i], pongers[i], (uint32_t)i, n), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
     ac_runtime_destroy(rt);
 
     for (uint64_t i = 0; i < k; i++)
@@ -59,8 +58,6 @@ int main(int argc, char **argv)
     free(pongs_counted);
     free(pingers);
     free(pongers);
-    char params[64];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, k, n);
-    bench_report("pairs", params, secs, 2.0 * (double)(k * n));
+    bench_report("pairs", args.params, secs, 2.0 * (double)(k * n));
     return 0;
 }

@@ -31,7 +31,8 @@ int pingpong_Ponger_on_ping(pingpong_Ponger *self, ac_ctx *cx,
 
 int main(int argc, char **argv)
 {
-    uint64_t n = bench_arg(argc, argv, 1, "N");
+    bench_args args = bench_args_parse(argc, argv, 1, "N");
+    uint64_t n = args.v[0];
     ac_runtime *rt = bench_runtime();
     ac_ctx *cx = ac_runtime_ctx(rt);
     pingpong_Pinger_ref pinger;
@@ -41,14 +42,11 @@ int main(int argc, char **argv)
 
     double t0 = bench_now();
     bench_check(pingpong_Pinger_send_serve(cx, pinger, ponger, n), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
     ac_runtime_destroy(rt);
 
     if (pongs_counted != n)
         bench_fail("pingpong: counted %" PRIu64 " pongs, expected %" PRIu64, pongs_counted, n);
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, n);
-    bench_report("pingpong", params, secs, 2.0 * (double)n);
+    bench_report("pingpong", args.params, secs, 2.0 * (double)n);
     return 0;
 }

@@ -38,7 +38,8 @@ static int echo(const char *endpoint, const char *secret, uint64_t n)
 
 int main(int argc, char **argv)
 {
-    uint64_t n = bench_arg(argc, argv, 1, "N");
+    bench_args args = bench_args_parse(argc, argv, 1, "N");
+    uint64_t n = args.v[0];
     char server_public[AC_NODE_KEY_LEN + 1], server_secret[AC_NODE_KEY_LEN + 1];
     char client_public[AC_NODE_KEY_LEN + 1], client_secret[AC_NODE_KEY_LEN + 1];
     if (zmq_curve_keypair(server_public, server_secret) != 0 ||
@@ -88,8 +89,6 @@ int main(int argc, char **argv)
     zmq_ctx_term(ctx);
     if (wrong != 0)
         bench_fail("remote_floor: %" PRIu64 " replies did not answer their request", wrong);
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, n);
-    bench_report("remote_floor", params, secs, (double)n);  /* this process's RSS */
+    bench_report("remote_floor", args.params, secs, (double)n);  /* this process's RSS */
     return 0;
 }

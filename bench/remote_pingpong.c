@@ -53,7 +53,8 @@ static int ponger_node(remote_cluster *c, int in, int out)
 
 int main(int argc, char **argv)
 {
-    uint64_t n = bench_arg(argc, argv, 1, "N");
+    bench_args args = bench_args_parse(argc, argv, 1, "N");
+    uint64_t n = args.v[0];
     remote_cluster *c = remote_setup();
     sem_init(&finished, 0, 0);
     remote_msg ready;
@@ -78,8 +79,6 @@ int main(int argc, char **argv)
         bench_fail("remote_pingpong: the pinger counted %" PRIu64 " pongs, the ponger %" PRIu64
                    " pings, expected %" PRIu64,
                    pongs, pings, n);
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, n);
-    remote_report("remote_pingpong", params, secs, (double)n, peer_rss);
+    remote_report("remote_pingpong", args.params, secs, (double)n, peer_rss);
     return 0;
 }

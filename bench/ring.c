@@ -3,15 +3,13 @@
 
 int main(int argc, char **argv)
 {
-    const char *usage = "R T";
-    uint64_t r = bench_arg(argc, argv, 1, usage), t = bench_arg(argc, argv, 2, usage);
+    bench_args args = bench_args_parse(argc, argv, 2, "R T");
+    uint64_t r = args.v[0], t = args.v[1];
     ac_runtime *rt = bench_runtime();
     ring_Node_ref *nodes = ring_build(rt, r);
     double secs = ring_play(rt, nodes, r, 1, t);
     ac_runtime_destroy(rt);
     free(nodes);
-    char params[64];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64, r, t);
-    bench_report("ring", params, secs, (double)t);
+    bench_report("ring", args.params, secs, (double)t);
     return 0;
 }

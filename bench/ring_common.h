@@ -57,8 +57,7 @@ static inline double ring_play(ac_runtime *rt, ring_Node_ref *nodes, uint64_t r,
     double t0 = bench_now();
     for (uint64_t t = 0; t < k; t++)
         bench_check(ring_Node_send_token(cx, nodes[t * r / k], (uint32_t)t, each, 0), "token");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
     for (uint64_t t = 0; t < k; t++)
         if (!token_done[t] || token_hops[t] != each)
             bench_fail("ring: token %" PRIu64 " made %" PRIu64 " hops, expected %" PRIu64,

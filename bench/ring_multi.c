@@ -3,9 +3,8 @@
 
 int main(int argc, char **argv)
 {
-    const char *usage = "R K T   (K divides T)";
-    uint64_t r = bench_arg(argc, argv, 1, usage), k = bench_arg(argc, argv, 2, usage),
-             t = bench_arg(argc, argv, 3, usage);
+    bench_args args = bench_args_parse(argc, argv, 3, "R K T   (K divides T)");
+    uint64_t r = args.v[0], k = args.v[1], t = args.v[2];
     if (t % k != 0 || k > UINT32_MAX)
         bench_fail("ring_multi: K must divide T");
     ac_runtime *rt = bench_runtime();
@@ -13,8 +12,6 @@ int main(int argc, char **argv)
     double secs = ring_play(rt, nodes, r, k, t / k);
     ac_runtime_destroy(rt);
     free(nodes);
-    char params[96];
-    snprintf(params, sizeof params, "%" PRIu64 "x%" PRIu64 "x%" PRIu64, r, k, t);
-    bench_report("ring_multi", params, secs, (double)t);
+    bench_report("ring_multi", args.params, secs, (double)t);
     return 0;
 }

@@ -48,7 +48,8 @@ int skynet_Node_on_result(skynet_Node *self, ac_ctx *cx, const skynet_Node_resul
 
 int main(int argc, char **argv)
 {
-    uint64_t d = bench_arg(argc, argv, 1, "D   (1..9)");
+    bench_args args = bench_args_parse(argc, argv, 1, "D   (1..9)");
+    uint64_t d = args.v[0];
     if (d > 9)
         bench_fail("skynet: depth must be at most 9");
     uint64_t leaves = 1, actors = 0;
@@ -63,8 +64,7 @@ int main(int argc, char **argv)
     skynet_Node_ref nobody = {{{0}}};
     bench_check(skynet_Node_spawn(cx, &root), "spawn");
     bench_check(skynet_Node_send_start_node(cx, root, nobody, 0, (uint32_t)d, true), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
     ac_stats st;
     ac_runtime_stats(rt, &st);
     ac_runtime_destroy(rt);
@@ -75,10 +75,8 @@ int main(int argc, char **argv)
     if (st.spawned != actors || st.stopped != actors)
         bench_fail("skynet: %" PRIu64 " spawned, %" PRIu64 " stopped, expected %" PRIu64,
                    st.spawned, st.stopped, actors);
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, d);
     /* One spawn (start_node) and one reply per actor. */
-    bench_report("skynet", params, secs, 2.0 * (double)actors);
+    bench_report("skynet", args.params, secs, 2.0 * (double)actors);
     fprintf(stderr, "skynet: %" PRIu64 " actors, %.0f bytes of peak RSS per actor\n",
             actors, (double)bench_peak_rss_kb() * 1024.0 / (double)actors);
     return 0;

@@ -48,15 +48,15 @@ int spawn_Child_on_work(spawn_Child *self, ac_ctx *cx, const spawn_Child_work *m
 
 int main(int argc, char **argv)
 {
-    uint64_t n = bench_arg(argc, argv, 1, "N");
+    bench_args args = bench_args_parse(argc, argv, 1, "N");
+    uint64_t n = args.v[0];
     ac_runtime *rt = bench_runtime();
     ac_ctx *cx = ac_runtime_ctx(rt);
     bench_check(spawn_Spawner_spawn(cx, &spawner), "spawn");
 
     double t0 = bench_now();
     bench_check(spawn_Spawner_send_launch(cx, spawner, n), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
 
     bench_check(spawn_Spawner_send_report(cx, spawner), "send");
     ac_runtime_run(rt);
@@ -65,8 +65,6 @@ int main(int argc, char **argv)
         bench_fail("spawn: %" PRIu64 " children answered (want %" PRIu64 "), sum %" PRIu64
                    " (want %" PRIu64 ")",
                    got_done, n, got_sum, n * (n + 1) / 2);
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, n);
-    bench_report("spawn", params, secs, (double)n);
+    bench_report("spawn", args.params, secs, (double)n);
     return 0;
 }

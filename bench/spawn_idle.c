@@ -15,7 +15,8 @@ int spawn_idle_Idle_on_poke(spawn_idle_Idle *self, ac_ctx *cx, const spawn_idle_
 
 int main(int argc, char **argv)
 {
-    uint64_t n = bench_arg(argc, argv, 1, "N");
+    bench_args args = bench_args_parse(argc, argv, 1, "N");
+    uint64_t n = args.v[0];
     spawn_idle_Idle_ref *refs = malloc(n * sizeof *refs);
     if (refs == NULL)
         bench_fail("spawn_idle: out of memory");
@@ -41,9 +42,7 @@ int main(int argc, char **argv)
     if (poked != n)
         bench_fail("spawn_idle: %" PRIu64 " of %" PRIu64 " actors answered", poked, n);
 
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, n);
-    bench_report("spawn_idle", params, secs, (double)n);
+    bench_report("spawn_idle", args.params, secs, (double)n);
     fprintf(stderr, "spawn_idle: %.1f bytes per idle actor (RSS growth %ld KiB)\n",
             (double)(after - before) / (double)n, (after - before) / 1024);
     return 0;

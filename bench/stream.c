@@ -39,7 +39,8 @@ int stream_Consumer_on_item(stream_Consumer *self, ac_ctx *cx, const stream_Cons
 
 int main(int argc, char **argv)
 {
-    uint64_t n = bench_arg(argc, argv, 1, "N");
+    bench_args args = bench_args_parse(argc, argv, 1, "N");
+    uint64_t n = args.v[0];
     ac_runtime *rt = bench_runtime();
     ac_ctx *cx = ac_runtime_ctx(rt);
     stream_Producer_ref producer;
@@ -51,15 +52,12 @@ int main(int argc, char **argv)
 
     double t0 = bench_now();
     bench_check(stream_Producer_send_go(cx, producer, consumer, n), "send");
-    ac_runtime_run(rt);
-    double secs = bench_now() - t0;
+    double secs = bench_run_since(rt, t0);
     ac_runtime_destroy(rt);
 
     if (received != n || disorder != 0)
         bench_fail("stream: received %" PRIu64 " of %" PRIu64 ", %" PRIu64 " out of order",
                    received, n, disorder);
-    char params[32];
-    snprintf(params, sizeof params, "%" PRIu64, n);
-    bench_report("stream", params, secs, (double)n);
+    bench_report("stream", args.params, secs, (double)n);
     return 0;
 }

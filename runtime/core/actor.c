@@ -331,19 +331,19 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
         return AC_EINVAL;
     ac_runtime *rt = cx->rt;
     /* Per-type counters read the mailbox's length from a bound's count
-     * (typestats.c): an unbounded actor gets one no mailbox fills. */
-    if (limit == 0 && (rt->observe & AC__OBS_TYPES))
-        limit = UINT32_MAX;
+     * (typestats.c): an unbounded actor gets the count with limit 0, no
+     * limit at all (bound_admit). */
+    bool counted = limit != 0 || (rt->observe & AC__OBS_TYPES);
     /* Relaxed: a spawn racing with the start of shutdown is stopped by it
      * either way; the flag only refuses work once shutdown is known. */
     if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
         return AC_ESHUTDOWN;
-    unsigned at = (limit ? AC__ATTR_BOUNDED : 0) | (attrs & AC__ATTR_SUPERVISED) |
+    unsigned at = (counted ? AC__ATTR_BOUNDED : 0) | (attrs & AC__ATTR_SUPERVISED) |
                   (type->message_priority ? AC__ATTR_URGENT : 0);
     ac__actor *a = ac__actor_new(cx, type, at);
     if (a == NULL)
         return AC_ENOMEM;
-    if (limit) {
+    if (counted) {
         ac__bound *b = ac__bound_of(a);
         atomic_init(&b->len, 0);
         atomic_init(&b->shed, 0);
@@ -438,9 +438,13 @@ static int bound_admit(ac_ctx *cx, ac__actor *a, ac__env *e)
     ac__bound *b = ac__bound_of(a);
     /* Relaxed: a counter, not a publication; the push publishes e. */
     uint32_t n = atomic_fetch_add_explicit(&b->len, 1, memory_order_relaxed);
-    if (n < b->limit || b->overflow == AC_OVERFLOW_DROP_OLDEST) {
-        if (n >= b->limit)
-            atomic_fetch_add_explicit(&b->shed, 1, memory_order_relaxed);
+    /* Limit 0: only counted, for the per-type counters (ac__spawn_actor). */
+    if (n < b->limit || b->limit == 0) {
+        e->flags |= AC__ENV_BOUNDED;
+        return 0;
+    }
+    if (b->overflow == AC_OVERFLOW_DROP_OLDEST) {
+        atomic_fetch_add_explicit(&b->shed, 1, memory_order_relaxed);
         e->flags |= AC__ENV_BOUNDED;
         return 0;
     }
@@ -491,11 +495,11 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
     }
     AC__COUNT(cx, sends, 1);
     /* A bounded mailbox keeps its own policy; an unbounded one with
-     * urgent messages, or with the bound no mailbox fills that per-type
+     * urgent messages, or with the count and no limit that per-type
      * counters give it (ac__spawn_actor), mutes its senders as any other
      * (mute.c). */
     if ((ac__flags(a) & AC__ACTOR_OVERLOADED) &&
-        (!(a->attrs & AC__ATTR_BOUNDED) || ac__bound_of(a)->limit == UINT32_MAX))
+        (!(a->attrs & AC__ATTR_BOUNDED) || ac__bound_of(a)->limit == 0))
         ac__mute_note(cx, a);
     if (cx->observe & AC__OBS_TRACE)
         ac__trace_send(cx, e);  /* as in send_env */

@@ -99,7 +99,7 @@ _Static_assert(offsetof(ac__actor, state) == 72, "control block size");
 typedef struct ac__bound {
     _Atomic uint32_t len;   /* admitted messages not yet handled or shed */
     _Atomic uint32_t shed;  /* drop-oldest: how many to drop at the head */
-    uint32_t limit;
+    uint32_t limit;         /* 0: none, a count for the per-type counters */
     uint32_t overflow;      /* ac_overflow */
 } ac__bound;
 

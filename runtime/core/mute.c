@@ -182,11 +182,14 @@ ac__turn ac__mute_turn_end(ac_ctx *cx, ac__actor *a, ac__turn end, unsigned n, u
     unsigned f = ac__flags(a);
     if (f & AC__ACTOR_MUTING)
         atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_MUTING, memory_order_relaxed);
-    if (f & AC__ACTOR_DEAD) {
-        if (f & AC__ACTOR_OVERLOADED)
-            release(cx, a);  /* ac__mute_died did; nothing can be left */
+    /* Dead: die() called ac__mute_died in this actor's own turn (its
+     * handler's stop or failure, or the kill's envelope), which cleared
+     * OVERLOADED and released the mutees; only a live actor's turn end,
+     * below, sets the flag, and mute() registers none on a dead one, so nothing
+     * is left to release. (A turn that freed its actor returned above:
+     * there the release in ac__mute_died is the only one.) */
+    if (f & AC__ACTOR_DEAD)
         return end;
-    }
     if (n == batch && end == AC__TURN_MORE) {
         /* Relaxed: its senders read a hint; a registration re-reads it
          * under the lock. Never muted now (see the header). */

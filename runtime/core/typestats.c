@@ -9,7 +9,7 @@
  *
  * The mailbox high-water mark comes from the bound's count (actor.h,
  * ac__bound): with the counters on, every actor is spawned with one
- * (a limit no mailbox reaches, for an unbounded type), and the turn reads
+ * (for an unbounded type the count alone, limit 0), and the turn reads
  * it as it takes each message. The count only falls when a message is
  * taken, so its maximum is reached just before a take, where it is read
  * (runtime/README.md, "Watching turns").

@@ -1,4 +1,5 @@
-/* fixtures.c — the Counter actor type (see fixtures.h). */
+/* fixtures.c — the Counter actor type and the suites' shared checks (see
+ * fixtures.h). */
 #include "fixtures.h"
 
 _Atomic uint64_t g_items;
@@ -78,4 +79,47 @@ int send_tag(ac_ctx *cx, const ac_addr *to, uint32_t tag)
     if (e == NULL)
         return AC_ENOMEM;
     return ac_send(cx, to, e);
+}
+
+void count_dead_letters(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int reason, void *arg)
+{
+    (void)cx;
+    (void)to;
+    dead_count *d = arg;
+    if (reason != AC_ENOTFOUND)
+        return;
+    for (unsigned i = 0; i < d->ntags; i++) {
+        if (e->tag == d->tags[i]) {
+            atomic_fetch_add(&d->n, 1);
+            return;
+        }
+    }
+}
+
+#define HANDLED_MAX 256
+static _Atomic uint32_t g_handled[HANDLED_MAX];
+static _Atomic uint32_t g_nhandled;
+
+void note_handled(uint32_t n)
+{
+    atomic_store(&g_handled[atomic_fetch_add(&g_nhandled, 1) % HANDLED_MAX], n);
+}
+
+uint32_t handled_count(void)
+{
+    return atomic_load(&g_nhandled);
+}
+
+uint32_t handled_at(uint32_t i)
+{
+    return atomic_load(&g_handled[i % HANDLED_MAX]);
+}
+
+void expect_handled(const uint32_t *want, uint32_t n)
+{
+    cr_assert_eq(atomic_load(&g_nhandled), n, "handled %u, want %u",
+                 (unsigned)atomic_load(&g_nhandled), (unsigned)n);
+    for (uint32_t i = 0; i < n; i++)
+        cr_expect_eq(atomic_load(&g_handled[i]), want[i], "handled[%u] = %u, want %u",
+                     (unsigned)i, (unsigned)atomic_load(&g_handled[i]), (unsigned)want[i]);
 }

@@ -46,18 +46,90 @@ extern const ac_actor_type counter_type;
 int send_item(ac_ctx *cx, const ac_addr *to, uint32_t sender, uint64_t seq);
 int send_tag(ac_ctx *cx, const ac_addr *to, uint32_t tag);
 
+/* ---- Runtimes ------------------------------------------------------------ */
+
+/* A runtime made from cfg, or the test fails. */
+static inline ac_runtime *make_runtime_from(const ac_config *cfg)
+{
+    ac_runtime *rt = NULL;
+    cr_assert_eq(ac_runtime_create(&rt, cfg), 0);
+    cr_assert_not_null(rt);
+    /* Actors failed on purpose are not reported (failure.c). */
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    return rt;
+}
+
 static inline ac_runtime *make_runtime(int workers)
 {
     ac_config cfg;
     ac_config_init(&cfg);
     cfg.workers = workers;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    /* Actors failed on purpose are not reported (failure.c). */
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
-    cr_assert_not_null(rt);
-    return rt;
+    return make_runtime_from(&cfg);
 }
+
+/* With the per-type counters (ac_config.type_stats) on or off. */
+static inline ac_runtime *make_typed_runtime(int workers, bool type_stats)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = workers;
+    cfg.type_stats = type_stats;
+    return make_runtime_from(&cfg);
+}
+
+/* Seeded mode: deterministic (no workers), turns in the order seed picks
+ * (docs/RUNTIME.md, "Systematic testing"). */
+static inline ac_runtime *make_seeded_runtime(uint64_t seed)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 0;
+    cfg.seed = seed;
+    return make_runtime_from(&cfg);
+}
+
+/* ---- Counters --------------------------------------------------------------- */
+
+/* Every send is accounted for: handled, a dead letter, dropped by a
+ * bounded mailbox, forwarded to a node, or in a stash (docs/RUNTIME.md,
+ * "Counters that reconcile"). */
+static inline void assert_sends_accounted(ac_runtime *rt)
+{
+    ac_stats s;
+    ac_runtime_stats(rt, &s);
+    cr_assert_eq(s.sends + s.refused,
+                 s.messages + s.dead_letters + s.mailbox_drops + s.node_forwarded + s.stashed,
+                 "sends %llu refused %llu messages %llu dead %llu drops %llu stashed %llu",
+                 (unsigned long long)s.sends, (unsigned long long)s.refused,
+                 (unsigned long long)s.messages, (unsigned long long)s.dead_letters,
+                 (unsigned long long)s.mailbox_drops, (unsigned long long)s.stashed);
+}
+
+/* Messages in stashes now (ac_stats.stashed). */
+static inline uint64_t stashed_now(ac_runtime *rt)
+{
+    ac_stats s;
+    ac_runtime_stats(rt, &s);
+    return s.stashed;
+}
+
+/* A dead-letter hook (ac_runtime_set_dead_letter_hook, arg a dead_count)
+ * that counts the undeliverable (AC_ENOTFOUND) letters of a few tags. */
+typedef struct dead_count {
+    uint32_t tags[4];
+    unsigned ntags;
+    _Atomic uint64_t n;
+} dead_count;
+
+void count_dead_letters(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int reason, void *arg);
+
+/* ---- The order handlers saw ------------------------------------------------- */
+
+/* A handler notes each message's number; a test compares the sequence. */
+void note_handled(uint32_t n);
+uint32_t handled_count(void);
+uint32_t handled_at(uint32_t i);
+void expect_handled(const uint32_t *want, uint32_t n);
 
 static inline ac_addr spawn_counter(ac_ctx *cx)
 {

@@ -10,8 +10,6 @@
 
 #include <stdatomic.h>
 
-static _Atomic uint32_t g_handled[256];
-static _Atomic uint32_t g_nhandled;
 static _Atomic int g_go_rc;             /* of the last become */
 static _Atomic uint32_t g_held_gos;     /* go handled by held's own handler */
 
@@ -24,7 +22,7 @@ int become_Gate_on_item(become_Gate *self, ac_ctx *cx, const become_Gate_item *m
 {
     (void)self;
     (void)cx;
-    atomic_store(&g_handled[atomic_fetch_add(&g_nhandled, 1) % 256], m->n);
+    note_handled(m->n);
     return 0;
 }
 
@@ -54,7 +52,7 @@ int become_Gate_sealed_on_go(become_Gate *self, ac_ctx *cx, const become_Gate_go
 int become_Gate_on_peek(become_Gate *self, ac_ctx *cx, const become_Gate_peek *m)
 {
     (void)self;
-    return become_Gate_reply_peek(cx, &m->reply_to, atomic_load(&g_nhandled));
+    return become_Gate_reply_peek(cx, &m->reply_to, handled_count());
 }
 
 int become_Gate_held_on_peek(become_Gate *self, ac_ctx *cx, const become_Gate_peek *m)
@@ -65,38 +63,10 @@ int become_Gate_held_on_peek(become_Gate *self, ac_ctx *cx, const become_Gate_pe
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static void assert_identity(ac_runtime *rt)
-{
-    ac_stats s;
-    ac_runtime_stats(rt, &s);
-    cr_assert_eq(s.sends + s.refused,
-                 s.messages + s.dead_letters + s.mailbox_drops + s.node_forwarded + s.stashed,
-                 "sends %llu refused %llu messages %llu dead %llu stashed %llu",
-                 (unsigned long long)s.sends, (unsigned long long)s.refused,
-                 (unsigned long long)s.messages, (unsigned long long)s.dead_letters,
-                 (unsigned long long)s.stashed);
-}
-
-static void expect_handled(const uint32_t *want, uint32_t n)
-{
-    cr_assert_eq(atomic_load(&g_nhandled), n, "handled %u, want %u",
-                 (unsigned)atomic_load(&g_nhandled), (unsigned)n);
-    for (uint32_t i = 0; i < n; i++)
-        cr_expect_eq(atomic_load(&g_handled[i]), want[i], "handled[%u] = %u, want %u",
-                     (unsigned)i, (unsigned)atomic_load(&g_handled[i]), (unsigned)want[i]);
-}
-
 static void send_items(ac_ctx *cx, become_Gate_ref g, uint32_t from, uint32_t to)
 {
     for (uint32_t n = from; n <= to; n++)
         cr_assert_eq(become_Gate_send_item(cx, g, n), 0);
-}
-
-static uint64_t stashed(ac_runtime *rt)
-{
-    ac_stats s;
-    ac_runtime_stats(rt, &s);
-    return s.stashed;
 }
 
 /* ---- tests -------------------------------------------------------------------- */
@@ -114,7 +84,7 @@ Test(become, postponed_come_back_in_order)
     send_items(cx, g, 3, 6);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled((const uint32_t[]){1, 2}, 2);
-    cr_expect_eq(stashed(rt), 4);
+    cr_expect_eq(stashed_now(rt), 4);
     cr_assert_eq(become_Gate_send_go(cx, g, become_Gate_BEHAVIOUR_default), 0);
     send_items(cx, g, 7, 8);
     cr_assert_eq(ac_runtime_run(rt), 0);
@@ -126,7 +96,7 @@ Test(become, postponed_come_back_in_order)
     cr_expect_eq(s.stashed, 0);
     cr_expect_eq(s.unhandled, 0);
     cr_expect_eq(s.messages, 10);   /* 8 items, 2 gos: a postponed one once */
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -141,7 +111,7 @@ Test(become, from_the_start_hook)
     send_items(cx, g, 1, 3);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled(NULL, 0);
-    cr_expect_eq(stashed(rt), 3);
+    cr_expect_eq(stashed_now(rt), 3);
     become_Gate_peek_reply *r = NULL;
     cr_assert_eq(become_Gate_ask_peek_wait(cx, g, AC_FOREVER, &r), 0);
     cr_expect_eq(r->handled, 1001);  /* held's peek */
@@ -149,7 +119,7 @@ Test(become, from_the_start_hook)
     cr_assert_eq(become_Gate_send_go(cx, g, become_Gate_BEHAVIOUR_default), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled((const uint32_t[]){1, 2, 3}, 3);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -167,12 +137,12 @@ Test(become, twice_and_unknown)
     send_items(cx, g, 2, 2);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled(NULL, 0);
-    cr_expect_eq(stashed(rt), 2);
+    cr_expect_eq(stashed_now(rt), 2);
     cr_expect_eq(atomic_load(&g_go_rc), 0);
     cr_assert_eq(become_Gate_send_go(cx, g, 99), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     cr_expect_eq(atomic_load(&g_go_rc), AC_EINVAL);
-    cr_expect_eq(stashed(rt), 2);
+    cr_expect_eq(stashed_now(rt), 2);
     cr_assert_eq(become_Gate_send_go(cx, g, become_Gate_BEHAVIOUR_default), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled((const uint32_t[]){1, 2}, 2);
@@ -181,20 +151,8 @@ Test(become, twice_and_unknown)
     memset(&st, 0, sizeof st);
     cr_expect_eq(become_Gate_become(&st, cx, become_Gate_BEHAVIOUR_held), AC_ESTATE);
     cr_expect_eq(st.behaviour_, 0);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
-}
-
-static _Atomic uint64_t g_dead_items;
-
-static void count_dead(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int reason,
-                       void *arg)
-{
-    (void)cx;
-    (void)to;
-    (void)arg;
-    if (reason == AC_ENOTFOUND && e->tag == become_Gate_TAG_item)
-        atomic_fetch_add(&g_dead_items, 1);
 }
 
 /* An actor that stops while it holds postponed mail loses it as dead
@@ -202,7 +160,8 @@ static void count_dead(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int 
 Test(become, a_dying_actors_postponed_mail_is_dead_letters)
 {
     ac_runtime *rt = make_runtime(0);
-    ac_runtime_set_dead_letter_hook(rt, count_dead, NULL);
+    dead_count dead = {{become_Gate_TAG_item}, 1, 0};
+    ac_runtime_set_dead_letter_hook(rt, count_dead_letters, &dead);
     ac_ctx *cx = ac_runtime_ctx(rt);
     become_Gate_ref g;
     cr_assert_eq(become_Gate_spawn(cx, &g, become_Gate_BEHAVIOUR_held), 0);
@@ -214,9 +173,9 @@ Test(become, a_dying_actors_postponed_mail_is_dead_letters)
     ac_runtime_stats(rt, &s);
     cr_expect_eq(s.stashed, 0);
     cr_expect_eq(s.dead_letters, 4);
-    cr_expect_eq(atomic_load(&g_dead_items), 4);
+    cr_expect_eq(atomic_load(&dead.n), 4);
     expect_handled(NULL, 0);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -248,7 +207,7 @@ Test(become, neither_handled_nor_postponed)
     send_items(cx, g, 4, 4);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled((const uint32_t[]){4}, 1);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -270,9 +229,9 @@ Test(become, on_workers_every_item_once_in_order)
         cr_assert_eq(become_Gate_send_go(cx, g, become_Gate_BEHAVIOUR_default), 0);
     }
     cr_assert_eq(ac_runtime_run(rt), 0);
-    cr_assert_eq(atomic_load(&g_nhandled), 200);
+    cr_assert_eq(handled_count(), 200);
     for (uint32_t i = 0; i < 200; i++)
-        cr_expect_eq(atomic_load(&g_handled[i]), i + 1);
-    assert_identity(rt);
+        cr_expect_eq(handled_at(i), i + 1);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }

@@ -839,11 +839,7 @@ Test(explore, seeded_mode_counts_its_steps_and_normal_mode_none)
     ac_runtime *rt = make_runtime(0);
     cr_assert_eq(ac_runtime_seeded_steps(rt), 0);
     ac_runtime_destroy(rt);
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    cfg.seed = 42;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    rt = make_seeded_runtime(42);
     cr_assert_eq(planted(rt, NULL) >= 0, true);
     /* 2 gos and 2 hellos delivered, 4 turns. */
     cr_assert_eq(ac_runtime_seeded_steps(rt), 8);

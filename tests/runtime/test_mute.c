@@ -129,16 +129,17 @@ static const ac_actor_type consumer_type = {
     .message_count = 1,
 };
 
-/* P producers, C consumers; producer i sends its M items round-robin to
- * all consumers (so FIFO per consumer and producer still holds with the
+/* P producers, C consumers (spawned with copts, which may be NULL) on rt,
+ * destroyed at the end; producer i sends its M items round-robin to all
+ * consumers (so FIFO per consumer and producer still holds with the
  * stride), from main. */
-static void run_fanin(int workers, unsigned np, unsigned nc, uint64_t m, ac_stats *st)
+static void run_fanin_on(ac_runtime *rt, const ac_spawn_options *copts, unsigned np,
+                         unsigned nc, uint64_t m, ac_stats *st)
 {
-    ac_runtime *rt = make_runtime(workers);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr cons[MAX_C];
     for (unsigned i = 0; i < nc; i++)
-        cr_assert_eq(ac_spawn(cx, &consumer_type, NULL, &cons[i]), 0);
+        cr_assert_eq(ac_spawn_opts(cx, &consumer_type, NULL, copts, &cons[i]), 0);
     for (unsigned i = 0; i < np; i++) {
         ac_addr p;
         cr_assert_eq(ac_spawn(cx, &producer_type, NULL, &p), 0);
@@ -155,6 +156,11 @@ static void run_fanin(int workers, unsigned np, unsigned nc, uint64_t m, ac_stat
     ac_runtime_run(rt);
     ac_runtime_stats(rt, st);
     ac_runtime_destroy(rt);
+}
+
+static void run_fanin(int workers, unsigned np, unsigned nc, uint64_t m, ac_stats *st)
+{
+    run_fanin_on(make_runtime(workers), NULL, np, nc, m, st);
 }
 
 /* The design's bound (runtime/README.md, "Back-pressure"), in
@@ -195,6 +201,38 @@ static void check_bounded(int workers)
 Test(mute, a_slow_consumer_keeps_its_queue_bounded_deterministic, .timeout = 60)
 {
     check_bounded(0);
+}
+
+/* With the per-type counters on, an unbounded consumer gets a mailbox
+ * count with no limit (actor.c, ac__spawn_actor): it is still unbounded,
+ * so its senders are muted as without the counters, and the same bound
+ * holds. */
+Test(mute, an_observed_unbounded_consumer_still_mutes_its_senders, .timeout = 60)
+{
+    const unsigned np = 8;
+    const uint64_t m = 40000;
+    ac_stats st;
+    run_fanin_on(make_typed_runtime(0, true), NULL, np, 1, m, &st);
+    cr_assert_eq(atomic_load(&g_received), np * m);
+    cr_assert_eq(atomic_load(&g_disorder), 0);
+    cr_assert_gt(st.muted, 0);
+    cr_assert_leq(atomic_load(&g_max_inflight), design_bound(np));
+}
+
+/* A bounded mailbox keeps its own policy, its senders are not muted, at
+ * any bound: also at 2^32 - 1, which the per-type counters' count-only
+ * bound once was, and which was taken for it (muted). */
+Test(mute, a_consumer_bounded_at_the_largest_bound_keeps_its_policy, .timeout = 60)
+{
+    const unsigned np = 8;
+    const uint64_t m = 40000;
+    ac_spawn_options o = {.mailbox_bound = UINT32_MAX, .mailbox_overflow = AC_OVERFLOW_REJECT};
+    ac_stats st;
+    run_fanin_on(make_runtime(0), &o, np, 1, m, &st);
+    cr_assert_eq(atomic_load(&g_received), np * m);
+    cr_assert_eq(atomic_load(&g_disorder), 0);
+    cr_assert_eq(st.muted, 0);
+    cr_assert_eq(st.mailbox_drops, 0);
 }
 
 Test(mute, a_slow_consumer_delivers_everything_in_order_two_workers, .timeout = 60)
@@ -388,12 +426,7 @@ Test(mute, sends_from_outside_actors_are_never_muted, .timeout = 60)
  * the fan-in to its end. */
 Test(mute, seeded_mode_runs_the_fanin_unmuted, .timeout = 60)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = 0;
-    cfg.seed = 42;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime *rt = make_seeded_runtime(42);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr c, p;
     cr_assert_eq(ac_spawn(cx, &consumer_type, NULL, &c), 0);

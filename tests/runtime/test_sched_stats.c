@@ -113,21 +113,15 @@ static const ac_actor_type hopper_type = {
     .message_names = hop_names,
 };
 
-static ac_runtime *make(int workers, bool type_stats)
+/* Two Hoppers pass `hops` hops on a runtime of `workers` workers with the
+ * per-type counters on or off; the counters at quiescence, with both alive
+ * (no finalize turns), in *out. With two workers and the monitor (which
+ * moves a blocked worker's actors), every BLOCK_EVERY-th hop blocks its
+ * handler until the next one ran elsewhere. Returns whether it did. */
+static bool hop(int workers, bool type_stats, uint64_t hops, ac_stats *out)
 {
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = workers;
-    cfg.type_stats = type_stats;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    return rt;
-}
-
-/* Two Hoppers pass `hops` hops; the counters at quiescence, with both
- * alive (no finalize turns), in *out. */
-static void hop(ac_runtime *rt, uint64_t hops, bool block, ac_stats *out)
-{
+    ac_runtime *rt = make_typed_runtime(workers, type_stats);
+    bool block = workers >= 2 && ac__sched_monitor_state(rt) >= 0;
     atomic_store(&g_changes, 0);
     atomic_store(&g_seen, UINT64_MAX);
     atomic_store(&g_done, 0);
@@ -141,13 +135,14 @@ static void hop(ac_runtime *rt, uint64_t hops, bool block, ac_stats *out)
     ac_runtime_run(rt);
     cr_assert_eq(atomic_load(&g_done), 1);
     ac_runtime_stats(rt, out);
+    ac_runtime_destroy(rt);
+    return block;
 }
 
 Test(sched_stats, one_worker_hands_nothing_off, .timeout = 60)
 {
-    ac_runtime *rt = make(1, true);
     ac_stats s;
-    hop(rt, 20000, false, &s);
+    hop(1, true, 20000, &s);
     cr_assert_eq(s.handoffs, 0);
     cr_assert_eq(atomic_load(&g_changes), 0);
     cr_assert_eq(s.steals, 0);
@@ -155,48 +150,38 @@ Test(sched_stats, one_worker_hands_nothing_off, .timeout = 60)
     /* Parked at quiescence, the one worker was woken for the second
      * spawn's kick. */
     cr_assert_geq(s.wakeups, 1);
-    ac_runtime_destroy(rt);
 }
 
 Test(sched_stats, handoffs_are_the_moves_the_handlers_see, .timeout = 120)
 {
-    ac_runtime *rt = make(2, true);
-    bool monitor = ac__sched_monitor_state(rt) >= 0;
     ac_stats s;
-    hop(rt, 2000, monitor, &s);
+    bool blocked = hop(2, true, 2000, &s);
     uint64_t changes = atomic_load(&g_changes);
     cr_assert_eq(s.handoffs, changes, "handoffs %llu, moves seen by the handlers %llu",
                  (unsigned long long)s.handoffs, (unsigned long long)changes);
     cr_assert_leq(s.idle_wakeups, s.wakeups);
-    if (monitor) {
+    if (blocked) {
         /* Each blocked hop's successor ran on the other worker. */
         cr_assert_geq(changes, 2000 / BLOCK_EVERY);
         /* Both workers were parked when the kick came, and both ran. */
         cr_assert_geq(s.wakeups, 2);
     }
-    ac_runtime_destroy(rt);
 }
 
 Test(sched_stats, handoffs_need_the_per_type_counters, .timeout = 120)
 {
-    ac_runtime *rt = make(2, false);
-    bool monitor = ac__sched_monitor_state(rt) >= 0;
     ac_stats s;
-    hop(rt, 2000, monitor, &s);
-    if (monitor)
+    if (hop(2, false, 2000, &s))
         cr_assert_geq(atomic_load(&g_changes), 2000 / BLOCK_EVERY);
     cr_assert_eq(s.handoffs, 0);  /* not counted: documented as 0 */
-    ac_runtime_destroy(rt);
 }
 
 Test(sched_stats, deterministic_mode_has_no_worker_to_count, .timeout = 60)
 {
-    ac_runtime *rt = make(0, true);
     ac_stats s;
-    hop(rt, 1000, false, &s);
+    hop(0, true, 1000, &s);
     cr_assert_eq(s.handoffs, 0);
     cr_assert_eq(s.wakeups, 0);
     cr_assert_eq(s.idle_wakeups, 0);
     cr_assert_eq(s.spins, 0);
-    ac_runtime_destroy(rt);
 }

@@ -172,8 +172,6 @@ int stash_Client_on_poll(stash_Client *self, ac_ctx *cx, const stash_Client_poll
 
 /* ---- Gate --------------------------------------------------------------------- */
 
-static _Atomic uint32_t g_handled[64];
-static _Atomic uint32_t g_nhandled;
 static _Atomic int g_last_stash_rc;
 
 int stash_Gate_on_start(stash_Gate *self, ac_ctx *cx, const stash_Gate_start_args *args)
@@ -188,7 +186,7 @@ int stash_Gate_on_item(stash_Gate *self, ac_ctx *cx, const stash_Gate_item *m)
         atomic_store(&g_last_stash_rc, ac_stash(cx));
         return 0;  /* a full stash is seen, and the item dropped on purpose */
     }
-    atomic_store(&g_handled[atomic_fetch_add(&g_nhandled, 1) % 64], m->n);
+    note_handled(m->n);
     return 0;
 }
 
@@ -208,18 +206,6 @@ int stash_Gate_on_stash_and_fail(stash_Gate *self, ac_ctx *cx, const stash_Gate_
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static void assert_identity(ac_runtime *rt)
-{
-    ac_stats s;
-    ac_runtime_stats(rt, &s);
-    cr_assert_eq(s.sends + s.refused,
-                 s.messages + s.dead_letters + s.mailbox_drops + s.node_forwarded + s.stashed,
-                 "sends %llu refused %llu messages %llu dead %llu drops %llu stashed %llu",
-                 (unsigned long long)s.sends, (unsigned long long)s.refused,
-                 (unsigned long long)s.messages, (unsigned long long)s.dead_letters,
-                 (unsigned long long)s.mailbox_drops, (unsigned long long)s.stashed);
-}
-
 static int64_t balance_of(ac_ctx *cx, stash_Account_ref a)
 {
     stash_Account_balance_reply *r = NULL;
@@ -227,15 +213,6 @@ static int64_t balance_of(ac_ctx *cx, stash_Account_ref a)
     int64_t b = r->balance;
     ac_reply_free(cx, r);
     return b;
-}
-
-static void expect_handled(const uint32_t *want, uint32_t n)
-{
-    cr_assert_eq(atomic_load(&g_nhandled), n, "handled %u, want %u",
-                 (unsigned)atomic_load(&g_nhandled), (unsigned)n);
-    for (uint32_t i = 0; i < n; i++)
-        cr_expect_eq(atomic_load(&g_handled[i]), want[i], "handled[%u] = %u, want %u",
-                     (unsigned)i, (unsigned)atomic_load(&g_handled[i]), (unsigned)want[i]);
 }
 
 /* ---- the order -------------------------------------------------------------- */
@@ -263,7 +240,7 @@ Test(stash, unstash_all_replays_in_order_before_newer_mail)
     cr_expect_eq(s.dead_letters, 0);
     /* Seven items and two opens, each counted once, however often stashed. */
     cr_expect_eq(s.messages, 9);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -293,7 +270,7 @@ Test(stash, first_stash_in_mid_turn_keeps_what_follows)
     cr_expect_eq(s.stashed, 0);
     cr_expect_eq(s.dead_letters, 0);
     cr_expect_eq(s.messages, 8);  /* six items, two opens */
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -313,24 +290,11 @@ Test(stash, overflow_is_refused_and_counted)
     ac_runtime_stats(rt, &s);
     cr_expect_eq(s.stash_overflows, 1);
     cr_expect_eq(s.stashed, 2);
-    assert_identity(rt);   /* item 3 was handled (and dropped by its handler) */
+    assert_sends_accounted(rt);   /* item 3 was handled (and dropped by its handler) */
     cr_assert_eq(stash_Gate_send_open(cx, g, 10), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     expect_handled((const uint32_t[]){1, 2}, 2);
     ac_runtime_destroy(rt);
-}
-
-static _Atomic uint64_t g_dead_items;
-
-static void count_dead(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int reason,
-                       void *arg)
-{
-    (void)cx;
-    (void)to;
-    (void)arg;
-    if (reason == AC_ENOTFOUND && (e->tag == stash_Gate_TAG_item ||
-                                   e->tag == stash_Gate_TAG_stash_and_fail))
-        atomic_fetch_add(&g_dead_items, 1);
 }
 
 /* What a stopped actor held in its stash is dead letters, shown to the
@@ -338,7 +302,8 @@ static void count_dead(ac_ctx *cx, const ac_addr *to, const ac_envelope *e, int 
 Test(stash, a_dead_actors_stash_is_dead_letters)
 {
     ac_runtime *rt = make_runtime(0);
-    ac_runtime_set_dead_letter_hook(rt, count_dead, NULL);
+    dead_count dead = {{stash_Gate_TAG_item, stash_Gate_TAG_stash_and_fail}, 2, 0};
+    ac_runtime_set_dead_letter_hook(rt, count_dead_letters, &dead);
     ac_ctx *cx = ac_runtime_ctx(rt);
     stash_Gate_ref g, f;
     cr_assert_eq(stash_Gate_spawn(cx, &g, 0), 0);
@@ -353,16 +318,16 @@ Test(stash, a_dead_actors_stash_is_dead_letters)
     ac_runtime_stats(rt, &s);
     cr_expect_eq(s.failed, 1);
     cr_expect_eq(s.stashed, 3);   /* g's; f's four went with it */
-    cr_expect_eq(atomic_load(&g_dead_items), 4);
-    assert_identity(rt);
+    cr_expect_eq(atomic_load(&dead.n), 4);
+    assert_sends_accounted(rt);
     cr_assert_eq(ac_stop(cx, &g.addr), 0);
     cr_assert_eq(ac_runtime_run(rt), 0);
     ac_runtime_stats(rt, &s);
     cr_expect_eq(s.stashed, 0);
-    cr_expect_eq(atomic_load(&g_dead_items), 7);
+    cr_expect_eq(atomic_load(&dead.n), 7);
     cr_expect_eq(s.dead_letters, 7);
-    cr_expect_eq(atomic_load(&g_nhandled), 0);
-    assert_identity(rt);
+    cr_expect_eq(handled_count(), 0);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -408,7 +373,7 @@ static void bank(int workers, uint32_t accounts, uint32_t transfers)
     ac_runtime_stats(rt, &s);
     cr_expect_eq(s.stashed, 0);
     cr_expect_eq(s.dead_letters, 0);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -443,7 +408,7 @@ Test(stash, forward_keeps_the_askers_reply_to)
     cr_expect_eq(balance_of(cx, a), 3);
     cr_expect_eq(balance_of(cx, b), 3);
     cr_assert_eq(ac_runtime_run(rt), 0);
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 
@@ -468,7 +433,7 @@ Test(stash, forward_to_a_gone_target_answers_the_asker_at_once)
     ac_stats st;
     ac_runtime_stats(rt, &st);
     cr_assert_eq(st.dead_letters, 1, "the forwarded request, once");
-    assert_identity(rt);
+    assert_sends_accounted(rt);
     ac_runtime_destroy(rt);
 }
 

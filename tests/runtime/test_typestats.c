@@ -8,23 +8,11 @@
 #define ITEMS 100
 #define FAILERS 2
 
-static ac_runtime *typed_runtime(int workers, bool on)
-{
-    ac_config cfg;
-    ac_config_init(&cfg);
-    cfg.workers = workers;
-    cfg.type_stats = on;
-    ac_runtime *rt = NULL;
-    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
-    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
-    return rt;
-}
-
 /* ACTORS counters get ITEMS items each; FAILERS more get one item and a
  * fail. Read live, at quiescence, before shutdown sends its stops. */
 static void scripted(int workers)
 {
-    ac_runtime *rt = typed_runtime(workers, true);
+    ac_runtime *rt = make_typed_runtime(workers, true);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_type_stats s;
     cr_assert_eq(ac_runtime_type_stats(rt, &counter_type, &s), AC_ENOTFOUND);
@@ -84,7 +72,7 @@ Test(typestats, exact_counts_two_workers)
 /* A burst sent before anything runs is the mailbox's longest: exactly. */
 Test(typestats, high_water_mark_of_a_burst)
 {
-    ac_runtime *rt = typed_runtime(0, true);
+    ac_runtime *rt = make_typed_runtime(0, true);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr a = spawn_counter(cx);
     for (uint64_t k = 0; k < 37; k++)
@@ -107,7 +95,7 @@ Test(typestats, high_water_mark_of_a_burst)
 /* A bounded mailbox's mark is its own count: at most its bound. */
 Test(typestats, high_water_mark_of_a_bounded_mailbox)
 {
-    ac_runtime *rt = typed_runtime(0, true);
+    ac_runtime *rt = make_typed_runtime(0, true);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_spawn_options o;
     memset(&o, 0, sizeof o);
@@ -130,7 +118,7 @@ Test(typestats, high_water_mark_of_a_bounded_mailbox)
 /* Off (the default), nothing is kept and the calls say so. */
 Test(typestats, off_by_default)
 {
-    ac_runtime *rt = typed_runtime(0, false);
+    ac_runtime *rt = make_typed_runtime(0, false);
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr a = spawn_counter(cx);
     cr_assert_eq(send_item(cx, &a, 0, 0), 0);

@@ -60,25 +60,20 @@ int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 2, "C R");
   const int64_t c = a[0];
   const uint64_t r = static_cast<uint64_t>(a[1]);
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t bad = 0, short_ = 0;
   const uint64_t want = r * (r + 1) / 2;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("ask", a, [&](actor_system& sys, scoped_actor& self) {
     auto t = sys.spawn(teller, c);
     std::vector<actor> clients;
     clients.reserve(c);
     for (int64_t i = 0; i < c; ++i)
       clients.push_back(sys.spawn(client, t, i, r, actor{self}));
+    int64_t bad = 0, short_ = 0;
     auto t0 = peer::clock_type::now();
     for (auto& cl : clients)
       anon_send(cl, launch_atom::value);
     for (int64_t i = 0; i < c; ++i)
       self->receive([&](done_atom, int64_t b) { bad += b; });
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(c * a[1])};
     self->request(t, infinite, done_atom::value)
       .receive(
         [&](const std::vector<uint64_t>& acc) {
@@ -87,11 +82,9 @@ int main(int argc, char** argv) {
         },
         [&](error&) { short_ = c; });
     anon_send_exit(t, exit_reason::user_shutdown);
-  }
-  if (bad != 0 || short_ != 0)
-    peer::fail("ask", std::to_string(bad) + " replies not the running sum, "
-                        + std::to_string(short_) + " accounts not at "
-                        + std::to_string(want));
-  peer::report("ask", a, secs, static_cast<double>(c * a[1]));
-  return 0;
+    if (bad != 0 || short_ != 0)
+      o.wrong = peer::str(bad, " replies not the running sum, ", short_,
+                          " accounts not at ", want);
+    return o;
+  });
 }

@@ -88,13 +88,7 @@ int main(int argc, char** argv) {
   if (p < 2)
     peer::fail("broker", "P must be 2 or more");
   const int64_t target = p * n / 2;
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t meetings = 0, met = 0, hellos = 0;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("broker", a, [&](actor_system& sys, scoped_actor& self) {
     auto w = std::make_shared<std::vector<actor>>();
     auto b = sys.spawn(broker, w, target, actor{self});
     // spawned first, filled in before any message: the vector is read-only
@@ -102,6 +96,7 @@ int main(int argc, char** argv) {
     w->reserve(p);
     for (int64_t i = 0; i < p; ++i)
       w->push_back(sys.spawn(worker, i, w, b, actor{self}));
+    int64_t meetings = 0, met = 0, hellos = 0;
     auto t0 = peer::clock_type::now();
     for (auto& x : *w)
       anon_send(x, launch_atom::value);
@@ -111,15 +106,12 @@ int main(int argc, char** argv) {
         met += m;
         hellos += h;
       });
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(target)};
     w->clear(); // the actors hold the vector: break the cycle
-  }
-  if (meetings != target || met != 2 * target || hellos != 2 * target)
-    peer::fail("broker", std::to_string(meetings) + " meetings (want "
-                           + std::to_string(target) + "), "
-                           + std::to_string(met) + " paired and "
-                           + std::to_string(hellos) + " greeted (want "
-                           + std::to_string(2 * target) + " each)");
-  peer::report("broker", a, secs, static_cast<double>(target));
-  return 0;
+    if (meetings != target || met != 2 * target || hellos != 2 * target)
+      o.wrong = peer::str(meetings, " meetings (want ", target, "), ", met,
+                          " paired and ", hellos, " greeted (want ",
+                          2 * target, " each)");
+    return o;
+  });
 }

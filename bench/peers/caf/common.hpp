@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -84,6 +86,45 @@ inline void report(const char* bench, const std::vector<int64_t>& params,
   std::printf("%s %s %.6f %.0f %ld\n", bench, p.c_str(), secs,
               secs > 0 ? msgs / secs : 0.0, peak_rss_kb());
   std::fflush(stdout);
+}
+
+// The arguments' text run together, for a verification failure's message.
+template <class... Ts>
+std::string str(const Ts&... xs) {
+  std::ostringstream out;
+  (out << ... << xs);
+  return out.str();
+}
+
+// What a run measured: the timed seconds and the messages they count; and,
+// when the result is wrong, what is wrong (empty: verified).
+struct outcome {
+  double secs = 0;
+  double msgs = 0;
+  std::string wrong;
+  outcome() = default;
+  outcome(double s, double m, std::string w = {})
+    : secs(s), msgs(m), wrong(std::move(w)) {}
+};
+
+// Every peer's main after its arguments: an actor system set up by
+// configure(), `body(sys, self)` run with a scoped actor to receive the
+// result on, then the verification failure (stderr, exit 1) or the one
+// output line (report) with `params`, the parsed arguments.
+template <class Body>
+int run(const char* bench, const std::vector<int64_t>& params, Body&& body) {
+  caf::actor_system_config cfg;
+  configure(cfg);
+  caf::actor_system sys{cfg};
+  outcome o;
+  {
+    caf::scoped_actor self{sys};
+    o = body(sys, self);
+  }
+  if (!o.wrong.empty())
+    fail(bench, o.wrong);
+  report(bench, params, o.secs, o.msgs);
+  return 0;
 }
 
 } // namespace peer

@@ -47,18 +47,13 @@ behavior producer(event_based_actor* self, actor sink, int64_t id,
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 2, "P M");
   const int64_t p = a[0], m = a[1];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t count = -1, bad = -1;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("fanin", a, [&](actor_system& sys, scoped_actor& self) {
     auto sink = sys.spawn(consumer, p, m, actor{self});
     std::vector<actor> producers;
     producers.reserve(p);
     for (int64_t i = 0; i < p; ++i)
       producers.push_back(sys.spawn(producer, sink, i, m));
+    int64_t count = -1, bad = -1;
     auto t0 = peer::clock_type::now();
     for (auto& x : producers)
       anon_send(x, go_atom::value);
@@ -66,12 +61,10 @@ int main(int argc, char** argv) {
       count = c;
       bad = b;
     });
-    secs = peer::seconds_since(t0);
-  }
-  if (count != p * m || bad != 0)
-    peer::fail("fanin", "consumer counted " + std::to_string(count) + " of "
-                          + std::to_string(p * m) + ", "
-                          + std::to_string(bad) + " out of order");
-  peer::report("fanin", a, secs, static_cast<double>(p * m));
-  return 0;
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(p * m)};
+    if (count != p * m || bad != 0)
+      o.wrong = peer::str("consumer counted ", count, " of ", p * m, ", ", bad,
+                          " out of order");
+    return o;
+  });
 }

@@ -35,20 +35,15 @@ behavior worker(stateful_actor<worker_state>* self, int64_t id, int64_t m,
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 2, "A M");
   const int64_t n = a[0], m = a[1];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
   uint64_t want = 0;
   for (int64_t x = 0; x < m; ++x)
     want += static_cast<uint64_t>(x) * static_cast<uint64_t>(x);
-  std::string bad_report;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("inject", a, [&](actor_system& sys, scoped_actor& self) {
     std::vector<actor> workers;
     workers.reserve(n);
     for (int64_t i = 0; i < n; ++i)
       workers.push_back(sys.spawn(worker, i, m, actor{self}));
+    std::string wrong;
     auto t0 = peer::clock_type::now();
     for (int64_t x = 0; x < m; ++x)
       for (auto& w : workers)
@@ -57,15 +52,10 @@ int main(int argc, char** argv) {
       self->receive([&](done_atom, int64_t id, int64_t next, int64_t bad,
                         uint64_t acc) {
         if (next != m || bad != 0 || acc != want)
-          bad_report = "worker " + std::to_string(id) + " handled "
-                       + std::to_string(next) + ", "
-                       + std::to_string(bad) + " out of order, sum "
-                       + std::to_string(acc);
+          wrong = peer::str("worker ", id, " handled ", next, ", ", bad,
+                            " out of order, sum ", acc);
       });
-    secs = peer::seconds_since(t0);
-  }
-  if (!bad_report.empty())
-    peer::fail("inject", bad_report);
-  peer::report("inject", a, secs, static_cast<double>(n * m));
-  return 0;
+    return peer::outcome{peer::seconds_since(t0), static_cast<double>(n * m),
+                         wrong};
+  });
 }

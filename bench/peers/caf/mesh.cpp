@@ -64,13 +64,7 @@ behavior node(stateful_actor<node_state>* self, uint32_t id, peers_t peers,
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 3, "A T H");
   const int64_t n = a[0], t = a[1], h = a[2];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t received = 0, finished = 0;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("mesh", a, [&](actor_system& sys, scoped_actor& self) {
     auto peers = std::make_shared<std::vector<actor>>();
     peers->reserve(n);
     // spawned first, filled in before any message: the vector is read-only
@@ -83,7 +77,8 @@ int main(int argc, char** argv) {
       anon_send(p, launch_atom::value, t, h);
     for (int64_t i = 0; i < n * t; ++i)
       self->receive([](fin_atom) {});
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(n * t * h)};
+    int64_t received = 0, finished = 0;
     for (auto& p : *peers)
       anon_send(p, report_atom::value);
     for (int64_t i = 0; i < n; ++i)
@@ -92,13 +87,10 @@ int main(int argc, char** argv) {
         finished += f;
       });
     peers->clear(); // the nodes hold the vector: break the cycle
-  }
-  if (received != n * t * h || finished != n * t)
-    peer::fail("mesh", std::to_string(received) + " messages received (want "
-                         + std::to_string(n * t * h) + "), "
-                         + std::to_string(finished)
-                         + " tokens finished (want "
-                         + std::to_string(n * t) + ")");
-  peer::report("mesh", a, secs, static_cast<double>(n * t * h));
-  return 0;
+    if (received != n * t * h || finished != n * t)
+      o.wrong = peer::str(received, " messages received (want ", n * t * h,
+                          "), ", finished, " tokens finished (want ", n * t,
+                          ")");
+    return o;
+  });
 }

@@ -36,13 +36,7 @@ behavior pinger(stateful_actor<pinger_state>* self, actor pong, int64_t n,
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 2, "K N");
   const int64_t k = a[0], n = a[1];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t good = 0, bad = 0;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("pairs", a, [&](actor_system& sys, scoped_actor& self) {
     std::vector<actor> pongers, pingers;
     pongers.reserve(k);
     pingers.reserve(k);
@@ -50,18 +44,17 @@ int main(int argc, char** argv) {
       pongers.push_back(sys.spawn(ponger));
       pingers.push_back(sys.spawn(pinger, pongers.back(), n, actor{self}));
     }
+    int64_t good = 0, bad = 0;
     auto t0 = peer::clock_type::now();
     for (auto& x : pingers)
       anon_send(x, go_atom::value);
     for (int64_t i = 0; i < k; ++i)
       self->receive([&](done_atom, int64_t c) { ++(c == n ? good : bad); });
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), 2.0 * static_cast<double>(k * n)};
     for (auto& x : pongers)
       anon_send_exit(x, exit_reason::user_shutdown);
-  }
-  if (good != k || bad != 0)
-    peer::fail("pairs", std::to_string(good) + " of " + std::to_string(k)
-                          + " pingers counted " + std::to_string(n));
-  peer::report("pairs", a, secs, 2.0 * static_cast<double>(k * n));
-  return 0;
+    if (good != k || bad != 0)
+      o.wrong = peer::str(good, " of ", k, " pingers counted ", n);
+    return o;
+  });
 }

@@ -37,24 +37,17 @@ behavior pinger(stateful_actor<pinger_state>* self, actor pong, int64_t n,
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 1, "N");
   const int64_t n = a[0];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t counted = -1;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("pingpong", a, [&](actor_system& sys, scoped_actor& self) {
     auto pong = sys.spawn(ponger);
     auto ping = sys.spawn(pinger, pong, n, actor{self});
+    int64_t counted = -1;
     auto t0 = peer::clock_type::now();
     anon_send(ping, go_atom::value);
     self->receive([&](done_atom, int64_t c) { counted = c; });
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), 2.0 * static_cast<double>(n)};
     anon_send_exit(pong, exit_reason::user_shutdown);
-  }
-  if (counted != n)
-    peer::fail("pingpong", "pinger counted " + std::to_string(counted)
-                             + " pongs, expected " + std::to_string(n));
-  peer::report("pingpong", a, secs, 2.0 * static_cast<double>(n));
-  return 0;
+    if (counted != n)
+      o.wrong = peer::str("pinger counted ", counted, " pongs, expected ", n);
+    return o;
+  });
 }

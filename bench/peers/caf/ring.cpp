@@ -35,13 +35,7 @@ behavior node(stateful_actor<node_state>* self, int64_t index,
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 2, "R T");
   const int64_t r = a[0], t = a[1];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t reporter_index = -1, received = 0;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("ring", a, [&](actor_system& sys, scoped_actor& self) {
     std::vector<actor> ring;
     ring.reserve(r);
     for (int64_t i = 0; i < r; ++i)
@@ -53,23 +47,22 @@ int main(int argc, char** argv) {
         .receive([] {}, [&](error& e) {
           peer::fail("ring", "linking the ring: " + to_string(e));
         });
+    int64_t reporter_index = -1, received = 0;
     auto t0 = peer::clock_type::now();
     anon_send(ring[0], t);
     self->receive([&](done_atom, int64_t idx) { reporter_index = idx; });
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(t)};
     for (auto& x : ring)
       self->request(x, infinite, count_atom::value)
         .receive([&](int64_t c) { received += c; },
                  [&](error&) { received = -1; });
     for (auto& x : ring)
       anon_send_exit(x, exit_reason::user_shutdown);
-  }
-  if (reporter_index != t % r)
-    peer::fail("ring", "actor " + std::to_string(reporter_index)
-                         + " reported, expected " + std::to_string(t % r));
-  if (received != t + 1)
-    peer::fail("ring", std::to_string(received) + " receives, expected "
-                         + std::to_string(t + 1));
-  peer::report("ring", a, secs, static_cast<double>(t));
-  return 0;
+    if (reporter_index != t % r)
+      o.wrong = peer::str("actor ", reporter_index, " reported, expected ",
+                          t % r);
+    else if (received != t + 1)
+      o.wrong = peer::str(received, " receives, expected ", t + 1);
+    return o;
+  });
 }

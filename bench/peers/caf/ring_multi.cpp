@@ -41,14 +41,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int64_t hops = t / k;
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  std::vector<int64_t> reporters, expected;
-  int64_t received = 0;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("ring_multi", a, [&](actor_system& sys, scoped_actor& self) {
     std::vector<actor> ring;
     ring.reserve(r);
     for (int64_t i = 0; i < r; ++i)
@@ -60,28 +53,28 @@ int main(int argc, char** argv) {
         .receive([] {}, [&](error& e) {
           peer::fail("ring_multi", "linking the ring: " + to_string(e));
         });
+    std::vector<int64_t> reporters, expected;
+    int64_t received = 0;
     auto t0 = peer::clock_type::now();
     for (int64_t j = 0; j < k; ++j)
       anon_send(ring[j * r / k], hops);
     for (int64_t j = 0; j < k; ++j)
       self->receive([&](done_atom, int64_t idx) { reporters.push_back(idx); });
-    secs = peer::seconds_since(t0);
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(t)};
     for (auto& x : ring)
       self->request(x, infinite, count_atom::value)
         .receive([&](int64_t c) { received += c; },
                  [&](error&) { received = -1; });
     for (auto& x : ring)
       anon_send_exit(x, exit_reason::user_shutdown);
-  }
-  for (int64_t j = 0; j < k; ++j)
-    expected.push_back((j * r / k + hops) % r);
-  std::sort(expected.begin(), expected.end());
-  std::sort(reporters.begin(), reporters.end());
-  if (reporters != expected)
-    peer::fail("ring_multi", "the tokens did not end where they must");
-  if (received != t + k)
-    peer::fail("ring_multi", std::to_string(received) + " receives, expected "
-                               + std::to_string(t + k));
-  peer::report("ring_multi", a, secs, static_cast<double>(t));
-  return 0;
+    for (int64_t j = 0; j < k; ++j)
+      expected.push_back((j * r / k + hops) % r);
+    std::sort(expected.begin(), expected.end());
+    std::sort(reporters.begin(), reporters.end());
+    if (reporters != expected)
+      o.wrong = "the tokens did not end where they must";
+    else if (received != t + k)
+      o.wrong = peer::str(received, " receives, expected ", t + k);
+    return o;
+  });
 }

@@ -43,21 +43,14 @@ int main(int argc, char** argv) {
       leaves *= 10;
   }
   const int64_t expected = leaves * (leaves - 1) / 2;
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t sum = -1;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("skynet", a, [&](actor_system& sys, scoped_actor& self) {
+    int64_t sum = -1;
     auto t0 = peer::clock_type::now();
     sys.spawn(skynet, actor{self}, int64_t{0}, int64_t{0}, d);
     self->receive([&](int64_t x) { sum = x; });
-    secs = peer::seconds_since(t0);
-  }
-  if (sum != expected)
-    peer::fail("skynet", "root's sum " + std::to_string(sum) + ", expected "
-                           + std::to_string(expected));
-  peer::report("skynet", a, secs, 2.0 * static_cast<double>(actors));
-  return 0;
+    peer::outcome o{peer::seconds_since(t0), 2.0 * static_cast<double>(actors)};
+    if (sum != expected)
+      o.wrong = peer::str("root's sum ", sum, ", expected ", expected);
+    return o;
+  });
 }

@@ -46,13 +46,8 @@ behavior spawner(stateful_actor<spawner_state>* self, int64_t n, actor main) {
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 1, "N");
   const int64_t n = a[0];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t done = 0, sum = 0;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("spawn", a, [&](actor_system& sys, scoped_actor& self) {
+    int64_t done = 0, sum = 0;
     auto t0 = peer::clock_type::now();
     auto s = sys.spawn(spawner, n, actor{self});
     anon_send(s, launch_atom::value);
@@ -60,12 +55,10 @@ int main(int argc, char** argv) {
       done = d;
       sum = x;
     });
-    secs = peer::seconds_since(t0);
-  }
-  if (done != n || sum != n * (n + 1) / 2)
-    peer::fail("spawn", std::to_string(done) + " children answered (want "
-                          + std::to_string(n) + "), sum " + std::to_string(sum)
-                          + " (want " + std::to_string(n * (n + 1) / 2) + ")");
-  peer::report("spawn", a, secs, static_cast<double>(n));
-  return 0;
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(n)};
+    if (done != n || sum != n * (n + 1) / 2)
+      o.wrong = peer::str(done, " children answered (want ", n, "), sum ", sum,
+                          " (want ", n * (n + 1) / 2, ")");
+    return o;
+  });
 }

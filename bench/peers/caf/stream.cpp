@@ -42,27 +42,20 @@ behavior producer(event_based_actor* self, actor sink, int64_t n) {
 int main(int argc, char** argv) {
   auto a = peer::args(argc, argv, 1, "N");
   const int64_t n = a[0];
-  actor_system_config cfg;
-  peer::configure(cfg);
-  actor_system sys{cfg};
-  int64_t count = -1, bad = -1;
-  double secs;
-  {
-    scoped_actor self{sys};
+  return peer::run("stream", a, [&](actor_system& sys, scoped_actor& self) {
     auto sink = sys.spawn(consumer, n, actor{self});
     auto source = sys.spawn(producer, sink, n);
+    int64_t count = -1, bad = -1;
     auto t0 = peer::clock_type::now();
     anon_send(source, go_atom::value);
     self->receive([&](done_atom, int64_t c, int64_t b) {
       count = c;
       bad = b;
     });
-    secs = peer::seconds_since(t0);
-  }
-  if (count != n || bad != 0)
-    peer::fail("stream", "consumer counted " + std::to_string(count) + " of "
-                           + std::to_string(n) + ", " + std::to_string(bad)
-                           + " out of order");
-  peer::report("stream", a, secs, static_cast<double>(n));
-  return 0;
+    peer::outcome o{peer::seconds_since(t0), static_cast<double>(n)};
+    if (count != n || bad != 0)
+      o.wrong = peer::str("consumer counted ", count, " of ", n, ", ", bad,
+                          " out of order");
+    return o;
+  });
 }
