@@ -196,7 +196,7 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         rc = AC_ESTATE;
     else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM ||
              ctx_size > AC_ASK_CONTEXT_MAX || (ctx == NULL && ctx_size > 0) ||
-             (asker != NULL && self->type != asker))
+             (asker != NULL && ac__type(self) != asker))
         rc = AC_EINVAL;
     else if ((k = calloc(1, sizeof *k)) == NULL)
         rc = AC_ENOMEM;
