@@ -93,7 +93,8 @@ ac__actor *ac__actor_new(ac_ctx *cx, const ac_actor_type *type, unsigned attrs)
     }
     memset(base, 0, size);
     ac__actor *a = (ac__actor *)(void *)(base + pre);
-    a->type = type;
+    /* Before the actor is published: the table's insert releases it. */
+    atomic_init(&a->typew, (uintptr_t)type | ((attrs & AC__ATTR_MARKED) ? AC__TYPEW_MARKED : 0));
     a->klass = (uint8_t)klass;
     a->attrs = (uint8_t)attrs;
     atomic_init(&a->flags, 0);
@@ -122,7 +123,7 @@ void ac__actor_free(ac_ctx *cx, ac__actor *a)
             ac__pool_free(cx, u);
         }
     }
-    unsigned char *base = (unsigned char *)a - prefix_size(a->type, a->attrs);
+    unsigned char *base = (unsigned char *)a - prefix_size(ac__type(a), a->attrs);
     ac__block_free(cx, base, a->klass);
 }
 
@@ -192,8 +193,18 @@ void ac__count_taken(ac_ctx *cx, const ac__env *e)
 static uint32_t tag_handled(ac__actor *a)
 {
     /* Relaxed: the owner's own, past its first pop (mailbox.c). */
-    return !(ac__flags(a) & AC__ACTOR_POPPED) ? AC_TAG_START
+    return !(a->oflags & AC__OWN_POPPED) ? AC_TAG_START
                       : atomic_load_explicit(&a->tail, memory_order_relaxed)->tag;
+}
+
+/* The running turn's tail (ac_ctx.tail), stored back into a's block for
+ * a path that reads it there; a no-op unless a's plain loop is under way
+ * on cx (turn_loop: cx->tail is NULL outside one, and a spawn sets it
+ * aside for the start hook of the actor it spawns). */
+static inline void sync_tail(ac_ctx *cx, ac__actor *a)
+{
+    if (cx->tail != NULL && cx->current == a)
+        ac__mailbox_set_tail(a, cx->tail);
 }
 
 /* A death, for the trace and the type's counters. */
@@ -203,11 +214,11 @@ static void observe_death(ac_ctx *cx, const ac__actor *a, int reason, int code)
         unsigned kind = reason == AC_REASON_NORMAL   ? AC__EV_STOP
                         : reason == AC_REASON_FAILED ? AC__EV_FAIL
                                                      : AC__EV_KILL;
-        ac__trace_event(cx, kind, ac__now_ns(), 0, a->type, ac__addr_short(&a->addr),
+        ac__trace_event(cx, kind, ac__now_ns(), 0, ac__type(a), ac__addr_short(&a->addr),
                         (uint32_t)code);
     }
     if ((cx->observe & AC__OBS_TYPES) && reason == AC_REASON_FAILED)
-        ac__typestats_failed(cx, a->type);
+        ac__typestats_failed(cx, ac__type(a));
 }
 
 /* The actor stops (reason normal), fails or is killed. Its remaining
@@ -218,12 +229,16 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
     /* seq_cst: the death is announced before services_used is read; pairs
      * with ac__service_alive, which sets services_used and then reads the
      * flag (a Dekker pair: one of the two sees the other; service.c). */
-    atomic_fetch_or_explicit(&a->flags, AC__ACTOR_DEAD, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&a->flags, (uint8_t)AC__ACTOR_DEAD, memory_order_seq_cst);
+    a->oflags |= AC__OWN_DEAD;
     a->exit_code = code;
-    if (reason == AC_REASON_NORMAL && a->type->on_stop) {
+    /* The failed tag (tag_handled) and the services' died hooks (the
+     * stash's ac__env_release) read the tail from the block. */
+    sync_tail(cx, a);
+    if (reason == AC_REASON_NORMAL && ac__type(a)->on_stop) {
         ac__actor *caller = cx->current;
         cx->current = a;
-        a->type->on_stop(a->state, cx);
+        ac__type(a)->on_stop(a->state, cx);
         cx->current = caller;
     }
     ac__route_remove(&cx->rt->route, a);
@@ -244,7 +259,7 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
     bool supervised = a->attrs & AC__ATTR_SUPERVISED;
     uint32_t tag = reason == AC_REASON_FAILED ? tag_handled(a) : AC__NO_TAG;
     if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
-        ac__failure_report(cx, &a->addr, a->type, tag, code,
+        ac__failure_report(cx, &a->addr, ac__type(a), tag, code,
                            supervised ? AC_FAILURE_START_FAILED : AC_FAILURE_UNSUPERVISED, NULL);
     /* Its senders wait for it no more. */
     ac__mute_died(cx, a);
@@ -279,16 +294,17 @@ static int exit_code_of(const ac__actor *a, int rc)
 #define TURN_COLD
 #endif
 
-/* Returns the flags the handler left (the turn learns from them whether
- * it took a stash up again: AC__ACTOR_REPLAY). */
+/* Returns the owner's flags the handler left (the turn learns from them
+ * whether it took a stash up again: AC__OWN_REPLAY). One byte, the
+ * owner's: DEAD's copy is there too. */
 static TURN_INLINE unsigned after_handler(ac_ctx *cx, ac__actor *a, int rc)
 {
-    unsigned f = ac__flags(a);
-    if (f & AC__ACTOR_DEAD)
+    unsigned f = a->oflags;
+    if (f & AC__OWN_DEAD)
         return f;
-    if (rc != 0 || (f & AC__ACTOR_FAIL_REQUESTED))
+    if (rc != 0 || (f & AC__OWN_FAIL_REQUESTED))
         die(cx, a, AC_REASON_FAILED, exit_code_of(a, rc));
-    else if (f & AC__ACTOR_STOP_REQUESTED)
+    else if (f & AC__OWN_STOP_REQUESTED)
         die(cx, a, AC_REASON_NORMAL, 0);
     /* KILLED waits for its envelope, already queued: it carries the code. */
     return f;
@@ -374,27 +390,30 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
         ac__trace_event(cx, AC__EV_SPAWN, ac__now_ns(), 0, type, ac__addr_short(&a->addr), 0);
     ac__actor *caller = cx->current;
     ac__env *caller_env = cx->handling;  /* a spawn from a handler */
+    ac__env *caller_tail = cx->tail;     /* its plain turn's (sync_tail) */
     cx->current = a;
     cx->handling = NULL;
+    cx->tail = NULL;
     if (opts)
         rc = ac__services_attach(cx, a, opts);
     if (rc == 0 && type->on_start) {
         rc = type->on_start(a->state, cx, args);
-        if (rc == 0 && (ac__flags(a) & AC__ACTOR_FAIL_REQUESTED))
+        if (rc == 0 && (a->oflags & AC__OWN_FAIL_REQUESTED))
             rc = exit_code_of(a, 0);
     }
-    if (rc != 0 && !(ac__flags(a) & AC__ACTOR_DEAD))
+    if (rc != 0 && !(a->oflags & AC__OWN_DEAD))
         die(cx, a, AC_REASON_FAILED, rc);
     else
         (void)after_handler(cx, a, 0);
     /* A start hook's send to an overloaded actor does not mute the new
      * actor, which is in no turn (mute.c): forgotten. */
-    if (ac__flags(a) & AC__ACTOR_MUTING) {
-        atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_MUTING, memory_order_relaxed);
+    if (a->oflags & AC__OWN_MUTING) {
+        a->oflags &= (uint8_t)~AC__OWN_MUTING;
         cx->mute_on = NULL;
     }
     cx->current = caller;
     cx->handling = caller_env;
+    cx->tail = caller_tail;
     /* Hand the actor to the scheduler: run it if messages arrived during
      * the start hook (or, if it died there, to drop them). */
     if (rc == 0)
@@ -498,7 +517,7 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
      * urgent messages, or with the count and no limit that per-type
      * counters give it (ac__spawn_actor), mutes its senders as any other
      * (mute.c). */
-    if ((ac__flags(a) & AC__ACTOR_OVERLOADED) &&
+    if (ac__overloaded(a) &&
         (!(a->attrs & AC__ATTR_BOUNDED) || ac__bound_of(a)->limit == 0))
         ac__mute_note(cx, a);
     if (cx->observe & AC__OBS_TRACE)
@@ -568,17 +587,19 @@ static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, 
         rc = AC_ESHUTDOWN;
     } else {
         ac__actor *a = ac__route_find(&cx->rt->route, to);
+        /* One relaxed load, on the line the push touches anyway: MARKED is
+         * fixed before the actor is published, which the lookup's acquire
+         * sees; OVERLOADED (back-pressure, mute.c) is a hint, which mute.c
+         * re-reads under its lock. */
+        uintptr_t w = a ? atomic_load_explicit(&a->typew, memory_order_relaxed) : 0;
         if (a == NULL) {
             rc = send_elsewhere(cx, to, e, how, type);
-        } else if (!system && (a->attrs & (AC__ATTR_BOUNDED | AC__ATTR_URGENT))) {
+        } else if (!system && (w & AC__TYPEW_MARKED)) {
             rc = send_marked(cx, a, e);
         } else {
             if (!system) {
                 AC__COUNT(cx, sends, 1);
-                /* Back-pressure (mute.c): one relaxed load of the line
-                 * the push touches anyway; the flag is a hint, which
-                 * mute.c re-reads under its lock. */
-                if (__builtin_expect(ac__flags(a) & AC__ACTOR_OVERLOADED, 0))
+                if (__builtin_expect(w & AC__TYPEW_OVERLOADED, 0))
                     ac__mute_note(cx, a);
             }
             /* Before the push: after it, e may be handled and freed. */
@@ -699,7 +720,7 @@ void ac__handling_stashed(ac_ctx *cx, ac__actor *a)
 {
     /* Sticky: from the next pop on, this actor's turns take the path
      * that leaves stashed nodes to the stash (turn). */
-    ac__set_flags(a, AC__ACTOR_STASHES);
+    a->oflags |= AC__OWN_STASHES;  /* the owner's own: a is running */
     /* handle_live counts every handling after its dispatch, so that the
      * plain path tests nothing: this one is taken back here, on the same
      * context, within the same handling (the counter only wraps below
@@ -710,6 +731,7 @@ void ac__handling_stashed(ac_ctx *cx, ac__actor *a)
 
 void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
+    sync_tail(cx, a);
     /* Relaxed: the owner's own (mailbox.c). */
     if (e != atomic_load_explicit(&a->tail, memory_order_relaxed))
         ac__pool_free(cx, e);
@@ -777,8 +799,7 @@ int ac_trap_exits(ac_ctx *cx, bool on)
     if (on)
         ac__set_flags(cx->current, AC__ACTOR_TRAP_EXITS);
     else
-        atomic_fetch_and_explicit(&cx->current->flags, (uint16_t)~AC__ACTOR_TRAP_EXITS,
-                                  memory_order_relaxed);
+        ac__clear_flags(cx->current, AC__ACTOR_TRAP_EXITS);
     return 0;
 }
 
@@ -786,7 +807,7 @@ int ac_stop_self(ac_ctx *cx)
 {
     if (cx == NULL || cx->current == NULL)
         return AC_ESTATE;
-    ac__set_flags(cx->current, AC__ACTOR_STOP_REQUESTED);
+    cx->current->oflags |= AC__OWN_STOP_REQUESTED;  /* the owner's own */
     return 0;
 }
 
@@ -794,7 +815,7 @@ int ac_fail(ac_ctx *cx, int code)
 {
     if (cx == NULL || cx->current == NULL)
         return AC_ESTATE;
-    ac__set_flags(cx->current, AC__ACTOR_FAIL_REQUESTED);
+    cx->current->oflags |= AC__OWN_FAIL_REQUESTED;
     cx->current->exit_code = code != 0 ? code : AC_EFAILED;
     return 0;
 }
@@ -818,8 +839,11 @@ static bool bound_release(ac_ctx *cx, ac__actor *a, ac__env *e, bool urgent)
     ac__bound *b = ac__bound_of(a);
     atomic_fetch_sub_explicit(&b->len, 1, memory_order_relaxed);
     uint32_t shed = atomic_load_explicit(&b->shed, memory_order_relaxed);
-    if (urgent && shed > 0 && ac__mailbox_has_next(a))
-        return false;
+    if (urgent && shed > 0) {
+        sync_tail(cx, a);  /* has_next reads it from the block */
+        if (ac__mailbox_has_next(a))
+            return false;
+    }
     while (shed > 0) {
         if (atomic_compare_exchange_weak_explicit(&b->shed, &shed, shed - 1,
                                                   memory_order_relaxed,
@@ -851,7 +875,7 @@ static int dispatch_system(ac_ctx *cx, ac__actor *a, ac__env *e)
         if (rc == AC__DEAD_LETTERED)
             return 0;  /* the service counted it */
     } else {
-        rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+        rc = ac__type(a)->dispatch(a->state, cx, ac__env_pub(e));
         if (rc == AC_EBADTAG) {
             AC__COUNT(cx, unhandled, 1);
             rc = 0;
@@ -896,9 +920,11 @@ static void handle_dead(ac_ctx *cx, ac__actor *a, ac__env *e, unsigned f)
     }
 }
 
-/* A message to a live actor. Returns the actor's flags after it, which
- * say whether a handler took a stash up again (AC__ACTOR_REPLAY). */
-static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
+/* A message to a live actor of `type` (the turn reads it once). Returns
+ * the owner's flags after it, which say whether a handler took a stash up
+ * again (AC__OWN_REPLAY). */
+static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, const ac_actor_type *type,
+                                        ac__env *e)
 {
     if (e->tag >= AC__TAG_STOP) {
         /* A service may take a stop over (a supervisor stops its children
@@ -911,7 +937,7 @@ static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
             else
                 die(cx, a, AC_REASON_NORMAL, 0);  /* its stash goes with it */
         }
-        return ac__flags(a);
+        return a->oflags;
     }
     int rc;
     unsigned f;
@@ -922,7 +948,7 @@ static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, ac__env *e)
         /* Set through the death the handler may cause: a stash's died
          * hook must not free the envelope this turn still reads. */
         cx->handling = e;
-        rc = a->type->dispatch(a->state, cx, ac__env_pub(e));
+        rc = type->dispatch(a->state, cx, ac__env_pub(e));
         /* A stashed message is counted when it is handled for good, or
          * as a dead letter: ac_stash took this count back already
          * (ac__handling_stashed), so no test here. */
@@ -939,7 +965,8 @@ static TURN_COLD void take_urgent(ac_ctx *cx, ac__actor *a);
  * from the normal lane (or a stash's replay), in front of which the urgent
  * lane is taken when its flag is up; the flag shares the test of DEAD and
  * KILLED, so a normal message pays nothing for it. */
-static TURN_INLINE int handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool outer)
+static TURN_INLINE int handle_one(ac_ctx *cx, ac__actor *a, const ac_actor_type *type,
+                                  ac__env *e, bool outer)
 {
     if ((e->flags & AC__ENV_BOUNDED) && bound_release(cx, a, e, !outer))
         return HANDLED;
@@ -954,13 +981,13 @@ static TURN_INLINE int handle_one(ac_ctx *cx, ac__actor *a, ac__env *e, bool out
             return HANDLED;
         }
     }
-    f = handle_live(cx, a, e);
-    if (!(f & (AC__ACTOR_STASHES | AC__ACTOR_MUTING)))
+    f = handle_live(cx, a, type, e);
+    if (!(f & (AC__OWN_STASHES | AC__OWN_MUTING)))
         return HANDLED;  /* REPLAY implies STASHES: one test a message */
-    int h = !(f & AC__ACTOR_STASHES)    ? HANDLED
-            : (f & AC__ACTOR_REPLAY) ? HANDLED_REPLAY
-                                     : HANDLED_STASHES;
-    return (f & AC__ACTOR_MUTING) ? h | HANDLED_MUTED : h;
+    int h = !(f & AC__OWN_STASHES)    ? HANDLED
+            : (f & AC__OWN_REPLAY) ? HANDLED_REPLAY
+                                   : HANDLED_STASHES;
+    return (f & AC__OWN_MUTING) ? h | HANDLED_MUTED : h;
 }
 
 /* Handles what waits in the urgent lane, oldest first. One take: what is
@@ -972,7 +999,7 @@ static TURN_COLD void take_urgent(ac_ctx *cx, ac__actor *a)
     for (ac__env *u = ac__mailbox_take_urgent(a), *next; u != NULL; u = next) {
         /* Relaxed: ours since the take. */
         next = atomic_load_explicit(&u->next, memory_order_relaxed);
-        (void)handle_one(cx, a, u, false);
+        (void)handle_one(cx, a, ac__type(a), u, false);
         /* Off the normal lane: no pop frees it; a stash that took it
          * frees it when it is taken up again (ac__env_release). */
         if (!(u->flags & AC__ENV_STASHED))
@@ -981,17 +1008,19 @@ static TURN_COLD void take_urgent(ac_ctx *cx, ac__actor *a)
 }
 
 /* Handles one envelope. */
-static TURN_INLINE int handle(ac_ctx *cx, ac__actor *a, ac__env *e)
+static TURN_INLINE int handle(ac_ctx *cx, ac__actor *a, const ac_actor_type *type, ac__env *e)
 {
     if (e->tag == AC__TAG_FINALIZE) {
         /* Nothing can be pushed now (qsbr.c), and the last pushes are
          * visible: what the urgent lane holds ends as dead letters. */
         if (ac__flags(a) & AC__ACTOR_URGENT)
             take_urgent(cx, a);
+        sync_tail(cx, a);  /* ac__actor_free frees the tail, this envelope */
+        cx->tail = NULL;
         ac__actor_free(cx, a);  /* the last envelope it will ever get */
         return HANDLED_FREED;
     }
-    return handle_one(cx, a, e, true);
+    return handle_one(cx, a, type, e, true);
 }
 
 /* A message an observed turn takes, before it is handled: counted for its
@@ -1017,14 +1046,30 @@ static TURN_COLD void observe_message(ac_ctx *cx, ac__actor *a, ac__env *e)
  * stash's loop. */
 #define TURN_STASHES ((int)AC__TURN_MUTED + 1)
 
+/* Ends a plain loop's batch: its tail stored back, once, where
+ * mark-empty, has_next and the stash's loop read it. */
+static TURN_INLINE void end_batch(ac_ctx *cx, ac__actor *a)
+{
+    ac__mailbox_set_tail(a, cx->tail);
+    cx->tail = NULL;
+}
+
 /* The loop of a turn. `observed` and `stashes` are constants at each
  * call. The plain loop (`stashes` false: the actor never stashed when
  * the turn began) pops without the stash's test and asks no service for
  * replays; the first message a handler stashes sends it to the stash's
- * loop (TURN_STASHES), which goes on from there with *n and *replay. */
-static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned *batch, unsigned *n,
-                                 bool *replay, bool observed, bool stashes)
+ * loop (TURN_STASHES), which goes on from there with *n and *replay.
+ * The plain loop writes nothing to the actor's block for a message: the
+ * block's `tail` is on the line where every sender exchanges `head`
+ * (actor.h), so the tail it moves is the context's (cx->tail), stored
+ * back once (end_batch), and sync_tail stores it for the rare paths that
+ * read it from the block (a death, a finalize, the stash). */
+static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, const ac_actor_type *type,
+                                 unsigned *batch, unsigned *n, bool *replay, bool observed,
+                                 bool stashes)
 {
+    if (!stashes)
+        cx->tail = ac__mailbox_tail(a);  /* NULL until the first pop */
     for (;;) {
         ac__env *e = NULL;
         bool replayed = false;
@@ -1032,9 +1077,11 @@ static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned *batch, unsi
             if (stashes && *replay)
                 *replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
             if (e == NULL)
-                e = stashes ? ac__mailbox_pop(cx, a) : ac__mailbox_pop_plain(cx, a);
+                e = stashes ? ac__mailbox_pop(cx, a) : ac__mailbox_pop_at(cx, a, &cx->tail);
         }
         if (e == NULL) {
+            if (!stashes)
+                end_batch(cx, a);
             /* Out of batch with more to do, or drained (or a producer is
              * mid-push, which ac__turn_release then notices). */
             return *n == *batch && (*replay || ac__mailbox_has_next(a)) ? AC__TURN_MORE
@@ -1043,17 +1090,19 @@ static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, unsigned *batch, unsi
         ++*n;
         if (observed)
             observe_message(cx, a, e);
-        int h = handle(cx, a, e);
+        int h = handle(cx, a, type, e);
         if (h == HANDLED_FREED)
-            return AC__TURN_FREED;
+            return AC__TURN_FREED;  /* handle's finalize let go of cx->tail */
         if (h != HANDLED) {
             if (h & HANDLED_MUTED) {
                 *batch = *n;  /* the turn ends after this message */
                 h &= ~HANDLED_MUTED;
             }
             *replay |= h == HANDLED_REPLAY;
-            if (!stashes && h != HANDLED)
+            if (!stashes && h != HANDLED) {
+                end_batch(cx, a);
                 return TURN_STASHES;  /* e came from the mailbox: its pop frees it */
+            }
         }
         if (replayed && !(e->flags & AC__ENV_STASHED))
             ac__env_release(cx, a, e);
@@ -1067,27 +1116,31 @@ static TURN_INLINE ac__turn turn(ac_ctx *cx, ac__actor *a, unsigned batch, unsig
 {
     cx->current = a;
     unsigned n = 0;
+    /* Read once a turn: it is on the line senders write (actor.h).
+     * Relaxed: ac__type; OVERLOADED changes only by this actor's hand. */
+    uintptr_t w = atomic_load_explicit(&a->typew, memory_order_relaxed);
+    const ac_actor_type *type = (const ac_actor_type *)(w & ~(uintptr_t)AC__TYPEW_BITS);
     /* Messages taken up again from a stash go before the mailbox: left
      * by an earlier turn that ran out of batch, or set by a handler of
      * this one (handle says so, from the flags it reads anyway). */
-    unsigned f = ac__flags(a);
+    unsigned of = a->oflags;
     bool replay = false;  /* REPLAY implies STASHES */
     int end = TURN_STASHES;
     /* Lowered to the messages handled when a handler meets an overloaded
      * actor (turn_loop). */
     unsigned limit = batch;
-    if (!(f & AC__ACTOR_STASHES))
-        end = turn_loop(cx, a, &limit, &n, &replay, observed, false);
+    if (!(of & AC__OWN_STASHES))
+        end = turn_loop(cx, a, type, &limit, &n, &replay, observed, false);
     else
-        replay = (f & AC__ACTOR_REPLAY) != 0;
+        replay = (of & AC__OWN_REPLAY) != 0;
     if (end == TURN_STASHES)
-        end = turn_loop(cx, a, &limit, &n, &replay, observed, true);
+        end = turn_loop(cx, a, type, &limit, &n, &replay, observed, true);
     cx->current = NULL;
     *handled = n;
     /* Back-pressure (mute.c): a turn that used up its batch (or was cut
      * short by a mute), or of an actor that was overloaded. OVERLOADED
-     * changes only by this actor's own hand, so f still tells. */
-    if (__builtin_expect(n >= limit || (f & AC__ACTOR_OVERLOADED), 0))
+     * changes only by this actor's own hand, so w still tells. */
+    if (__builtin_expect(n >= limit || (w & AC__TYPEW_OVERLOADED), 0))
         return ac__mute_turn_end(cx, a, (ac__turn)end, n, batch);
     return (ac__turn)end;
 }
@@ -1100,7 +1153,7 @@ static TURN_COLD ac__turn turn_observed(ac_ctx *cx, ac__actor *a, unsigned batch
 {
     if (cx->worker != NULL)
         ac__sched_note_handoff(cx, a);  /* ac_stats.handoffs: observed only */
-    cx->turn.type = a->type;
+    cx->turn.type = ac__type(a);
     cx->turn.addr = ac__addr_short(&a->addr);
     cx->turn.handled = 0;
     cx->turn.hwm = 0;

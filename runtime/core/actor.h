@@ -21,39 +21,58 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Flags change while the actor lives: its owner sets most of them, other
- * threads set KILLED and read DEAD (service.c), hence atomic. */
+/* Flags other threads read or write, hence atomic: KILLED (ac_kill),
+ * URGENT (an urgent sender), DEAD (read by services, routers, the mute
+ * registry), TRAP_EXITS (read by a linked actor's death). The owner reads
+ * them for every message (handle_one); a send reads none of them. */
 enum {
     AC__ACTOR_DEAD = 1u << 0,           /* stopped or failed; draining */
-    AC__ACTOR_STOP_REQUESTED = 1u << 1, /* ac_stop_self in this handler */
-    AC__ACTOR_FAIL_REQUESTED = 1u << 2, /* ac_fail in this handler */
-    AC__ACTOR_KILLED = 1u << 3,         /* ac_kill: die before the next message */
-    AC__ACTOR_TRAP_EXITS = 1u << 4,     /* linked deaths arrive as messages */
+    AC__ACTOR_KILLED = 1u << 1,         /* ac_kill: die before the next message */
+    AC__ACTOR_TRAP_EXITS = 1u << 2,     /* linked deaths arrive as messages */
     /* Urgent mail waits in the actor's second lane (mailbox.c): set by
      * the sender that pushed it, cleared by the owner as it takes them. */
-    AC__ACTOR_URGENT = 1u << 5,
-    AC__ACTOR_REPLAY = 1u << 6,         /* a service holds messages that go
+    AC__ACTOR_URGENT = 1u << 3
+};
+
+/* What every send reads besides `head` and `addr`, in the low bits of the
+ * word that holds the actor's type (ac__actor.typew), on head's line:
+ * MARKED, fixed at the spawn, says the actor is bounded or has urgent
+ * messages (send_marked's attributes); OVERLOADED (back-pressure, mute.c):
+ * its last turn used up its batch with mail still queued, set and cleared
+ * by its owner only (cleared under the mute lock), read by senders. */
+enum {
+    AC__TYPEW_OVERLOADED = 1u << 0,
+    AC__TYPEW_MARKED = 1u << 1,
+    AC__TYPEW_BITS = 3u
+};
+
+/* Flags only the actor's owner (whoever runs it, or its spawner during
+ * its start hook) reads and writes: a plain byte, ordered between owners
+ * by the mailbox's hand-over (mailbox.c), so setting one is a plain or,
+ * not a locked RMW. */
+enum {
+    AC__OWN_STOP_REQUESTED = 1u << 0,   /* ac_stop_self in this handler */
+    AC__OWN_FAIL_REQUESTED = 1u << 1,   /* ac_fail in this handler */
+    AC__OWN_REPLAY = 1u << 2,           /* a service holds messages that go
                                            before the mailbox (ac_unstash_all) */
     /* It has stashed (ac_stash), for the rest of its life: only its
      * turns pay for the stash (actor.c: turn), the others take the
      * plain path, whose pop frees every node it moves past. */
-    AC__ACTOR_STASHES = 1u << 7,
-    /* Back-pressure (mute.c). OVERLOADED: its last turn used up its
-     * batch with mail still queued; set and cleared by its owner only
-     * (cleared under the mute lock), read by senders. MUTING: a handler
-     * of this turn sent to an overloaded actor (ac_ctx.mute_on says
-     * which): the turn ends after that handler and the actor may be
-     * muted. */
-    AC__ACTOR_OVERLOADED = 1u << 8,
-    AC__ACTOR_MUTING = 1u << 9,
-    /* The consumer's own: set by the pop that moves past the initial stub
-     * (mailbox.c), so that it and mark-empty tell the stub's link apart
-     * from a tail the consumer wrote. A flag, not a byte of its own: the
-     * block has none to spare (runtime/README.md, "The control block"). */
-    AC__ACTOR_POPPED = 1u << 10,
+    AC__OWN_STASHES = 1u << 3,
+    /* A handler of this turn sent to an overloaded actor (ac_ctx.mute_on
+     * says which): the turn ends after that handler and the actor may be
+     * muted (mute.c). */
+    AC__OWN_MUTING = 1u << 4,
+    /* Set by the pop that moves past the initial stub (mailbox.c), so
+     * that it and mark-empty tell the stub's link apart from a tail the
+     * consumer wrote. */
+    AC__OWN_POPPED = 1u << 5,
+    /* The owner's copy of AC__ACTOR_DEAD, set with it (die), so that the
+     * test after every handler reads this byte alone. */
+    AC__OWN_DEAD = 1u << 6,
     /* It has asked (ac_ask): the ask service keeps a book of its pending
-     * asks (ask.c), which its death looks up; set once, by its owner. */
-    AC__ACTOR_ASKS = 1u << 11
+     * asks (ask.c), which its death looks up; set once. */
+    AC__OWN_ASKS = 1u << 7
 };
 
 /* Attributes are fixed before the actor is published and never change. */
@@ -66,6 +85,9 @@ enum {
                                            ac__urgent precedes the block */
 };
 
+/* Attributes that send a send down send_marked (actor.c). */
+#define AC__ATTR_MARKED (AC__ATTR_BOUNDED | AC__ATTR_URGENT)
+
 /* An actor's control block, followed by its state in the same block. Every
  * byte counts (an idle actor with 8 bytes of state costs at most 96 bytes
  * with its table slot: a 72-byte control block and its state in an 80-byte
@@ -73,19 +95,34 @@ enum {
  * control block"): what only a dead actor needs lives in its finalize
  * envelope (qsbr.c), what only some actors need sits in front of the block
  * (ac__bound) or in the services' own tables, and the mailbox's initial
- * stub has no word of its own: its link is `tail` itself (mailbox.c). */
+ * stub has no word of its own: its link is `tail` itself (mailbox.c).
+ *
+ * The order is the cache lines': a block is 16-byte aligned, so it spans
+ * two lines, and only offsets [0,16) are always on `head`'s, which every
+ * send writes, and only [64,72) (with the state's first bytes, which a
+ * handler may write for every message) always on the other one. What the
+ * owner reads for every message (the flags) is in [64,72); what it writes
+ * to the block for every message is nothing (a turn keeps its tail in its
+ * context and stores it back once: actor.c, turn_loop); what it reads
+ * from [0,64) it reads once a turn (`typew`, `tail`). What a sender reads
+ * for every send is `head`, `typew` (the send's two flag bits) and `addr`
+ * (the table's check), in that order from 0: all on head's line for a
+ * block at 0 or 16 modulo 64, all but the end of `addr` for one at 32. */
 typedef struct ac__actor {
     _Atomic(ac__env *) head;        /* mailbox: producers exchange here */
-    /* mailbox: consumer side; until the first pop (AC__ACTOR_POPPED clear) also
-     * the initial stub's link, which the first push stores (mailbox.c) */
+    /* The actor's type (ac__type) | AC__TYPEW_*. */
+    _Atomic uintptr_t typew;
+    ac_addr addr;
+    /* mailbox: consumer side; until the first pop (AC__OWN_POPPED clear)
+     * also the initial stub's link, which the first push stores
+     * (mailbox.c). In a turn, the turn's own copy is ahead of it. */
     _Atomic(ac__env *) tail;
-    const ac_actor_type *type;
     struct ac__actor *next_runnable; /* injection queue link */
-    _Atomic uint16_t flags;
+    _Atomic uint8_t flags;          /* AC__ACTOR_* */
+    uint8_t oflags;                 /* AC__OWN_*: the owner's alone */
     uint8_t attrs;
     uint8_t klass;                  /* pool class of this block (pool.h) */
     int exit_code;
-    ac_addr addr;
     /* 8-aligned: a state that needs 16 gets 8 bytes of padding in front of
      * the block (actor.c, prefix_size). */
     alignas(8) unsigned char state[];
@@ -94,6 +131,13 @@ typedef struct ac__actor {
 _Static_assert(offsetof(ac__env, next) == 0, "the stub is an envelope's link");
 _Static_assert(offsetof(ac__actor, tail) % _Alignof(ac__env) == 0, "the stub is aligned");
 _Static_assert(offsetof(ac__actor, state) == 72, "control block size");
+/* Two addresses 64 bytes apart are never on one line: the flags never
+ * share head's, whatever the block's alignment (16). */
+_Static_assert(offsetof(ac__actor, flags) >= offsetof(ac__actor, head) + 64 &&
+                   offsetof(ac__actor, oflags) >= offsetof(ac__actor, head) + 64,
+               "the owner's per-message flags are off head's line");
+_Static_assert(offsetof(ac__actor, typew) < 16, "a send's flag bits are on head's line");
+_Static_assert(_Alignof(ac_actor_type) > AC__TYPEW_BITS, "a type's address has the bits free");
 
 /* A bounded mailbox's counters, just in front of its actor's block. */
 typedef struct ac__bound {
@@ -128,11 +172,28 @@ static inline ac__urgent *ac__urgent_of(ac__actor *a)
     return (ac__urgent *)(void *)((unsigned char *)a - off);
 }
 
+static inline const ac_actor_type *ac__type(const ac__actor *a)
+{
+    /* Relaxed: the type is fixed before the actor is published (the
+     * table's insert releases it, every lookup acquires); the bits that
+     * change are masked off. The cast drops const: atomic_load takes a
+     * pointer to non-const in C11. */
+    uintptr_t w = atomic_load_explicit(&((ac__actor *)a)->typew, memory_order_relaxed);
+    return (const ac_actor_type *)(w & ~(uintptr_t)AC__TYPEW_BITS);
+}
+
+static inline bool ac__overloaded(ac__actor *a)
+{
+    /* Relaxed: a hint for senders; mute.c re-reads it under its lock. */
+    return atomic_load_explicit(&a->typew, memory_order_relaxed) & AC__TYPEW_OVERLOADED;
+}
+
 /* Whether e, a user message to a, is urgent by a's type. */
 static inline bool ac__is_urgent(const ac__actor *a, const ac__env *e)
 {
-    return (a->attrs & AC__ATTR_URGENT) && e->tag < a->type->message_count &&
-           a->type->message_priority[e->tag] != AC_PRIORITY_NORMAL;
+    const ac_actor_type *t = ac__type(a);
+    return (a->attrs & AC__ATTR_URGENT) && e->tag < t->message_count &&
+           t->message_priority[e->tag] != AC_PRIORITY_NORMAL;
 }
 
 static inline unsigned ac__flags(ac__actor *a)
@@ -145,8 +206,15 @@ static inline unsigned ac__flags(ac__actor *a)
 
 static inline void ac__set_flags(ac__actor *a, unsigned f)
 {
-    /* Relaxed: see ac__flags. DEAD is set with seq_cst in actor.c. */
-    atomic_fetch_or_explicit(&a->flags, (uint16_t)f, memory_order_relaxed);
+    /* Relaxed: see ac__flags; an RMW, so that a bit another thread sets
+     * meanwhile is kept. DEAD is set with seq_cst in actor.c. */
+    atomic_fetch_or_explicit(&a->flags, (uint8_t)f, memory_order_relaxed);
+}
+
+static inline void ac__clear_flags(ac__actor *a, unsigned f)
+{
+    /* Relaxed: as ac__set_flags. */
+    atomic_fetch_and_explicit(&a->flags, (uint8_t)~f, memory_order_relaxed);
 }
 
 /* The initial stub of an actor's mailbox: a node whose link is `tail`
@@ -214,7 +282,7 @@ ac__actor *ac__current(const ac_ctx *cx);
  * hook, an ask continuation, a down or exit hook. */
 ac__env *ac__handling(const ac_ctx *cx);
 /* The stash took the message being handled: marks the running actor
- * AC__ACTOR_STASHES, and takes back the `messages` count the turn adds
+ * AC__OWN_STASHES, and takes back the `messages` count the turn adds
  * for every handling (it is counted when handled for good). */
 void ac__handling_stashed(ac_ctx *cx, ac__actor *a);
 /* Gives back an envelope a service took out of the actor's queue (a

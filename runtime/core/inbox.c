@@ -316,7 +316,8 @@ void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib)
     ac__actor *a = actor_of(ib);
     inbox_state *s = state_of(a);
     /* seq_cst: the services' Dekker pair (service.c), as in die(). */
-    atomic_fetch_or_explicit(&a->flags, AC__ACTOR_DEAD, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&a->flags, (uint8_t)AC__ACTOR_DEAD, memory_order_seq_cst);
+    a->oflags |= AC__OWN_DEAD;
     ac__enter(cx);
     ac__route_remove(&cx->rt->route, a);
     if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst))

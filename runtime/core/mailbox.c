@@ -17,16 +17,34 @@
  * node. Until the consumer's first pop, then, `tail` is the stub's link:
  * the stub itself while nothing is linked, the first node once it is. The
  * consumer tells that apart from a tail of its own (a node it popped) by
- * AC__ACTOR_POPPED, a flag only it sets, at the first pop: before it, pop reads
- * the link (acquire, pairing with the push's release store of it) and
- * mark-empty compares the head with the stub, not with what `tail` holds.
- * Nobody else writes `tail` at all, and the consumer writes it only once
- * the flag is set, after its acquire load has seen that single store. A
- * node
- * the handler stashed (AC__ENV_STASHED) is not freed when the queue moves
- * past it: the stash holds it, and its link is the queue's until then.
- * Only an actor that has stashed (AC__ACTOR_STASHES) pays that test: the
- * turn of any other pops with ac__mailbox_pop_plain.
+ * AC__OWN_POPPED, a flag of the owner's plain byte that only it sets, at
+ * the first pop: before it, pop reads the link (acquire, pairing with the
+ * push's release store of it) and mark-empty compares the head with the
+ * stub, not with what `tail` holds. Nobody else writes `tail` at all, and
+ * the consumer writes it only once the flag is set, after its acquire load
+ * has seen that single store. A node the handler stashed (AC__ENV_STASHED)
+ * is not freed when the queue moves past it: the stash holds it, and its
+ * link is the queue's until then. Only an actor that has stashed
+ * (AC__OWN_STASHES) pays that test: the turn of any other pops with
+ * ac__mailbox_pop_at.
+ *
+ * The consumer's tail in a batch. `tail` sits on the line of `head`, which
+ * every push exchanges (actor.h), so a pop that stored it would move that
+ * line to the consumer and back at every message. A plain turn pops with
+ * ac__mailbox_pop_at instead, which moves a tail the caller keeps (the
+ * turn's context: actor.c, turn_loop) and writes nothing to the block;
+ * the turn stores it back once, with ac__mailbox_set_tail, before it asks
+ * has_next or marks the mailbox empty, and before any rarer path reads
+ * `tail` from the block (a death's failed tag and its services' died
+ * hooks, a finalize's free, the stash's loop, ac__env_release, a bounded
+ * urgent message's has_next: actor.c, sync_tail). That changes no order:
+ * `tail` is the consumer's alone (every access to it relaxed), and the
+ * only store in it by another thread, the first push's, comes before the
+ * first pop, which reads it with acquire (pop_first) and leaves it as it
+ * is, so the first pop_at of an actor's life takes the same path. Nothing
+ * else reads `tail` while the turn runs: other threads never do, and
+ * mark-empty's CAS, which publishes the turn's writes to the next owner
+ * (release), comes after the store back.
  *
  * Urgent mail (a message its actor type marks urgent) goes into a second
  * lane, a stack in front of the block (ac__urgent), so that the normal
@@ -59,7 +77,7 @@ void ac__mailbox_init(ac__actor *a, bool owned)
     ac__env *stub = ac__stub_of(a);
     /* The stub's link is `tail`: it points at the stub until a push links
      * the first node there. */
-    atomic_init(&a->tail, stub);  /* AC__ACTOR_POPPED is clear: a new block */
+    atomic_init(&a->tail, stub);  /* AC__OWN_POPPED is clear: a new block */
     atomic_init(&a->head, owned ? stub : with_empty_bit(stub));
 }
 
@@ -68,7 +86,7 @@ void ac__mailbox_init_stub(ac__actor *a, ac__env *stub)
     atomic_init(&stub->next, NULL);
     atomic_init(&a->tail, stub);
     /* tail is a node of the queue, never its own link */
-    ac__set_flags(a, AC__ACTOR_POPPED);
+    a->oflags |= AC__OWN_POPPED;
     atomic_init(&a->head, with_empty_bit(stub));
 }
 
@@ -83,7 +101,7 @@ static ac__env *pop_first(ac__actor *a)
     ac__env *next = atomic_load_explicit(&a->tail, memory_order_acquire);
     if (next == ac__stub_of(a))
         return NULL;  /* empty, or the first producer is between its steps */
-    ac__set_flags(a, AC__ACTOR_POPPED);
+    a->oflags |= AC__OWN_POPPED;  /* the consumer's own: a plain or */
     return next;
 }
 
@@ -107,7 +125,7 @@ bool ac__mailbox_push(ac__actor *a, ac__env *e)
  * constant at each of the two calls below. */
 static inline ac__env *pop(ac_ctx *cx, ac__actor *a, bool kept)
 {
-    if (__builtin_expect(!(ac__flags(a) & AC__ACTOR_POPPED), 0))
+    if (__builtin_expect(!(a->oflags & AC__OWN_POPPED), 0))
         return pop_first(a);
     /* Relaxed: the consumer's own (see the top of the file). */
     ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
@@ -133,10 +151,45 @@ ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a)
     return pop(cx, a, false);
 }
 
+ac__env *ac__mailbox_pop_at(ac_ctx *cx, ac__actor *a, ac__env **at)
+{
+    ac__env *tail = *at;
+    if (__builtin_expect(tail == NULL, 0)) {
+        /* Before the first pop: a->tail is the stub's link, and stays
+         * the first node (our tail) once it is taken. */
+        ac__env *first = pop_first(a);
+        if (first != NULL)
+            *at = first;
+        return first;
+    }
+    /* Acquire: pairs with the producer's release store of prev->next. */
+    ac__env *next = atomic_load_explicit(&tail->next, memory_order_acquire);
+    if (next == NULL)
+        return NULL;  /* empty, or a producer is between its two steps */
+    *at = next;
+    ac__pool_free(cx, tail);  /* a plain pop: nothing here was stashed */
+    return next;
+}
+
+ac__env *ac__mailbox_tail(ac__actor *a)
+{
+    /* Relaxed: the consumer's own. */
+    return (a->oflags & AC__OWN_POPPED) ? atomic_load_explicit(&a->tail, memory_order_relaxed)
+                                        : NULL;
+}
+
+void ac__mailbox_set_tail(ac__actor *a, ac__env *tail)
+{
+    /* Relaxed: the consumer's own; NULL: no first pop yet, and a->tail is
+     * still the stub's link, which only the first push writes. */
+    if (tail != NULL)
+        atomic_store_explicit(&a->tail, tail, memory_order_relaxed);
+}
+
 bool ac__mailbox_has_next(ac__actor *a)
 {
     /* Acquire, both: as in pop. */
-    if (!(ac__flags(a) & AC__ACTOR_POPPED))
+    if (!(a->oflags & AC__OWN_POPPED))
         return atomic_load_explicit(&a->tail, memory_order_acquire) != ac__stub_of(a);
     ac__env *tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
     return atomic_load_explicit(&tail->next, memory_order_acquire) != NULL;
@@ -162,7 +215,7 @@ bool ac__mailbox_mark_empty(ac__actor *a)
     /* Before the first pop the last node taken is the stub: `tail` is its
      * link, and a node linked there is still to be taken. Tested only when
      * the head matches, which is what it would wrongly confirm. */
-    if (head != tail || (__builtin_expect(!(ac__flags(a) & AC__ACTOR_POPPED), 0) && tail != ac__stub_of(a)))
+    if (head != tail || (__builtin_expect(!(a->oflags & AC__OWN_POPPED), 0) && tail != ac__stub_of(a)))
         return false;  /* a producer has exchanged in a newer node */
     /* Release on success: the next turn, on whichever worker a producer
      * schedules it, sees this turn's writes (see push). Acquire on failure:
@@ -192,7 +245,7 @@ bool ac__mailbox_push_urgent(ac__actor *a, ac__env *e)
      * clear came first we read it and send the wake-up. Either the
      * owner's take after its clear finds e, or the flag is still set
      * when it looks again (take_urgent's comment). */
-    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint16_t)AC__ACTOR_URGENT,
+    unsigned old = atomic_fetch_or_explicit(&a->flags, (uint8_t)AC__ACTOR_URGENT,
                                             memory_order_acq_rel);
     return !(old & AC__ACTOR_URGENT);
 }
@@ -205,7 +258,7 @@ ac__env *ac__mailbox_take_urgent(ac__actor *a)
      * synchronises with it and the exchange below sees that push; if it
      * comes before, the set leaves the flag on (and its sender pushed a
      * wake-up), so the message is taken at the next look. */
-    atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
+    atomic_fetch_and_explicit(&a->flags, (uint8_t)~AC__ACTOR_URGENT, memory_order_acq_rel);
     /* Acquire: pairs with the pushes' release CASes. */
     ac__env *top = atomic_exchange_explicit(&u->top, NULL, memory_order_acquire);
     ac__env *fifo = NULL;

@@ -99,7 +99,7 @@ void ac__mute_note(ac_ctx *cx, ac__actor *to)
     if (ac__flags(s) & AC__ACTOR_DEAD)
         return;
     cx->mute_on = to;
-    ac__set_flags(s, AC__ACTOR_MUTING);
+    s->oflags |= AC__OWN_MUTING;  /* s is running here: its owner */
 }
 
 /* Registers s as muted on t, if t is still overloaded and alive. */
@@ -110,8 +110,7 @@ static bool mute(ac_ctx *cx, ac__actor *s, ac__actor *t)
     pthread_mutex_lock(&rt->mute_lock);
     /* Relaxed: OVERLOADED is cleared only under this lock; DEAD is set
      * before ac__mute_died takes it. */
-    unsigned f = ac__flags(t);
-    if ((f & AC__ACTOR_OVERLOADED) && !(f & AC__ACTOR_DEAD)) {
+    if (ac__overloaded(t) && !(ac__flags(t) & AC__ACTOR_DEAD)) {
         ac__mute_group **link = &rt->mute_groups[bucket_of(t)];
         ac__mute_group *g = *link;
         while (g != NULL && g->target != t)
@@ -150,7 +149,7 @@ static void release(ac_ctx *cx, ac__actor *t)
     ac__actor *m = NULL;
     pthread_mutex_lock(&rt->mute_lock);
     /* Relaxed: under the lock that registrations read it under. */
-    atomic_fetch_and_explicit(&t->flags, (uint16_t)~AC__ACTOR_OVERLOADED,
+    atomic_fetch_and_explicit(&t->typew, ~(uintptr_t)AC__TYPEW_OVERLOADED,
                               memory_order_relaxed);
     for (ac__mute_group **link = &rt->mute_groups[bucket_of(t)]; *link != NULL;
          link = &(*link)->next) {
@@ -180,21 +179,22 @@ ac__turn ac__mute_turn_end(ac_ctx *cx, ac__actor *a, ac__turn end, unsigned n, u
     if (end == AC__TURN_FREED)
         return end;  /* a is gone; a dead actor notes nothing */
     unsigned f = ac__flags(a);
-    if (f & AC__ACTOR_MUTING)
-        atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_MUTING, memory_order_relaxed);
+    bool overloaded = ac__overloaded(a);
+    a->oflags &= (uint8_t)~AC__OWN_MUTING;
     /* Dead: die() called ac__mute_died in this actor's own turn (its
      * handler's stop or failure, or the kill's envelope), which cleared
      * OVERLOADED and released the mutees; only a live actor's turn end,
-     * below, sets the flag, and mute() registers none on a dead one, so nothing
-     * is left to release. (A turn that freed its actor returned above:
-     * there the release in ac__mute_died is the only one.) */
+     * below, sets the flag, and mute() registers none on a dead one, so
+     * nothing is left to release. (A turn that freed its actor returned
+     * above: there the release in ac__mute_died is the only one.) */
     if (f & AC__ACTOR_DEAD)
         return end;
     if (n == batch && end == AC__TURN_MORE) {
         /* Relaxed: its senders read a hint; a registration re-reads it
          * under the lock. Never muted now (see the header). */
-        if (!(f & AC__ACTOR_OVERLOADED))
-            ac__set_flags(a, AC__ACTOR_OVERLOADED);
+        if (!overloaded)
+            atomic_fetch_or_explicit(&a->typew, (uintptr_t)AC__TYPEW_OVERLOADED,
+                                     memory_order_relaxed);
         return end;
     }
     /* Keeping up: a turn that did not use up its batch. Also one that
@@ -203,7 +203,7 @@ ac__turn ac__mute_turn_end(ac_ctx *cx, ac__actor *a, ac__turn end, unsigned n, u
      * released empty while overloaded would hold its mutees for ever
      * (nobody else schedules it). A turn cut short by a mute gives up its
      * overload whatever is queued (the header's invariant). */
-    if (f & AC__ACTOR_OVERLOADED)
+    if (overloaded)
         release(cx, a);
     /* Muted only with mail left: one with none has nothing to hold back,
      * and its next message schedules it as usual. */
@@ -214,6 +214,6 @@ ac__turn ac__mute_turn_end(ac_ctx *cx, ac__actor *a, ac__turn end, unsigned n, u
 
 void ac__mute_died(ac_ctx *cx, ac__actor *a)
 {
-    if (ac__flags(a) & AC__ACTOR_OVERLOADED)
+    if (ac__overloaded(a))
         release(cx, a);
 }

@@ -45,6 +45,10 @@ struct ac_ctx {
     ac_runtime *rt;
     ac__actor *current;             /* the actor whose handler is running */
     ac__env *handling;              /* its user message (ac__handling) */
+    /* In a plain turn (actor.c: turn_loop), the mailbox tail of
+     * `current`, ahead of its block's `tail`: the turn moves this one,
+     * private to the context, and stores it back once. NULL otherwise. */
+    ac__env *tail;
     /* AC__OBS_* (observe.h): the runtime's, fixed when the context is
      * made; beside `current`, which every turn writes, so testing it
      * touches no other line. */

@@ -595,7 +595,7 @@ static void end_search(ac__worker *w)
 /* A steal, for the trace: the thief owns `a` now, so it reads it. */
 static void trace_steal(ac__worker *w, ac__worker *victim, ac__actor *a)
 {
-    ac__trace_event(&w->cx, AC__EV_STEAL, ac__now_ns(), 0, a->type, ac__addr_short(&a->addr),
+    ac__trace_event(&w->cx, AC__EV_STEAL, ac__now_ns(), 0, ac__type(a), ac__addr_short(&a->addr),
                     (uint32_t)(victim - w->cx.rt->workers));
 }
 

@@ -205,9 +205,7 @@ ac__env *ac__services_replay(ac_ctx *cx, ac__actor *a)
         if (e != NULL)
             return e;
     }
-    /* Relaxed: the flag is the owner's (it set it from its handler); the
-     * RMW keeps a KILLED that another thread sets meanwhile. */
-    atomic_fetch_and_explicit(&a->flags, (uint16_t)~AC__ACTOR_REPLAY, memory_order_relaxed);
+    a->oflags &= (uint8_t)~AC__OWN_REPLAY;  /* the owner's own (it set it from its handler) */
     return NULL;
 }
 

@@ -86,7 +86,7 @@ typedef struct ac__service {
      * monitor or link back, so that is where the choice is made. */
     uint32_t screens;
     int (*screen)(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e);
-    /* `a`, running on cx, has AC__ACTOR_REPLAY set: the next message the
+    /* `a`, running on cx, has AC__OWN_REPLAY set: the next message the
      * service holds for it to handle before its mailbox (a stash taken up
      * again), or NULL when it holds none (the core then clears the flag).
      * The core gives a replayed envelope back with ac__env_release once
@@ -234,7 +234,7 @@ bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc);
  * none does). */
 int ac__services_screen(ac_ctx *cx, ac__actor *a, const ac__env *e);
 /* The next message a service holds for `a` ahead of its mailbox, or NULL
- * (AC__ACTOR_REPLAY is cleared then). */
+ * (AC__OWN_REPLAY is cleared then). */
 ac__env *ac__services_replay(ac_ctx *cx, ac__actor *a);
 /* For the transport: a control record of `op` from node `from`, handed to
  * the service whose op it is (AC_EINVAL when none is); a node up or lost. */

@@ -39,7 +39,7 @@
  * remove one: an ask without a timeout to a target that never answers).
  * Each asking actor has a book, the list of its pending records, found
  * by its block's address in one of NSHARDS small tables, each with its
- * own lock; an actor that never asked has none (AC__ACTOR_ASKS says so,
+ * own lock; an actor that never asked has none (AC__OWN_ASKS says so,
  * and its death looks nothing up). A continuation that asks again (the
  * common chain: each reply's handler sends the next request) finds its
  * book through the record just answered, with no lookup (`cxstate.book`).
@@ -391,8 +391,8 @@ static book *book_of(ac__asks *A, ac__actor *a)
         (void)ac__table_insert(&s->s.books, &b->link);  /* made at init: cannot fail */
     }
     pthread_mutex_unlock(&s->s.lock);
-    if (b != NULL && !(ac__flags(a) & AC__ACTOR_ASKS))
-        ac__set_flags(a, AC__ACTOR_ASKS);
+    if (b != NULL)
+        a->oflags |= AC__OWN_ASKS;  /* the owner's byte: we run as a's owner */
     return b;
 }
 
@@ -503,7 +503,7 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         rc = AC_ESTATE;
     else if (to == NULL || fn == NULL || request->tag >= AC_TAG_SYSTEM ||
              ctx_size > AC_ASK_CONTEXT_MAX || (ctx == NULL && ctx_size > 0) ||
-             (asker != NULL && self->type != asker))
+             (asker != NULL && ac__type(self) != asker))
         rc = AC_EINVAL;
     else if (!ac__service_alive(cx, self))
         /* Asked from its stop hook: nobody will listen. (The call also
@@ -644,7 +644,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
     (void)reason;
     (void)code;
-    if (!(ac__flags(a) & AC__ACTOR_ASKS))
+    if (!(a->oflags & AC__OWN_ASKS))
         return;  /* never asked: no book */
     ac__asks *A = state;
     uint64_t h = owner_hash(a);

@@ -529,8 +529,8 @@ static int remote_publish(ac_ctx *cx, struct ac__groups *t, const char *name, si
     pthread_mutex_lock(&t->lock);
     group *g = find(t, name, len);
     for (member *m = g ? g->first : NULL; m != NULL && type == NULL; m = m->next)
-        if (m->actor != NULL && ac__frame_type_id(m->actor->type) == type_id)
-            type = m->actor->type;  /* static: outlives the member */
+        if (m->actor != NULL && ac__frame_type_id(ac__type(m->actor)) == type_id)
+            type = ac__type(m->actor);  /* static: outlives the member */
     pthread_mutex_unlock(&t->lock);
     if (type == NULL)
         return 0;  /* nobody here any more (they left meanwhile) */

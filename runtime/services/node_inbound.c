@@ -25,7 +25,7 @@ static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
     }
     ac__enter(cx);
     ac__actor *a = ac__lookup(cx, &m->to);
-    const ac_actor_type *type = a ? a->type : NULL;  /* static: outlives a */
+    const ac_actor_type *type = a ? ac__type(a) : NULL;  /* static: outlives a */
     ac__leave(cx);
     if (type == NULL) {
         ac__refuse(cx, &m->to, NULL, AC_ENOTFOUND);  /* gone, or never was: as ac_send's */

@@ -269,7 +269,7 @@ int ac_router_workers(ac_ctx *cx, const ac_addr *router_addr, ac_addr *out, size
     ac__enter(cx);  /* the actor's block stays valid while we read it */
     pthread_mutex_lock(&t->lock);
     ac__actor *a = ac__lookup(cx, router_addr);
-    router *r = a && a->type == &router_type ? ((router_state *)(void *)a->state)->r : NULL;
+    router *r = a && ac__type(a) == &router_type ? ((router_state *)(void *)a->state)->r : NULL;
     if (r != NULL) {
         n = 0;
         for (uint32_t i = 0; i < r->n; i++) {
@@ -289,7 +289,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
     (void)reason;
     (void)code;
-    if (a->type != &router_type)
+    if (ac__type(a) != &router_type)
         return;
     struct ac__routers *t = state;
     router_state *st = (router_state *)(void *)a->state;

@@ -14,7 +14,7 @@
  *
  * ac_unstash_all moves the stash onto the front of the actor's replay
  * stack (the newest deferred on the bottom, the oldest on top) and sets
- * AC__ACTOR_REPLAY; the core's turn then asks this service for a message
+ * AC__OWN_REPLAY; the core's turn then asks this service for a message
  * (`replay`) before each pop of the mailbox, until it has none. A message
  * handled from the replay and stashed again goes back to the stash, in
  * the order of its stashing.
@@ -194,7 +194,7 @@ int ac_unstash_all(ac_ctx *cx)
             r->back[r->replay++] = r->held[i];
         n = (int)r->len;
         r->len = 0;
-        ac__set_flags(self, AC__ACTOR_REPLAY);
+        self->oflags |= AC__OWN_REPLAY;  /* the owner's own */
     }
     pthread_mutex_unlock(&S->lock);
     return n;

@@ -591,7 +591,7 @@ static const ac_actor_type supervisor_type = {
 static bool on_stop(ac_ctx *cx, void *state, ac__actor *a, int *rc)
 {
     (void)state;
-    if (a->type != &supervisor_type)
+    if (ac__type(a) != &supervisor_type)
         return false;
     sup *s = ((sup_state *)(void *)a->state)->s;
     if (s == NULL)
@@ -607,7 +607,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 {
     (void)reason;
     (void)code;
-    if (a->type != &supervisor_type)
+    if (ac__type(a) != &supervisor_type)
         return;
     sup_service *svc = state;
     sup_state *st = (sup_state *)(void *)a->state;
@@ -675,7 +675,7 @@ int ac_supervisor_which_children(ac_ctx *cx, const ac_addr *sup_addr, ac_addr *o
     /* Online: the block stays readable (not freed) until we leave. */
     ac__enter(cx);
     ac__actor *a = ac__lookup(cx, sup_addr);
-    if (a != NULL && a->type == &supervisor_type) {
+    if (a != NULL && ac__type(a) == &supervisor_type) {
         sup_state *st = (sup_state *)(void *)a->state;
         pthread_mutex_lock(&svc->lock);
         const sup *s = st->s;

@@ -159,6 +159,33 @@ static const ac_actor_type failing_start_type = {
     .on_start = fail_start,
 };
 
+/* A turn moves its mailbox's tail in its context and stores it in the
+ * block once (actor.c, turn_loop): the report of a failure in the middle
+ * of a batch must still name the message that failed, not the one the
+ * batch began with (the block's tail until the turn ends). */
+Test(reports, a_failure_in_the_middle_of_a_batch_names_its_own_tag, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_runtime_set_failure_hook(rt, keep, NULL);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_addr c = spawn_counter(cx);
+    /* Queued before the run: one turn takes them all. */
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(send_tag(cx, &c, COUNTER_ITEM), 0);
+    cr_assert_eq(send_tag(cx, &c, COUNTER_FAIL), 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(send_tag(cx, &c, COUNTER_ITEM), 0);  /* dead letters */
+    cr_assert_eq(ac_runtime_run(rt), 0);
+    cr_assert_eq(atomic_load(&nseen), 1);
+    cr_assert_eq(seen[0].tag, COUNTER_FAIL);
+    cr_assert_str_eq(seen[0].tag_name, "fail");
+    ac_stats st;
+    ac_runtime_stats(rt, &st);
+    cr_assert_eq(st.messages, 6);
+    cr_assert_eq(st.dead_letters, 3);
+    ac_runtime_destroy(rt);
+}
+
 Test(reports, the_line_names_an_ac_code_and_the_supervisors_action, .timeout = 30)
 {
     ac_failure f;
