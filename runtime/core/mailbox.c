@@ -121,9 +121,9 @@ bool ac__mailbox_push(ac__actor *a, ac__env *e)
     return was_empty;
 }
 
-/* `kept`: the actor may have stashed the node the pop moves past; a
- * constant at each of the two calls below. */
-static inline ac__env *pop(ac_ctx *cx, ac__actor *a, bool kept)
+/* The pop of an actor that has stashed (the plain turn pops with
+ * ac__mailbox_pop_at): it may have stashed the node the pop moves past. */
+ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
 {
     if (__builtin_expect(!(a->oflags & AC__OWN_POPPED), 0))
         return pop_first(a);
@@ -136,19 +136,9 @@ static inline ac__env *pop(ac_ctx *cx, ac__actor *a, bool kept)
     atomic_store_explicit(&a->tail, next, memory_order_relaxed);
     /* Past the stub, tail is a whole envelope. A stashed envelope is the
      * stash's now (services/stash.c). */
-    if (!(kept && (tail->flags & AC__ENV_STASHED)))
+    if (!(tail->flags & AC__ENV_STASHED))
         ac__pool_free(cx, tail);
     return next;
-}
-
-ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
-{
-    return pop(cx, a, true);
-}
-
-ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a)
-{
-    return pop(cx, a, false);
 }
 
 ac__env *ac__mailbox_pop_at(ac_ctx *cx, ac__actor *a, ac__env **at)

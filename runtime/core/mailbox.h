@@ -14,15 +14,14 @@ void ac__mailbox_init(ac__actor *a, bool owned);
  * the caller's, a whole link, instead of `tail`; marked empty. */
 void ac__mailbox_init_stub(ac__actor *a, ac__env *stub);
 bool ac__mailbox_push(ac__actor *a, ac__env *e);   /* true: was empty */
-/* pop leaves a node the handler stashed (AC__ENV_STASHED) to the stash;
- * pop_plain frees every node it moves past, for an actor that never
- * stashed (AC__OWN_STASHES clear), so that the others pay no test. */
+/* pop leaves a node the handler stashed (AC__ENV_STASHED) to the stash:
+ * the pop of an actor that has stashed (AC__OWN_STASHES), so that the
+ * others (pop_at) pay no test. */
 ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a);
-ac__env *ac__mailbox_pop_plain(ac_ctx *cx, ac__actor *a);
 /* A turn's pops without a store to the block (actor.c: turn_loop): the
  * consumer's tail is kept in *at, NULL before the actor's first pop, as
- * ac__mailbox_tail gives it; each pop frees the node it moves past, as
- * pop_plain. ac__mailbox_set_tail stores it back, which must come before
+ * ac__mailbox_tail gives it; each pop frees the node it moves past.
+ * ac__mailbox_set_tail stores it back, which must come before
  * anything else reads the tail: mark_empty, has_next, pop, the stash
  * (ac__env_release), a death (the failed tag) or a finalize. */
 ac__env *ac__mailbox_pop_at(ac_ctx *cx, ac__actor *a, ac__env **at);
