@@ -38,10 +38,12 @@ while [ $r -le "$reps" ]; do
         [ -n "$name" ] || continue
         i=0
         for dir in "$@"; do
+            # Only the benchmark's own line: a program may print '#' lines
+            # too (inject's handler run), which are not its measurement.
             if [ -n "$workers" ]; then
-                line=$(AC_WORKERS=$workers "$dir/$name" $args 2>/dev/null)
+                line=$(AC_WORKERS=$workers "$dir/$name" $args 2>/dev/null | awk -v b="$name" '$1 == b')
             else
-                line=$("$dir/$name" $args 2>/dev/null)
+                line=$("$dir/$name" $args 2>/dev/null | awk -v b="$name" '$1 == b')
             fi
             echo "$i $line" >&2
             echo "$i $line" >>"$out"

@@ -109,7 +109,8 @@ EXAMPLE_SEEDS := 200
 # the sources and the objects just built), and the check catches a planted
 # violation of each kind (selftest.sh).
 # tests/bench: make bench-compare's arithmetic (per-round ratios, their
-# median and spread, the verdicts) on stub programs, no real benchmark.
+# median and spread, the verdicts) and bench/ab.sh's rows on stub programs,
+# no real benchmark.
 # tests/docs: every fenced block of README.md and docs/*.md is checked as its
 # info string says (tests/docs/README.md), and a planted wrong one is caught.
 test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
@@ -117,6 +118,7 @@ test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
 	@echo "== bench compare"; tests/bench/compare.sh
+	@tests/bench/ab.sh
 	@echo "== man"; $(MAN_LINT)
 	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md) $(wildcard examples/*/README.md)
 	@tests/docs/selftest.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)"
