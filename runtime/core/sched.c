@@ -391,6 +391,56 @@ void ac__notify_work(ac_runtime *rt)
     monitor_kick(rt, prev);
 }
 
+/* ---- hubs (the header's "Hubs") ---------------------------------------------- */
+
+static void hub_lapse(ac__worker *w)
+{
+    w->hub_on = false;
+    /* Relaxed: a hint for thieves; whoever acts on it looks at the deque
+     * itself, and a stale true only leaves the deque to its awake owner. */
+    atomic_store_explicit(&w->hub, false, memory_order_relaxed);
+}
+
+/* Whether the mark still holds; lapses it if not. Called at every push
+ * while marked, and the mark lapses when the owner searches, so the tick
+ * difference is never stale by 2^32 turns while the deque holds anything. */
+static bool hub_keeps_deque(ac__worker *w)
+{
+    if ((uint32_t)(w->tick - w->hub_tick) < HUB_TURNS)
+        return true;
+    hub_lapse(w);
+    return false;
+}
+
+/* A turn that handled a long batch: was it hub-shaped (it, or the turns
+ * since the last long batch, scheduled many actors), and is the cycle
+ * since the last hub-shaped turn cheap per message it handled, or do the
+ * actors it wakes do real work, worth a second core? Out of line: most
+ * turns of most programs handle less. */
+static __attribute__((noinline)) void note_long_batch(ac__worker *w, unsigned handled)
+{
+    unsigned woke = w->woke;
+    w->woke = 0;
+    uint32_t limit = w->cx.rt->hub_ns;
+    if (woke < HUB_MIN_WOKE || limit == 0)
+        return;
+    uint64_t now = ac__now_ns();
+    uint64_t per = (now - w->hub_seen_ns) / handled;
+    w->hub_seen_ns = now;
+    if (per >= limit)
+        return;
+    w->hub_tick = w->tick;
+    if (!w->hub_on) {
+        w->hub_on = true;
+        /* Relaxed: a hint (hub_lapse), and a figure for tests that only
+         * the owner writes. */
+        atomic_store_explicit(&w->hub, true, memory_order_relaxed);
+        atomic_store_explicit(&w->hub_marks,
+                              atomic_load_explicit(&w->hub_marks, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+}
+
 /* ---- local queues ------------------------------------------------------------- */
 
 /* `fresh`: the actor was just woken (by this worker's turn, or a grace
@@ -409,7 +459,10 @@ static void push_local(ac__worker *w, ac__actor *a, bool fresh)
      * work is visible (end_search). If the size we read is stale because a
      * thief just took from us, that thief is awake and looks here again
      * before it can park. */
-    bool notify = ac__deque_size(&w->deque) == 1 && w->hub_left == 0;
+    long size = ac__deque_size(&w->deque);
+    bool notify = size == 1;
+    if (w->hub_on)  /* a hub's pushes wake nobody; at the mark's end, all did */
+        notify = !hub_keeps_deque(w) && size >= 1;
     if (ac__deque_push(&w->deque, a) != 0) {
         inject_push(rt, a);  /* the deque could not grow: never lose it */
         notify = true;
@@ -440,7 +493,6 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
             ac__notify_work(cx->rt);
         return;
     }
-    w->woke++;
     if (cx->current != NULL) {
         /* Woken by the running actor: it runs next here, where the message
          * is still in cache. The slot's previous occupant is queued. A
@@ -458,6 +510,7 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
             return;  /* a thief took it */
         a = prev;
     }
+    w->woke++;  /* a wake queued behind others: hub detection ("Hubs") */
     push_local(w, a, true);
 }
 
@@ -568,46 +621,6 @@ static inline void release_drained(ac__worker *w)
         requeue(w, a, true);
 }
 
-/* The hub mark's end: the deque's pushes woke nobody meanwhile. */
-static __attribute__((noinline)) void hub_lapse(ac__worker *w)
-{
-    /* Relaxed: a hint for thieves (the header's "Hubs"); the notify's
-     * fence orders it before the read of `idle`. */
-    atomic_store_explicit(&w->hub, false, memory_order_relaxed);
-    if (ac__deque_size(&w->deque) >= 2 && w->cx.rt->nworkers > 1)
-        ac__notify_work(w->cx.rt);
-}
-
-/* A hub-shaped turn: is the cycle since the last one cheap per message it
- * handled, or do the actors it wakes do real work, worth a second core? */
-static __attribute__((noinline)) void note_hub_shaped(ac__worker *w, unsigned handled)
-{
-    uint32_t limit = w->cx.rt->hub_ns;
-    if (limit == 0)
-        return;
-    uint64_t now = ac__now_ns();
-    uint64_t per = (now - w->hub_seen_ns) / handled;
-    w->hub_seen_ns = now;
-    if (per >= limit)
-        return;
-    if (w->hub_left == 0) {
-        /* Relaxed: a hint, and a figure for tests; only the owner writes. */
-        atomic_store_explicit(&w->hub, true, memory_order_relaxed);
-        atomic_store_explicit(&w->hub_marks,
-                              atomic_load_explicit(&w->hub_marks, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    }
-    w->hub_left = HUB_TURNS;
-}
-
-static inline void note_shape(ac__worker *w, unsigned handled)
-{
-    if (w->hub_left != 0 && --w->hub_left == 0)
-        hub_lapse(w);
-    if (handled >= HUB_MIN_HANDLED && w->woke >= HUB_MIN_WOKE)
-        note_hub_shaped(w, handled);
-}
-
 /* A drained actor is kept, still owned, until the next turn ends, and only
  * then released: if that turn sent it a message (ping-pong, request and
  * reply), the push found it unreleased and did not schedule it, and it
@@ -617,12 +630,12 @@ static inline void note_shape(ac__worker *w, unsigned handled)
 static void run_turn(ac__worker *w, ac__actor *a)
 {
     unsigned handled;
-    w->woke = 0;
     window_open(w);
     ac__turn end = ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &handled);
     window_close(w);
     release_drained(w);
-    note_shape(w, handled);
+    if (handled >= HUB_MIN_HANDLED)
+        note_long_batch(w, handled);
     if (end == AC__TURN_MORE)
         requeue(w, a, false);
     else if (end == AC__TURN_DRAINED)
@@ -917,7 +930,8 @@ uint64_t ac__sched_hub_marks(ac_runtime *rt)
 
 bool ac__sched_hub_marked(ac_ctx *cx)
 {
-    return cx->worker != NULL && cx->worker->hub_left != 0;
+    return cx->worker != NULL && cx->worker->hub_on &&
+           (uint32_t)(cx->worker->tick - cx->worker->hub_tick) < HUB_TURNS;
 }
 
 int ac__sched_monitor_state(ac_runtime *rt)
@@ -1073,6 +1087,8 @@ static __attribute__((noinline)) ac__actor *search(ac__worker *w)
         ac__actor *a = next_local(w);
         if (a)
             return a;
+        if (w->hub_on)
+            hub_lapse(w);  /* its deque is empty: a mark only matters over one */
         if (begin_search(w)) {
             for (int round = 0; round < SPIN_ROUNDS; round++) {
                 if ((a = steal_round(w)) != NULL)

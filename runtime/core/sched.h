@@ -20,9 +20,10 @@ struct ac__worker {
     ac__deque deque;
     unsigned lifo_streak;
     /* Hub detection (sched.c, "Hubs"): the owner's. */
-    unsigned woke;                  /* actors this turn scheduled */
-    unsigned hub_left;              /* turns the hub mark has left */
-    uint64_t hub_seen_ns;           /* end of the last hub-shaped turn */
+    unsigned woke;                  /* wakes queued in the deque since the last long batch */
+    bool hub_on;                    /* marked: the owner's copy of `hub` */
+    uint32_t hub_tick;              /* `tick` at the last hub-shaped turn */
+    uint64_t hub_seen_ns;           /* when that turn ended */
     unsigned fresh;                 /* woken actors at the deque's bottom */
     unsigned since_oldest;          /* turns since the deque's top was served */
     uint32_t tick;
