@@ -38,23 +38,22 @@
  * Hubs. An actor that serves many others with cheap messages (a teller,
  * a broker, a fan-in) is a serial bottleneck, and a second worker that
  * runs its clients slows it down: every client on the other core costs
- * the hub about three cache-line transfers a message (its request's
- * envelope, the reply's push into the client's head line, the client's
- * block). A turn that handled HUB_MIN_HANDLED messages and scheduled
- * HUB_MIN_WOKE actors is hub-shaped; if the time since this worker's
- * previous hub-shaped turn, per message handled, is under `hub_ns`
- * (AC_HUB_NS), the cycle is communication-bound, and the worker is marked
- * a hub for HUB_TURNS turns. While it is, thieves leave its deque alone
- * (unless its turn is long), and its pushes wake nobody. Clients that do
- * real work make the cycle expensive per message, the mark lapses, and
- * they spread as before. Why nothing is stranded: a deque is skipped only
- * while its owner is marked, and a marked owner is awake, running turns,
- * and takes its own deque before it searches or parks; if one of its
- * turns is long, thieves may take from the deque again and the monitor
- * wakes one (monitor_look), which is why there is no hub detection where
- * there is no monitor. When the mark lapses over a deque of two or more,
- * the owner notifies, as its pushes did not. Measured in
- * runtime/README.md, "Hubs".
+ * the hub about three cache-line transfers a message. A turn that handled
+ * HUB_MIN_HANDLED messages, while HUB_MIN_WOKE wakes went into the deque
+ * since the last such turn, is hub-shaped; if the time since this
+ * worker's previous hub-shaped turn, per message handled, is under
+ * `hub_ns` (AC_HUB_NS), the cycle is communication-bound, and the worker
+ * is marked a hub for HUB_TURNS turns. While it is, thieves leave its
+ * deque alone (unless its turn is long), and its pushes wake nobody.
+ * Clients that do real work make the cycle expensive per message, no mark
+ * is set, and they spread as before. Why nothing is stranded: a deque is
+ * skipped only while its owner is marked, and a marked owner is awake,
+ * running turns, and takes its own deque before it searches or parks
+ * (the mark lapses when it searches); if one of its turns is long,
+ * thieves may take from the deque again and the monitor wakes one
+ * (monitor_look), which is why there are no hubs without a monitor. When
+ * the mark lapses at a push over a non-empty deque, that push notifies,
+ * as the ones before it did not. Measured in runtime/README.md, "Hubs".
  *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
