@@ -41,12 +41,12 @@
  * the hub about three cache-line transfers a message. A turn that handled
  * HUB_MIN_HANDLED messages, while HUB_MIN_WOKE wakes went into the deque
  * since the last such turn, is hub-shaped; if the time since this
- * worker's previous hub-shaped turn, per message handled, is under
- * `hub_ns` (AC_HUB_NS), the cycle is communication-bound, and the worker
- * is marked a hub for HUB_TURNS turns. While it is, thieves leave its
- * deque alone (unless its turn is long), and its pushes wake nobody.
- * Clients that do real work make the cycle expensive per message, no mark
- * is set, and they spread as before. Why nothing is stranded: a deque is
+ * worker's previous hub-shaped turn, per message it handled since, is
+ * under `hub_ns` (AC_HUB_NS), the cycle is communication-bound, and the
+ * worker is marked a hub for HUB_TURNS turns. While it is, thieves leave
+ * its deque alone (unless its turn is long), and its pushes wake nobody.
+ * Clients that do real work make the cycle expensive per message, the
+ * mark is not set or is lifted, and they spread as before. Why nothing is stranded: a deque is
  * skipped only while its owner is marked, and a marked owner is awake,
  * running turns, and takes its own deque before it searches or parks
  * (the mark lapses when it searches); if one of its turns is long,
@@ -145,7 +145,7 @@
  * runtime/README.md, "Hubs"). */
 #define HUB_MIN_HANDLED 16
 #define HUB_MIN_WOKE 8
-#define HUB_TURNS 256
+#define HUB_TURNS 1024
 #define HUB_NS_DEFAULT 2000
 #define SPIN_ROUNDS AC_SPIN_ROUNDS
 #define PAUSES_PER_ROUND AC_PAUSES_PER_ROUND
@@ -416,18 +416,24 @@ static bool hub_keeps_deque(ac__worker *w)
  * since the last hub-shaped turn cheap per message it handled, or do the
  * actors it wakes do real work, worth a second core? Out of line: most
  * turns of most programs handle less. */
-static __attribute__((noinline)) void note_long_batch(ac__worker *w, unsigned handled)
+static __attribute__((noinline)) void note_long_batch(ac__worker *w)
 {
     unsigned woke = w->woke;
     w->woke = 0;
     uint32_t limit = w->cx.rt->hub_ns;
     if (woke < HUB_MIN_WOKE || limit == 0)
         return;
+    /* Relaxed: this worker's own counter. */
+    uint64_t msgs = atomic_load_explicit(&w->cx.stats.messages, memory_order_relaxed);
     uint64_t now = ac__now_ns();
-    uint64_t per = (now - w->hub_seen_ns) / handled;
+    uint64_t per = (now - w->hub_seen_ns) / (msgs - w->hub_seen_msgs + 1);
     w->hub_seen_ns = now;
-    if (per >= limit)
+    w->hub_seen_msgs = msgs;
+    if (per >= limit) {
+        if (w->hub_on)
+            hub_lapse(w);  /* its clients work now: let them spread */
         return;
+    }
     w->hub_tick = w->tick;
     if (!w->hub_on) {
         w->hub_on = true;
@@ -634,7 +640,7 @@ static void run_turn(ac__worker *w, ac__actor *a)
     window_close(w);
     release_drained(w);
     if (handled >= HUB_MIN_HANDLED)
-        note_long_batch(w, handled);
+        note_long_batch(w);
     if (end == AC__TURN_MORE)
         requeue(w, a, false);
     else if (end == AC__TURN_DRAINED)

@@ -24,6 +24,7 @@ struct ac__worker {
     bool hub_on;                    /* marked: the owner's copy of `hub` */
     uint32_t hub_tick;              /* `tick` at the last hub-shaped turn */
     uint64_t hub_seen_ns;           /* when that turn ended */
+    uint64_t hub_seen_msgs;         /* and the messages handled here by then */
     unsigned fresh;                 /* woken actors at the deque's bottom */
     unsigned since_oldest;          /* turns since the deque's top was served */
     uint32_t tick;
@@ -86,8 +87,9 @@ bool ac__quiescent(ac_runtime *rt);
  * membarrier). */
 uint64_t ac__sched_monitor_wakes(ac_runtime *rt);
 int ac__sched_monitor_state(ac_runtime *rt);
-/* Test hooks (tests/runtime/test_hub.c): how many times a worker was
- * marked a hub, and whether cx's worker is marked now (sched.c, "Hubs"). */
+/* How many times a worker was marked a hub (AC_STATS=1 prints it), and,
+ * a test hook (tests/runtime/test_hub.c), whether cx's worker is marked
+ * now (sched.c, "Hubs"). */
 uint64_t ac__sched_hub_marks(ac_runtime *rt);
 bool ac__sched_hub_marked(ac_ctx *cx);
 
