@@ -48,11 +48,13 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 # test_amap.c the services' tables, through lib's;
 # test_node.c the cluster file's parser, through lib's;
 # test_steal.c the monitor's test hooks, through the core's sched.h;
+# test_hub.c the hub's, the same way;
 # test_sched_stats.c the same hook (whether the monitor exists);
 # test_footprint.c the control block, the pools and the routing table;
 # test_ask.c and test_records.c the ask store's record count.
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_amap.o $(BUILD)/obj/tests/runtime/test_steal.o \
+    $(BUILD)/obj/tests/runtime/test_hub.o \
     $(BUILD)/obj/tests/runtime/test_sched_stats.o \
     $(BUILD)/obj/tests/runtime/test_footprint.o $(BUILD)/obj/tests/runtime/test_ask.o \
     $(BUILD)/obj/tests/runtime/test_records.o: CPPFLAGS += -Iruntime

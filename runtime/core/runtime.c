@@ -489,6 +489,8 @@ static void print_stats_at_exit(ac_runtime *rt)
     ac_stats total;
     ac_runtime_stats(rt, &total);
     print_counters("total", &total);
+    if (rt->hub_ns != 0)  /* sched.c, "Hubs" */
+        fprintf(stderr, "actorc stats hubs marked %" PRIu64 "\n", ac__sched_hub_marks(rt));
     ac__services_print_stats(rt, stderr);
     ac__typestats_print(rt, stderr);
 }

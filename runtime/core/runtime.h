@@ -160,6 +160,7 @@ struct ac_runtime {
     struct ac__mute_group *mute_groups[AC__MUTE_BUCKETS];
     struct ac__mute_group *mute_spare;  /* emptied groups, for reuse */
     bool mute_off;                  /* AC_MUTE=0, or seeded mode */
+    uint32_t hub_ns;                /* AC_HUB_NS; 0: no hub detection */
 
     /* Set once any service keeps per-actor state (service.c). */
     alignas(AC__CACHE_LINE) _Atomic bool services_used;

@@ -35,6 +35,26 @@
  * whose first push made that argument. A worker stuck in a long turn
  * while injected actors wait is the monitor's case too (monitor_look).
  *
+ * Hubs. An actor that serves many others with cheap messages (a teller,
+ * a broker, a fan-in) is a serial bottleneck, and a second worker that
+ * runs its clients slows it down: every client on the other core costs
+ * the hub about three cache-line transfers a message. A turn that handled
+ * HUB_MIN_HANDLED messages, while HUB_MIN_WOKE wakes went into the deque
+ * since the last such turn, is hub-shaped; if the time since this
+ * worker's previous hub-shaped turn, per message it handled since, is
+ * under `hub_ns` (AC_HUB_NS), the cycle is communication-bound, and the
+ * worker is marked a hub for HUB_TURNS turns. While it is, thieves leave
+ * its deque alone (unless its turn is long), and its pushes wake nobody.
+ * Clients that do real work make the cycle expensive per message, the
+ * mark is not set or is lifted, and they spread as before. Why nothing is stranded: a deque is
+ * skipped only while its owner is marked, and a marked owner is awake,
+ * running turns, and takes its own deque before it searches or parks
+ * (the mark lapses when it searches); if one of its turns is long,
+ * thieves may take from the deque again and the monitor wakes one
+ * (monitor_look), which is why there are no hubs without a monitor. When
+ * the mark lapses at a push over a non-empty deque, that push notifies,
+ * as the ones before it did not. Measured in runtime/README.md, "Hubs".
+ *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
  * but a handler that blocks would keep them (and the actors in them) for
@@ -81,6 +101,7 @@
 #include "../lib/xorshift.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -119,6 +140,13 @@
 #ifndef AC_PAUSES_PER_ROUND
 #define AC_PAUSES_PER_ROUND 32
 #endif
+/* Hub detection (the header's "Hubs"): a hub-shaped turn, how long a
+ * mark lasts, and the default cost limit per message (the sweep is in
+ * runtime/README.md, "Hubs"). */
+#define HUB_MIN_HANDLED 16
+#define HUB_MIN_WOKE 8
+#define HUB_TURNS 1024
+#define HUB_NS_DEFAULT 2000
 #define SPIN_ROUNDS AC_SPIN_ROUNDS
 #define PAUSES_PER_ROUND AC_PAUSES_PER_ROUND
 /* Turns between two attempts to finalize retired actors. */
@@ -362,6 +390,62 @@ void ac__notify_work(ac_runtime *rt)
     monitor_kick(rt, prev);
 }
 
+/* ---- hubs (the header's "Hubs") ---------------------------------------------- */
+
+static void hub_lapse(ac__worker *w)
+{
+    w->hub_on = false;
+    /* Relaxed: a hint for thieves; whoever acts on it looks at the deque
+     * itself, and a stale true only leaves the deque to its awake owner. */
+    atomic_store_explicit(&w->hub, false, memory_order_relaxed);
+}
+
+/* Whether the mark still holds; lapses it if not. Called at every push
+ * while marked, and the mark lapses when the owner searches, so the tick
+ * difference is never stale by 2^32 turns while the deque holds anything. */
+static bool hub_keeps_deque(ac__worker *w)
+{
+    if ((uint32_t)(w->tick - w->hub_tick) < HUB_TURNS)
+        return true;
+    hub_lapse(w);
+    return false;
+}
+
+/* A turn that handled a long batch: was it hub-shaped (it, or the turns
+ * since the last long batch, scheduled many actors), and is the cycle
+ * since the last hub-shaped turn cheap per message it handled, or do the
+ * actors it wakes do real work, worth a second core? Out of line: most
+ * turns of most programs handle less. */
+static __attribute__((noinline)) void note_long_batch(ac__worker *w)
+{
+    unsigned woke = w->woke;
+    w->woke = 0;
+    uint32_t limit = w->cx.rt->hub_ns;
+    if (woke < HUB_MIN_WOKE || limit == 0)
+        return;
+    /* Relaxed: this worker's own counter. */
+    uint64_t msgs = atomic_load_explicit(&w->cx.stats.messages, memory_order_relaxed);
+    uint64_t now = ac__now_ns();
+    uint64_t per = (now - w->hub_seen_ns) / (msgs - w->hub_seen_msgs + 1);
+    w->hub_seen_ns = now;
+    w->hub_seen_msgs = msgs;
+    if (per >= limit) {
+        if (w->hub_on)
+            hub_lapse(w);  /* its clients work now: let them spread */
+        return;
+    }
+    w->hub_tick = w->tick;
+    if (!w->hub_on) {
+        w->hub_on = true;
+        /* Relaxed: a hint (hub_lapse), and a figure for tests that only
+         * the owner writes. */
+        atomic_store_explicit(&w->hub, true, memory_order_relaxed);
+        atomic_store_explicit(&w->hub_marks,
+                              atomic_load_explicit(&w->hub_marks, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+}
+
 /* ---- local queues ------------------------------------------------------------- */
 
 /* `fresh`: the actor was just woken (by this worker's turn, or a grace
@@ -380,7 +464,10 @@ static void push_local(ac__worker *w, ac__actor *a, bool fresh)
      * work is visible (end_search). If the size we read is stale because a
      * thief just took from us, that thief is awake and looks here again
      * before it can park. */
-    bool notify = ac__deque_size(&w->deque) == 1;
+    long size = ac__deque_size(&w->deque);
+    bool notify = size == 1;
+    if (w->hub_on)  /* a hub's pushes wake nobody; at the mark's end, all did */
+        notify = !hub_keeps_deque(w) && size >= 1;
     if (ac__deque_push(&w->deque, a) != 0) {
         inject_push(rt, a);  /* the deque could not grow: never lose it */
         notify = true;
@@ -428,6 +515,7 @@ void ac__schedule(ac_ctx *cx, ac__actor *a)
             return;  /* a thief took it */
         a = prev;
     }
+    w->woke++;  /* a wake queued behind others: hub detection ("Hubs") */
     push_local(w, a, true);
 }
 
@@ -551,6 +639,8 @@ static void run_turn(ac__worker *w, ac__actor *a)
     ac__turn end = ac__actor_turn(&w->cx, a, w->cx.rt->cfg.batch, &handled);
     window_close(w);
     release_drained(w);
+    if (handled >= HUB_MIN_HANDLED)
+        note_long_batch(w);
     if (end == AC__TURN_MORE)
         requeue(w, a, false);
     else if (end == AC__TURN_DRAINED)
@@ -574,6 +664,7 @@ static bool begin_search(ac__worker *w)
 }
 
 static bool work_visible(ac_runtime *rt);
+static bool work_for(ac__worker *w);
 
 static void end_search(ac__worker *w)
 {
@@ -588,7 +679,7 @@ static void end_search(ac__worker *w)
      * Work published after this check wakes a sleeper itself, since no one
      * is searching any more. */
     ac__barrier();  /* our decrement, then the look (Dekker, see park) */
-    if (AC__IDLE_SEARCHING(prev) == 1 && work_visible(rt))
+    if (AC__IDLE_SEARCHING(prev) == 1 && work_for(w))
         ac__notify_work(rt);
 }
 
@@ -599,6 +690,21 @@ static void trace_steal(ac__worker *w, ac__worker *victim, ac__actor *a)
                     (uint32_t)(victim - w->cx.rt->workers));
 }
 
+static uint32_t now_us(void);
+static bool turn_is_long(ac__worker *v, uint32_t t, uint32_t now);
+
+/* Whether a thief may take from v's deque: it has actors, and v runs no
+ * hub or is in a long turn. Relaxed: hints (the header's "Hubs"). */
+static bool stealable(ac__worker *v)
+{
+    if (ac__deque_size(&v->deque) <= 0)
+        return false;
+    if (!atomic_load_explicit(&v->hub, memory_order_relaxed))
+        return true;
+    uint32_t t = atomic_load_explicit(&v->turn, memory_order_relaxed);
+    return (t & 1u) != 0 && turn_is_long(v, t, now_us());
+}
+
 static ac__actor *steal_round(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
@@ -606,7 +712,7 @@ static ac__actor *steal_round(ac__worker *w)
     unsigned start = (unsigned)(ac__xorshift64(&w->rng) % n);
     for (unsigned i = 0; i < n; i++) {
         ac__worker *victim = &rt->workers[(start + i) % n];
-        if (victim == w)
+        if (victim == w || !stealable(victim))
             continue;
         ac__actor *a = ac__deque_steal(&victim->deque);
         if (a) {
@@ -731,7 +837,7 @@ static bool monitor_look(ac_runtime *rt)
         if ((t & 1u) == 0 || !turn_is_long(v, t, now))
             continue;
         long_turn = true;
-        hostage |= holds_actors(v);
+        hostage |= holds_actors(v) || ac__deque_size(&v->deque) > 0;
     }
     /* Injected actors whose push found a searcher wait for it: if every
      * awake worker is stuck in a long turn meanwhile, one is woken. */
@@ -819,6 +925,20 @@ uint64_t ac__sched_monitor_wakes(ac_runtime *rt)
     return atomic_load_explicit(&rt->mon_wakes, memory_order_relaxed);
 }
 
+uint64_t ac__sched_hub_marks(ac_runtime *rt)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < rt->nslots; i++)  /* relaxed: a figure */
+        n += atomic_load_explicit(&rt->workers[i].hub_marks, memory_order_relaxed);
+    return n;
+}
+
+bool ac__sched_hub_marked(ac_ctx *cx)
+{
+    return cx->worker != NULL && cx->worker->hub_on &&
+           (uint32_t)(cx->worker->tick - cx->worker->hub_tick) < HUB_TURNS;
+}
+
 int ac__sched_monitor_state(ac_runtime *rt)
 {
     /* Relaxed: set before ac_runtime_create returned. */
@@ -839,6 +959,22 @@ static bool work_visible(ac_runtime *rt)
     for (unsigned i = 0; i < rt->nslots; i++)
         if (ac__deque_size(&rt->workers[i].deque) > 0)
             return true;
+    return false;
+}
+
+/* work_visible as w, a thief, sees it: a hub's deque is its owner's. */
+static bool work_for(ac__worker *w)
+{
+    ac_runtime *rt = w->cx.rt;
+    /* Orders as in work_visible. */
+    if (atomic_load_explicit(&rt->inject_in, memory_order_seq_cst) != NULL ||
+        atomic_load_explicit(&rt->inject_out, memory_order_relaxed) != NULL)
+        return true;
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        ac__worker *v = &rt->workers[i];
+        if (v == w ? ac__deque_size(&v->deque) > 0 : stealable(v))
+            return true;
+    }
     return false;
 }
 
@@ -909,7 +1045,7 @@ static void park(ac__worker *w)
     /* Store-load barrier: announce (the seq_cst RMW on idle above), then
      * look: the sleeper's half of the Dekker pair with ac__notify_work. */
     ac__barrier();
-    bool work = work_visible(rt) ||
+    bool work = work_for(w) ||
                 atomic_load_explicit(&rt->exiting, memory_order_acquire);
     if (!work && AC__IDLE_SLEEPING(now) == rt->nworkers) {
         /* Every worker is offline now, so retired actors only wait for
@@ -956,6 +1092,8 @@ static __attribute__((noinline)) ac__actor *search(ac__worker *w)
         ac__actor *a = next_local(w);
         if (a)
             return a;
+        if (w->hub_on)
+            hub_lapse(w);  /* its deque is empty: a mark only matters over one */
         if (begin_search(w)) {
             for (int round = 0; round < SPIN_ROUNDS; round++) {
                 if ((a = steal_round(w)) != NULL)
@@ -1001,21 +1139,47 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* AC_HUB_NS: unset or empty is the default, 0 turns hub detection off,
+ * and anything but a count refuses the runtime (AC_EINVAL), as a
+ * malformed AC_WORKERS does. */
+static int hub_limit(uint32_t *ns)
+{
+    const char *env = getenv("AC_HUB_NS");
+    *ns = HUB_NS_DEFAULT;
+    if (env == NULL || *env == '\0')
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(env, &end, 10);
+    if (*end != '\0' || errno != 0 || n > UINT32_MAX || *env == '-')
+        return AC_EINVAL;
+    *ns = (uint32_t)n;
+    return 0;
+}
+
 int ac__workers_start(ac_runtime *rt)
 {
     pthread_once(&asym_once, asym_init);
+    /* Only where a thief can take anything (steal_held), which is where
+     * the monitor runs: hubs rely on it (the header's "Hubs"). */
+    bool stealing = asym;
+#ifdef AC__TSAN
+    stealing = true;
+#endif
+    int rc = hub_limit(&rt->hub_ns);
+    if (rc != 0) {
+        rt->nworkers = 0;  /* none started: the caller's stop joins none */
+        return rc;
+    }
+    if (rt->nworkers < 2 || !stealing)
+        rt->hub_ns = 0;
     for (unsigned i = 0; i < rt->nworkers; i++) {
         if (pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]) != 0) {
             rt->nworkers = i;  /* the ones started are stopped by the caller */
             return AC_ENOMEM;
         }
     }
-    /* Only where a thief can take anything (steal_held). After the
-     * workers, so that nworkers is final when it reads it. */
-    bool stealing = asym;
-#ifdef AC__TSAN
-    stealing = true;
-#endif
+    /* After the workers, so that nworkers is final when it reads it. */
     if (rt->nworkers > 1 && stealing) {
         rt->mon_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
         if (rt->mon_timer < 0)

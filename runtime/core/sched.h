@@ -19,6 +19,12 @@ struct ac__worker {
     ac_ctx cx;
     ac__deque deque;
     unsigned lifo_streak;
+    /* Hub detection (sched.c, "Hubs"): the owner's. */
+    unsigned woke;                  /* wakes queued in the deque since the last long batch */
+    bool hub_on;                    /* marked: the owner's copy of `hub` */
+    uint32_t hub_tick;              /* `tick` at the last hub-shaped turn */
+    uint64_t hub_seen_ns;           /* when that turn ended */
+    uint64_t hub_seen_msgs;         /* and the messages handled here by then */
     unsigned fresh;                 /* woken actors at the deque's bottom */
     unsigned since_oldest;          /* turns since the deque's top was served */
     uint32_t tick;
@@ -35,6 +41,10 @@ struct ac__worker {
     _Atomic(ac__actor *) drained;   /* owned, mailbox empty, not yet released */
     /* Thieves' note: `turn` as last seen, and when (µs, low 32 bits). */
     alignas(AC__CACHE_LINE) _Atomic uint64_t seen;
+    /* A hub runs here: thieves leave the deque alone. On the thieves'
+     * line, not the turn's, which the owner writes every turn. */
+    _Atomic bool hub;
+    _Atomic uint32_t hub_marks;     /* for tests: the owner's count */
     alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
     struct ac__worker *next_sleeper;
     pthread_t thread;
@@ -77,5 +87,10 @@ bool ac__quiescent(ac_runtime *rt);
  * membarrier). */
 uint64_t ac__sched_monitor_wakes(ac_runtime *rt);
 int ac__sched_monitor_state(ac_runtime *rt);
+/* How many times a worker was marked a hub (AC_STATS=1 prints it), and,
+ * a test hook (tests/runtime/test_hub.c), whether cx's worker is marked
+ * now (sched.c, "Hubs"). */
+uint64_t ac__sched_hub_marks(ac_runtime *rt);
+bool ac__sched_hub_marked(ac_ctx *cx);
 
 #endif /* AC_CORE_SCHED_H */
