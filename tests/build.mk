@@ -51,8 +51,10 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 # test_hub.c the hub's, the same way;
 # test_sched_stats.c the same hook (whether the monitor exists);
 # test_footprint.c the control block, the pools and the routing table;
-# test_ask.c and test_records.c the ask store's record count.
+# test_ask.c and test_records.c the ask store's record count;
+# test_addr.c the address stream, test_route.c the routing table.
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
+    $(BUILD)/obj/tests/runtime/test_addr.o $(BUILD)/obj/tests/runtime/test_route.o \
     $(BUILD)/obj/tests/runtime/test_amap.o $(BUILD)/obj/tests/runtime/test_steal.o \
     $(BUILD)/obj/tests/runtime/test_hub.o \
     $(BUILD)/obj/tests/runtime/test_sched_stats.o \

@@ -366,9 +366,23 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
         b->limit = limit;
         b->overflow = overflow;
     }
-    /* The spawner owns the actor until its start hook has run: messages
-     * sent to it meanwhile queue up without scheduling it. */
-    ac__mailbox_init(a, true);
+    /* A plain spawn: a fresh address, no options, no start hook, not held.
+     * Until this call returns the address, nobody but the runtime can know
+     * it (it is a capability, drawn here), so no program's send can reach
+     * the actor, and nothing runs on its behalf here: the spawner need not
+     * own it. Its mailbox starts released empty, as mark_empty would leave
+     * it, and the spawn ends at the insert, without the owner's hand-over
+     * (a CAS on its head) or the start hook's set-up (skynet: every actor).
+     * Shutdown's stop or kill may still find it in the table
+     * (ac__route_each): that push schedules it like any other, which is
+     * why nothing below the insert touches the actor but to read its
+     * address and type, fixed before the insert, and why it cannot be
+     * freed under us: this context stays online until ac__leave. */
+    bool plain = addr == NULL && opts == NULL && type->on_start == NULL &&
+                 !(attrs & AC__SPAWN_HELD);
+    /* Otherwise the spawner owns the actor until its start hook has run:
+     * messages sent to it meanwhile queue up without scheduling it. */
+    ac__mailbox_init(a, !plain);
     if (addr)
         a->addr = *addr;
     else
@@ -388,6 +402,11 @@ int ac__spawn_actor(ac_ctx *cx, const ac_actor_type *type, const void *args,
     AC__COUNT(cx, spawned, 1);
     if (cx->observe & AC__OBS_TRACE)
         ac__trace_event(cx, AC__EV_SPAWN, ac__now_ns(), 0, type, ac__addr_short(&a->addr), 0);
+    if (plain) {
+        *out = a->addr;
+        ac__leave(cx);
+        return 0;
+    }
     ac__actor *caller = cx->current;
     ac__env *caller_env = cx->handling;  /* a spawn from a handler */
     ac__env *caller_tail = cx->tail;     /* its plain turn's (sync_tail) */

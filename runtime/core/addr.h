@@ -15,7 +15,9 @@ typedef struct ac__addr_stream {
     uint8_t key[32];
     uint64_t nonce;
     uint32_t pos;
-    uint8_t buf[1024];
+    /* 64 addresses' 24 random bytes each: 24 ChaCha20 blocks, no block
+     * cut at a refill (addr.c). */
+    uint8_t buf[64 * (sizeof(ac_addr) - 8)];
 } ac__addr_stream;
 
 void ac__addr_stream_init(ac__addr_stream *s, uint64_t node);

@@ -40,8 +40,11 @@ typedef uint64_t (*ac__route_hash_fn)(const ac_addr *addr, const void *key);
 /* One of the table's independent parts: writers of different shards never
  * contend (spawns and deaths on all workers at once). */
 typedef struct ac__route_shard {
+    /* Read by every send, written only by a rehash: alone on its line, so
+     * that the writers' lock and counts (spawns and deaths, on every
+     * worker) do not take it from the readers' caches. */
     alignas(AC__CACHE_LINE) _Atomic(ac__route_array *) array;
-    _Atomic uint32_t lock;          /* spin lock: serialises this shard's writers */
+    alignas(AC__CACHE_LINE) _Atomic uint32_t lock;  /* spin lock: serialises this shard's writers */
     size_t live, used;              /* under lock; used counts tombstones */
 } ac__route_shard;
 
