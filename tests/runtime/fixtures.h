@@ -46,6 +46,16 @@ extern const ac_actor_type counter_type;
 int send_item(ac_ctx *cx, const ac_addr *to, uint32_t sender, uint64_t seq);
 int send_tag(ac_ctx *cx, const ac_addr *to, uint32_t tag);
 
+/* Busy for `us` microseconds: a handler that works, or stays in its turn. */
+static inline void spin_us(long us)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
+}
+
 /* ---- Runtimes ------------------------------------------------------------ */
 
 /* A runtime made from cfg, or the test fails. */

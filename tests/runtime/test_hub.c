@@ -25,15 +25,6 @@ static _Atomic uint64_t replies, clients_done, waiters_ran;
 static _Atomic bool block_saw, block_sent;
 static bool block_halfway;              /* the hub blocks once */
 
-static void spin_us(long us)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
-}
-
 /* ---- the hub answers every request at once ------------------------------ */
 
 static bool wait_waiters(int seconds)

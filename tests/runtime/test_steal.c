@@ -133,15 +133,6 @@ typedef struct guard {
 static ac_addr guards[GUARDS];
 static _Atomic uint64_t guard_msgs, guard_overlaps;
 
-static void spin_us(long us)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
-}
-
 static int guard_dispatch(void *state, ac_ctx *cx, ac_envelope *e)
 {
     guard *g = state;
