@@ -411,11 +411,11 @@ static bool hub_keeps_deque(ac__worker *w)
     return false;
 }
 
-/* A turn that handled a long batch: was it hub-shaped (it, or the turns
- * since the last long batch, scheduled many actors), and is the cycle
- * since the last hub-shaped turn cheap per message it handled, or do the
- * actors it wakes do real work, worth a second core? Out of line: most
- * turns of most programs handle less. */
+/* A turn that handled a long batch: was it hub-shaped (many wakes went
+ * into the deque since the last long batch), and is the time since the
+ * last hub-shaped turn cheap per message this worker handled since, or do
+ * the actors it wakes do real work, worth a second core? Out of line:
+ * most turns of most programs handle less. */
 static __attribute__((noinline)) void note_long_batch(ac__worker *w)
 {
     unsigned woke = w->woke;
