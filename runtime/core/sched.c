@@ -403,9 +403,14 @@ static void hub_lapse(ac__worker *w)
 /* Whether the mark still holds; lapses it if not. Called at every push
  * while marked, and the mark lapses when the owner searches, so the tick
  * difference is never stale by 2^32 turns while the deque holds anything. */
+static bool hub_fresh(const ac__worker *w)
+{
+    return (uint32_t)(w->tick - w->hub_tick) < HUB_TURNS;
+}
+
 static bool hub_keeps_deque(ac__worker *w)
 {
-    if ((uint32_t)(w->tick - w->hub_tick) < HUB_TURNS)
+    if (hub_fresh(w))
         return true;
     hub_lapse(w);
     return false;
@@ -663,8 +668,7 @@ static bool begin_search(ac__worker *w)
     return true;
 }
 
-static bool work_visible(ac_runtime *rt);
-static bool work_for(ac__worker *w);
+static bool work_visible(ac_runtime *rt, const ac__worker *thief);
 
 static void end_search(ac__worker *w)
 {
@@ -679,7 +683,7 @@ static void end_search(ac__worker *w)
      * Work published after this check wakes a sleeper itself, since no one
      * is searching any more. */
     ac__barrier();  /* our decrement, then the look (Dekker, see park) */
-    if (AC__IDLE_SEARCHING(prev) == 1 && work_for(w))
+    if (AC__IDLE_SEARCHING(prev) == 1 && work_visible(rt, w))
         ac__notify_work(rt);
 }
 
@@ -935,8 +939,7 @@ uint64_t ac__sched_hub_marks(ac_runtime *rt)
 
 bool ac__sched_hub_marked(ac_ctx *cx)
 {
-    return cx->worker != NULL && cx->worker->hub_on &&
-           (uint32_t)(cx->worker->tick - cx->worker->hub_tick) < HUB_TURNS;
+    return cx->worker != NULL && cx->worker->hub_on && hub_fresh(cx->worker);
 }
 
 int ac__sched_monitor_state(ac_runtime *rt)
@@ -948,7 +951,10 @@ int ac__sched_monitor_state(ac_runtime *rt)
     return atomic_load_explicit(&rt->mon_state, memory_order_relaxed) == MON_ASLEEP;
 }
 
-static bool work_visible(ac_runtime *rt)
+/* Whether there is work to find: injected actors, or actors in a deque.
+ * As `thief` sees it (not NULL), another worker's deque counts only if it
+ * may take from it: a hub's deque is its owner's (the header's "Hubs"). */
+static bool work_visible(ac_runtime *rt, const ac__worker *thief)
 {
     /* Seq_cst on the stack: the parker's half of the Dekker pair with
      * inject_push (a plain load on x86). Relaxed on the FIFO half: its
@@ -956,23 +962,9 @@ static bool work_visible(ac_runtime *rt)
     if (atomic_load_explicit(&rt->inject_in, memory_order_seq_cst) != NULL ||
         atomic_load_explicit(&rt->inject_out, memory_order_relaxed) != NULL)
         return true;
-    for (unsigned i = 0; i < rt->nslots; i++)
-        if (ac__deque_size(&rt->workers[i].deque) > 0)
-            return true;
-    return false;
-}
-
-/* work_visible as w, a thief, sees it: a hub's deque is its owner's. */
-static bool work_for(ac__worker *w)
-{
-    ac_runtime *rt = w->cx.rt;
-    /* Orders as in work_visible. */
-    if (atomic_load_explicit(&rt->inject_in, memory_order_seq_cst) != NULL ||
-        atomic_load_explicit(&rt->inject_out, memory_order_relaxed) != NULL)
-        return true;
     for (unsigned i = 0; i < rt->nslots; i++) {
         ac__worker *v = &rt->workers[i];
-        if (v == w ? ac__deque_size(&v->deque) > 0 : stealable(v))
+        if (thief == NULL || v == thief ? ac__deque_size(&v->deque) > 0 : stealable(v))
             return true;
     }
     return false;
@@ -981,7 +973,7 @@ static bool work_for(ac__worker *w)
 bool ac__quiescent(ac_runtime *rt)
 {
     uint32_t s = atomic_load_explicit(&rt->idle, memory_order_seq_cst);
-    return AC__IDLE_SLEEPING(s) == rt->nworkers && !work_visible(rt) &&
+    return AC__IDLE_SLEEPING(s) == rt->nworkers && !work_visible(rt, NULL) &&
            !atomic_load_explicit(&rt->has_orphans, memory_order_relaxed);
 }
 
@@ -1045,7 +1037,7 @@ static void park(ac__worker *w)
     /* Store-load barrier: announce (the seq_cst RMW on idle above), then
      * look: the sleeper's half of the Dekker pair with ac__notify_work. */
     ac__barrier();
-    bool work = work_for(w) ||
+    bool work = work_visible(rt, w) ||
                 atomic_load_explicit(&rt->exiting, memory_order_acquire);
     if (!work && AC__IDLE_SLEEPING(now) == rt->nworkers) {
         /* Every worker is offline now, so retired actors only wait for

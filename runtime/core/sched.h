@@ -44,7 +44,7 @@ struct ac__worker {
     /* A hub runs here: thieves leave the deque alone. On the thieves'
      * line, not the turn's, which the owner writes every turn. */
     _Atomic bool hub;
-    _Atomic uint32_t hub_marks;     /* for tests: the owner's count */
+    _Atomic uint32_t hub_marks;     /* times marked (AC_STATS, tests); the owner's */
     alignas(AC__CACHE_LINE) _Atomic uint32_t park_state;  /* futex word */
     struct ac__worker *next_sleeper;
     pthread_t thread;
