@@ -114,15 +114,17 @@ EXAMPLE_SEEDS := 200
 # violation of each kind (selftest.sh).
 # tests/bench: make bench-compare's arithmetic (per-round ratios, their
 # median and spread, the verdicts) and bench/ab.sh's rows on stub programs,
-# no real benchmark.
+# no real benchmark; bench/scale.sh's curve on stubs, and a real bundle of
+# pairs run with an empty environment.
 # tests/docs: every fenced block of README.md and docs/*.md is checked as its
 # info string says (tests/docs/README.md), and a planted wrong one is caught.
-test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user)
+test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user $(BUILD)/bench/pairs)
 	@echo "== structure"; tests/structure/check.sh runtime $(BUILD)/obj/runtime
 	@tests/structure/selftest.sh runtime $(BUILD)/obj/runtime $(CC)
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
 	@echo "== bench compare"; tests/bench/compare.sh
 	@tests/bench/ab.sh
+	@$(if $(SANITIZE),:,tests/bench/scale.sh $(BUILD))
 	@echo "== man"; $(MAN_LINT)
 	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md) $(wildcard examples/*/README.md)
 	@tests/docs/selftest.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)"
