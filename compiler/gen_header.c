@@ -13,7 +13,7 @@
 
 /* The runtime ABI (AC_ABI_VERSION of actorc.h) the generated code is
  * written for: the descriptor's layout and the calls it makes. */
-#define ACC_ABI 12
+#define ACC_ABI 13
 
 static void put_fields(acc_gen *g, const acc_field *f)
 {

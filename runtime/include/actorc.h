@@ -45,7 +45,7 @@ extern "C" {
  * and stash_overflows, ac_actor_type.message_priority; 10: ac_config's
  * trace and per-type statistics fields; 12: ac_stats's scheduler counters
  * handoffs, wakeups, idle_wakeups and spins, and muted). */
-#define AC_ABI_VERSION 12
+#define AC_ABI_VERSION 13
 
 /* ---- error codes --------------------------------------------------------- */
 

@@ -5,8 +5,8 @@
 #include <actorc.h>
 #include "units.actor.h"
 
-#if AC_ABI_VERSION != 12
-#error "full.actor.h was generated for actorc ABI 12: regenerate it"
+#if AC_ABI_VERSION != 13
+#error "full.actor.h was generated for actorc ABI 13: regenerate it"
 #endif
 
 #ifdef __cplusplus

@@ -4,8 +4,8 @@
 
 #include <actorc.h>
 
-#if AC_ABI_VERSION != 12
-#error "units.actor.h was generated for actorc ABI 12: regenerate it"
+#if AC_ABI_VERSION != 13
+#error "units.actor.h was generated for actorc ABI 13: regenerate it"
 #endif
 
 #ifdef __cplusplus
