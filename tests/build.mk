@@ -52,6 +52,7 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 # test_sched_stats.c the same hook (whether the monitor exists);
 # test_footprint.c the control block, the pools and the routing table;
 # test_ask.c and test_records.c the ask store's record count;
+# test_quota.c the per-peer counts;
 # test_addr.c the address stream, test_route.c the routing table.
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_addr.o $(BUILD)/obj/tests/runtime/test_route.o \
@@ -59,10 +60,11 @@ $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_hub.o \
     $(BUILD)/obj/tests/runtime/test_sched_stats.o \
     $(BUILD)/obj/tests/runtime/test_footprint.o $(BUILD)/obj/tests/runtime/test_ask.o \
-    $(BUILD)/obj/tests/runtime/test_records.o: CPPFLAGS += -Iruntime
+    $(BUILD)/obj/tests/runtime/test_records.o $(BUILD)/obj/tests/runtime/test_quota.o: CPPFLAGS += -Iruntime
 $(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o \
     $(BUILD)/obj/tests/runtime/test_remote.o $(BUILD)/obj/tests/runtime/test_stats.o \
-    $(BUILD)/obj/tests/runtime/test_priority.o: CPPFLAGS += -Itests/support
+    $(BUILD)/obj/tests/runtime/test_priority.o $(BUILD)/obj/tests/runtime/test_mistyped.o \
+    $(BUILD)/obj/tests/runtime/test_quota.o: CPPFLAGS += -Itests/support
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Itests/fuzz
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
     -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'

@@ -267,6 +267,16 @@ size_t ac__services_nodes_up(ac_ctx *cx, uint64_t *out, size_t max)
     return 0;
 }
 
+uint32_t ac__services_peer_quota(ac_ctx *cx)
+{
+    for (unsigned i = 0; i < ac__service_count; i++) {
+        const ac__service *s = ac__service_table[i];
+        if (s->peer_quota)
+            return s->peer_quota(cx->rt->services[i]);
+    }
+    return UINT32_MAX;
+}
+
 int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {

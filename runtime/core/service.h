@@ -36,6 +36,9 @@
 /* A control hook's verdict on a record about an actor that does not live
  * on the node that sent it (a forged down, exit or reply). */
 #define AC__EFORGED (-1000)
+/* Its verdict on a record that would make this node hold more for its
+ * peer than the peer's quota of that table (ac__services_peer_quota). */
+#define AC__EQUOTA (-1001)
 
 typedef struct ac__service {
     const char *name;
@@ -127,6 +130,9 @@ typedef struct ac__service {
      * named `name`, 0 unless it is up. */
     size_t (*nodes_up)(void *state, uint64_t *out, size_t max);
     uint64_t (*node_named)(void *state, const char *name);
+    /* The most records one peer node's control records may make a
+     * service hold in one of its tables (ac_node_config.peer_table_max). */
+    uint32_t (*peer_quota)(void *state);
 
     /* ac_runtime_run at quiescence: how many requests the service still
      * holds that nothing running will settle (asks with no reply yet). */
@@ -207,6 +213,9 @@ int ac__services_transmit(ac_ctx *cx, uint64_t node, uint8_t op, const uint8_t *
 uint64_t ac__services_node_named(ac_ctx *cx, const char *name);
 /* The nodes up now (see ac__service.nodes_up); 0 when this is no node. */
 size_t ac__services_nodes_up(ac_ctx *cx, uint64_t *out, size_t max);
+/* A peer's quota in each table (see ac__service.peer_quota); UINT32_MAX
+ * when this is no node. */
+uint32_t ac__services_peer_quota(ac_ctx *cx);
 
 /* ---- for the core: one walk of the table per event -------------------------- */
 

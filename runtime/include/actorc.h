@@ -903,9 +903,15 @@ typedef struct ac_reply_head {
     uint64_t id;       /* ac_reply_to.id */
     int32_t status;    /* 0: a body follows; else an AC_E* code, no body */
     uint32_t flags;    /* runtime */
+    /* Since AC_ABI_VERSION 13: what the body is, set by the runtime: the
+     * replier's type and the tag of the request it answers (ac_reply_typed),
+     * or NULL and 0 (ac_reply). A typed ask takes a body only when both are
+     * the ones it asked (docs/RUNTIME.md, "Request / reply"). */
+    const struct ac_actor_type *type;
+    uint32_t tag;
 } ac_reply_head;
 
-#define AC_REPLY_HEAD_SIZE 16
+#define AC_REPLY_HEAD_SIZE 32
 
 /* A reply envelope for `to` with room for `body_size` bytes of body, from
  * the calling thread's pool; NULL when out of memory or too large. */
@@ -1252,6 +1258,11 @@ typedef struct ac_node_config {
                                      down (docs/NODES.md, the trade-off) */
     uint32_t queue_bound;         /* 0: 65536; messages waiting for a peer's
                                      link before sends to it are AC_EFULL */
+    /* Since AC_ABI_VERSION 13. */
+    uint32_t peer_table_max;      /* 0: 65536; records one peer may make this
+                                     node hold in each table: its group
+                                     members, its monitors of our actors, its
+                                     links to them (docs/NODES.md) */
 } ac_node_config;
 
 /* Makes rt the node `cfg->name` of the cluster: listens on its endpoint
@@ -1293,7 +1304,11 @@ typedef struct ac_node_stats {
     uint64_t misdirected;     /* batches for another node or incarnation,
                                  or from a node removed since */
     uint64_t forged;          /* control records (down, exit, reply) about an
-                                 actor that does not live on their sender */
+                                 actor that does not live on their sender,
+                                 or replies to another question than asked */
+    /* Since AC_ABI_VERSION 13. */
+    uint64_t over_quota;      /* joins, monitors and links refused: their
+                                 peer held peer_table_max in that table */
 } ac_node_stats;
 
 /* Writes up to `max` peers to out and returns how many there are. */

@@ -50,15 +50,24 @@
  * An ask from a dying actor (its stop hook) is refused, so none outlives
  * its asker.
  *
+ * What a body is. A reply's body is read with the layout of the request
+ * it answers, so the asker, not the replier, says what that is: every
+ * pending ask keeps the type it asked and the request's tag, and a reply
+ * carries the replier's type and the tag it answers (ac_reply_head, set by
+ * ac_reply_typed). A typed ask takes a body only when both match (`fits`);
+ * any other is refused as a dead letter (AC_EBADTAG) and the ask waits on
+ * for its real answer or its timeout. An untyped ask (ac_ask, ac_ask_wait)
+ * agreed on its body with its replier by hand, and takes any.
+ *
  * Across nodes (docs/NODES.md): a reply to another node's asker travels
- * as a REPLY control record, its body encoded by the replier's type; the
- * asker's node decodes it with the same type, which it knows because the
- * ask was sent typed (every type an ask went out with is kept, by type
- * id). An ask to another node remembers that node, and so does a
- * blocking one, in `remote` (keyed by the asker's address and the id,
- * under the service's lock: that path crosses a network anyway): when the
- * node is lost, each is answered at once with AC_ENOCONNECTION, and a
- * reply is believed only from the node asked.
+ * as a REPLY control record, its body encoded by the replier's type and
+ * naming that type's id and the request's tag. An ask to another node
+ * remembers that node and what it asked, and so does a blocking one, in
+ * `remote` (keyed by the asker's address and the id, under the service's
+ * lock: that path crosses a network anyway). A reply is believed only
+ * from the node asked and only for the type and tag asked, and is decoded
+ * with the asker's own type, never with one the record names; when the
+ * node is lost, each ask is answered at once with AC_ENOCONNECTION.
  */
 #include "services.h"
 #include "timers.h"
@@ -97,11 +106,23 @@ enum {
 
 typedef struct book book;
 
+/* The head and the body's alignment that ac_reply_body promises. */
+_Static_assert(sizeof(ac_reply_head) <= AC_REPLY_HEAD_SIZE && AC_REPLY_HEAD_SIZE % 16 == 0,
+               "a reply's body follows its head, 16-byte aligned");
+
+/* What an ask asked: the target's type (NULL: an untyped ask) and the
+ * request's tag, which fix the layout of the reply's body. */
+typedef struct asked {
+    const ac_actor_type *type;
+    uint32_t tag;
+} asked;
+
 /* An ask to another node: key, the asker (an actor, or a blocking ask's
  * inbox); extra, the ask's id. */
 typedef struct remote_wait {
     ac__amap_node node;
     uint64_t target_node;
+    asked what;
 } remote_wait;
 
 typedef struct ask {
@@ -117,6 +138,7 @@ typedef struct ask {
     ac_any_fn fn;
     void *arg;
     ac_timer_id timer;              /* 0: no timeout */
+    asked what;
     remote_wait *remote;            /* an ask to another node, else NULL */
     /* ac_ask_ctx: the asker's context, copied in, so that the common ask
      * carries what its continuation needs without an allocation of its
@@ -131,12 +153,6 @@ struct book {
     ask *first;
 };
 
-/* A type an ask went out with to another node, for decoding its replies. */
-typedef struct known_type {
-    uint64_t id;
-    const ac_actor_type *type;
-} known_type;
-
 /* The books, by the owner's block. A line each: different askers' first
  * asks and deaths on different workers do not share one. */
 typedef union shard {
@@ -148,8 +164,8 @@ typedef union shard {
 } shard;
 
 typedef struct ac__asks {
-    /* Guards the store's growth and stash, `remote` and the known
-     * types: none of them on a local ask's path. */
+    /* Guards the store's growth and stash, and `remote`: neither on a
+     * local ask's path. */
     pthread_mutex_t lock;
     _Atomic(ask *) chunks[NCHUNKS]; /* published with release, read with acquire */
     size_t made;                    /* records made so far: the next index */
@@ -158,8 +174,6 @@ typedef struct ac__asks {
     /* remote_wait of asks to other nodes, asynchronous (key: the asker)
      * and blocking (key: the thread's inbox) */
     ac__amap remote;
-    known_type *types;
-    size_t ntypes, types_cap;
     shard shards[NSHARDS];
 } ac__asks;
 
@@ -186,7 +200,16 @@ static ac__env *reply_new(ac_ctx *cx, uint64_t id, int status, uint32_t flags,
     h->id = id;
     h->status = status;
     h->flags = flags;
+    h->type = NULL;
+    h->tag = 0;
     return e;
+}
+
+/* Whether reply head h may be read as the answer to what was asked. */
+static bool fits(const asked *what, const ac_reply_head *h)
+{
+    return h->status != 0 || what->type == NULL ||
+           (h->type == what->type && h->tag == what->tag);
 }
 
 static ac__asks *asks_of(ac_ctx *cx)
@@ -433,35 +456,6 @@ static ac_reply_to *reply_to_of(ac_envelope *request)
     return (ac_reply_to *)ac_envelope_payload(request);
 }
 
-/* Keeps `type` for decoding the replies of asks to another node; locked.
- * Out of memory: its replies will be refused as undecodable. */
-static void know_type(ac__asks *A, const ac_actor_type *type)
-{
-    for (size_t i = 0; i < A->ntypes; i++)
-        if (A->types[i].type == type)
-            return;
-    if (A->ntypes == A->types_cap) {
-        size_t cap = A->types_cap ? 2 * A->types_cap : 8;
-        known_type *bigger = realloc(A->types, cap * sizeof *bigger);
-        if (bigger == NULL)
-            return;
-        A->types = bigger;
-        A->types_cap = cap;
-    }
-    A->types[A->ntypes++] = (known_type){ac__frame_type_id(type), type};
-}
-
-static const ac_actor_type *type_known(ac__asks *A, uint64_t id)
-{
-    const ac_actor_type *type = NULL;
-    pthread_mutex_lock(&A->lock);
-    for (size_t i = 0; i < A->ntypes && type == NULL; i++)
-        if (A->types[i].id == id)
-            type = A->types[i].type;
-    pthread_mutex_unlock(&A->lock);
-    return type;
-}
-
 /* Makes k pending as an ask of `self` in book b; its new id. */
 static uint64_t record_start(ask *k, ac__actor *self, book *b)
 {
@@ -529,6 +523,7 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     k->fn = fn;
     k->arg = arg;
     k->timer = 0;
+    k->what = (asked){type, request->tag};
     k->remote = NULL;
     if (ctx_size > 0) {
         memcpy(k->context, ctx, ctx_size);
@@ -541,11 +536,10 @@ static int ask_start(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
         rw->node.key = self->addr;
         rw->node.extra = id;
         rw->target_node = ac_addr_node(to);
+        rw->what = k->what;
         k->remote = rw;
         pthread_mutex_lock(&A->lock);
         ac__amap_add(&A->remote, &rw->node);
-        if (type != NULL)
-            know_type(A, type);
         pthread_mutex_unlock(&A->lock);
     }
 
@@ -615,6 +609,11 @@ static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
             return AC__DEAD_LETTERED;  /* not a message handled as well */
         }
         return 0;
+    }
+    if (!fits(&k->what, h)) {
+        /* A body of another layout: refused, and the ask waits on. */
+        ac__dead_letter(cx, &a->addr, e, AC_EBADTAG);
+        return AC__DEAD_LETTERED;
     }
     take(A, k);
     if (k->timer != 0 && !(h->flags & FROM_TIMER))
@@ -760,6 +759,9 @@ static int reply_checked(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type 
     }
     if (ac__addr_remote(cx, &to->to))
         return reply_remote(cx, to, type, tag, reply);
+    ac_reply_head *h = ac_envelope_payload(reply);
+    h->type = type;
+    h->tag = type != NULL ? tag : 0;
     /* A runtime message: outside any mailbox bound, allowed during
      * shutdown (the asker may be waiting on it); counted as the send the
      * program made. */
@@ -781,8 +783,9 @@ int ac_reply(ac_ctx *cx, const ac_reply_to *to, ac_envelope *reply)
 }
 
 /* A REPLY record from node `from`, on the node's thread: believed only
- * for an ask still waiting on that node, decoded by the type it was asked
- * of, and sent on to the asker (an actor, or a thread's inbox). */
+ * for an ask still waiting on that node, and (with a body) only when it
+ * answers the type and tag asked, which decode it; then sent on to the
+ * asker (an actor, or a thread's inbox). */
 static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
 {
     ac__asks *A = state;
@@ -798,23 +801,28 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         return AC_EINVAL;
     pthread_mutex_lock(&A->lock);
     ac__amap_node *x = ac__amap_find(&A->remote, &to.to, to.id);
-    uint64_t asked = x ? AC__CONTAINER_OF(x, remote_wait, node)->target_node : 0;
+    remote_wait w = x ? *AC__CONTAINER_OF(x, remote_wait, node) : (remote_wait){0};
     pthread_mutex_unlock(&A->lock);
     if (x == NULL) {
         ac__refuse(cx, &to.to, NULL, AC_ENOTFOUND);  /* over already: refused here */
         return 0;
     }
-    if (asked != from)
+    if (w.target_node != from)
         return AC__EFORGED;  /* an answer from a node that was not asked */
     ac_envelope *e = NULL;
     if (status != 0) {
         ac__env *r = reply_new(cx, to.id, status, 0, 0);
         e = r ? ac__env_pub(r) : NULL;
     } else {
-        const ac_actor_type *type = type_known(A, type_id);
-        if (type == NULL || type->decode_reply == NULL ||
+        const ac_actor_type *type = w.what.type;
+        if (type == NULL || type_id != ac__frame_type_id(type) || tag != w.what.tag)
+            return AC__EFORGED;  /* the answer to another question */
+        if (type->decode_reply == NULL ||
             type->decode_reply(cx, tag, &to, body + in.pos, len - in.pos, &e) != 0)
             return AC_EINVAL;
+        ac_reply_head *h = ac_envelope_payload(e);
+        h->type = type;
+        h->tag = tag;
     }
     if (e != NULL)
         (void)ac__send_counted(cx, &to.to, ac__env_of(e));
@@ -924,8 +932,9 @@ static void ctx_fini(ac_ctx *cx, void *state, void **slot)
     *slot = NULL;
 }
 
-/* Waits on w's inbox for the reply to ask `id`. */
-static int await_reply(ac_ctx *cx, cxstate *w, uint64_t id, int timeout_ms, ac_envelope **reply)
+/* Waits on w's inbox for the reply to ask `id`, which asked `what`. */
+static int await_reply(ac_ctx *cx, cxstate *w, uint64_t id, const asked *what, int timeout_ms,
+                       ac_envelope **reply)
 {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -944,10 +953,13 @@ static int await_reply(ac_ctx *cx, cxstate *w, uint64_t id, int timeout_ms, ac_e
         if (rc != 0)
             return rc;
         const ac_reply_head *h = ac_envelope_payload(e);
-        if (h->id != id) {
+        if (h->id != id || !fits(what, h)) {
             /* An earlier ask's reply, come after it timed out (or the
-             * runtime's answer to it, which is nothing). */
-            if (!(h->flags & (FROM_NODE | FROM_GONE)))
+             * runtime's answer to it, which is nothing), or a body of
+             * another layout than this ask's. */
+            if (h->id == id)
+                ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e), AC_EBADTAG);
+            else if (!(h->flags & (FROM_NODE | FROM_GONE)))
                 ac__dead_letter(cx, ac_inbox_addr(w->inbox), ac__env_of(e), AC_ENOTFOUND);
             else
                 ac__count_taken(cx, ac__env_of(e));
@@ -992,20 +1004,20 @@ int ac_ask_wait_typed(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type,
     back->id = id;
     ac__env_of(request)->flags |= AC__ENV_ASKED;  /* answered if dropped */
     ac__asks *A = asks_of(cx);
+    asked what = {type, request->tag};
     if (rw != NULL) {
         /* Known before the request goes: node loss answers it from then. */
         rw->node.key = back->to;
         rw->node.extra = id;
         rw->target_node = ac_addr_node(to);
+        rw->what = what;
         pthread_mutex_lock(&A->lock);
         ac__amap_add(&A->remote, &rw->node);
-        if (type != NULL)
-            know_type(A, type);
         pthread_mutex_unlock(&A->lock);
     }
     rc = ac_send_checked(cx, to, type, request);
     if (rc == 0)
-        rc = await_reply(cx, w, id, timeout_ms, reply);
+        rc = await_reply(cx, w, id, &what, timeout_ms, reply);
     if (rw != NULL) {
         pthread_mutex_lock(&A->lock);
         ac__amap_remove(&A->remote, &rw->node);
@@ -1048,7 +1060,6 @@ static void fini(void *state)
     ac__amap_destroy(&A->remote);
     for (unsigned i = 0; i < NCHUNKS; i++)
         free(atomic_load_explicit(&A->chunks[i], memory_order_relaxed));  /* every worker is gone */
-    free(A->types);
     pthread_mutex_destroy(&A->lock);
     free(A);
 }

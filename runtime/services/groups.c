@@ -27,6 +27,7 @@
 
 #include "../lib/amap.h"
 #include "../lib/frame.h"
+#include "../lib/quota.h"
 
 #include <pthread.h>
 
@@ -60,6 +61,7 @@ struct ac__groups {
     ac__hash_key key;       /* by_name's: group names may come from anyone */
     ac__amap by_addr;       /* an actor's memberships, for its death */
     ac__amap by_pair;       /* one membership, for a join or a leave */
+    ac__quota peers;        /* members of other nodes, by their node */
 };
 
 static struct ac__groups *groups_of(ac_ctx *cx)
@@ -134,6 +136,8 @@ static group *unlink_member(struct ac__groups *t, member *m)
     group *g = m->g;
     ac__amap_remove(&t->by_addr, &m->by_addr);
     ac__amap_remove(&t->by_pair, &m->by_pair);
+    if (m->actor == NULL)
+        ac__quota_give(&t->peers, ac_addr_node(&m->by_addr.key));
     *(m->prev ? &m->prev->next : &g->first) = m->next;
     *(m->next ? &m->next->prev : &g->last) = m->prev;
     if (--g->count > 0)
@@ -177,31 +181,37 @@ static void fini(void *state)
     ac__table_fini(&t->by_name);
     ac__amap_destroy(&t->by_addr);
     ac__amap_destroy(&t->by_pair);
+    ac__quota_fini(&t->peers);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
 
 /* Under the lock: the membership of a (live) in the group, creating the
  * group from *spare_g and the membership from *spare_m as needed; a spare
- * that is used is set to NULL. */
+ * that is used is set to NULL. A new member of another node (a NULL)
+ * takes one of its node's `quota`: AC__EQUOTA past it. */
 static int join(struct ac__groups *t, const char *name, size_t len, const ac_addr *who,
-                ac__actor *a, group **spare_g, member **spare_m)
+                ac__actor *a, uint32_t quota, group **spare_g, member **spare_m)
 {
     group *g = find(t, name, len);
-    if (g != NULL) {
-        member *m = membership(t, g, who);
-        if (m != NULL) {
-            m->actor = a;  /* idempotent; a restarted actor takes it over */
-            return 0;
-        }
-    } else {
+    member *m = g ? membership(t, g, who) : NULL;
+    if (m != NULL) {
+        m->actor = a;  /* idempotent; a restarted actor takes it over */
+        return 0;
+    }
+    if (a == NULL && !ac__quota_take(&t->peers, ac_addr_node(who), quota))
+        return AC__EQUOTA;
+    if (g == NULL) {
         g = *spare_g;
         int rc = ac__table_insert(&t->by_name, &g->by_name.node);
-        if (rc != 0)
+        if (rc != 0) {
+            if (a == NULL)
+                ac__quota_give(&t->peers, ac_addr_node(who));
             return rc;
+        }
         *spare_g = NULL;
     }
-    member *m = *spare_m;
+    m = *spare_m;
     *spare_m = NULL;
     m->g = g;
     m->actor = a;
@@ -221,9 +231,9 @@ static int join(struct ac__groups *t, const char *name, size_t len, const ac_add
 
 /* Joins `who` to the group, allocating outside the lock: an actor of this
  * node (cx set: it must be alive, and every node up is told), or another
- * node's member (cx NULL). */
+ * node's member (cx NULL), within its node's `quota`. */
 static int join_new(struct ac__groups *t, ac_ctx *cx, const char *name, size_t len,
-                    const ac_addr *who)
+                    const ac_addr *who, uint32_t quota)
 {
     group *g = calloc(1, sizeof *g + len + 1);
     member *m = malloc(sizeof *m);
@@ -235,7 +245,7 @@ static int join_new(struct ac__groups *t, ac_ctx *cx, const char *name, size_t l
             ac__enter(cx);  /* ac__service_target reads the routing table */
         pthread_mutex_lock(&t->lock);
         ac__actor *a = cx != NULL ? ac__service_target(cx, who) : NULL;
-        rc = cx != NULL && a == NULL ? AC_ENOTFOUND : join(t, name, len, who, a, &g, &m);
+        rc = cx != NULL && a == NULL ? AC_ENOTFOUND : join(t, name, len, who, a, quota, &g, &m);
         if (rc == 0 && cx != NULL)
             tell(cx, 0, GRP_JOIN, name, len, who);
         pthread_mutex_unlock(&t->lock);
@@ -252,7 +262,7 @@ int ac_group_join(ac_ctx *cx, const char *group_name, const ac_addr *who)
     size_t len = ac__name_len(group_name);
     if (cx == NULL || who == NULL || len == 0)
         return AC_EINVAL;
-    return join_new(groups_of(cx), cx, group_name, len, who);
+    return join_new(groups_of(cx), cx, group_name, len, who, 0);
 }
 
 int ac_group_leave(ac_ctx *cx, const char *group_name, const ac_addr *who)
@@ -327,8 +337,9 @@ static int publish_remote(ac_ctx *cx, const char *name, size_t len, const ac_act
     return reached;
 }
 
-/* e to the group's members here, and (`everywhere`) one record to each
- * other node with members; the number of members reached. */
+/* e to the group's members here of its `type`, and (`everywhere`) one
+ * record to each other node with members, whose node does the same; the
+ * number of members reached. */
 static int publish(ac_ctx *cx, struct ac__groups *t, const char *group_name, size_t len,
                    const ac_actor_type *type, ac_envelope *e, bool everywhere)
 {
@@ -343,7 +354,9 @@ static int publish(ac_ctx *cx, struct ac__groups *t, const char *group_name, siz
     }
     if (g != NULL && to != NULL && nodes != NULL) {
         for (member *m = g->first; m != NULL; m = m->next) {
-            if (m->actor != NULL)
+            /* A member of another type would read e with its own
+             * layout: the message is not for it. */
+            if (m->actor != NULL && ac__type(m->actor) == type)
                 to[n++].addr = m->by_addr.key;
             else if (everywhere)
                 nnodes += count_node(nodes, nnodes, &m->by_addr.key);
@@ -565,8 +578,10 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     if (ac_addr_node(&who) != from)
         return AC__EFORGED;
     if (op == GRP_JOIN) {
-        (void)join_new(t, NULL, name, nlen, &who);  /* out of memory: not seen here */
-        return 0;
+        /* Out of memory: not seen here. Past its quota: not seen here,
+         * and counted. */
+        int rc = join_new(t, NULL, name, nlen, &who, ac__services_peer_quota(cx));
+        return rc == AC__EQUOTA ? rc : 0;
     }
     sweep w = {t, NULL, NULL};
     pthread_mutex_lock(&t->lock);

@@ -30,6 +30,7 @@
 
 #include "../lib/amap.h"
 #include "../lib/frame.h"
+#include "../lib/quota.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ typedef struct link_rec {
     ac__amap_node pair;     /* keyed by both ends (pair_key) */
     int toward;             /* LIVE, or the end (0, 1) whose exit is queued:
                                only that end's node is still on the map */
+    bool charged;           /* made by end 1's node (remote_add): counted
+                               in its quota */
 } link_rec;
 
 enum { LIVE = -1 };
@@ -54,6 +57,7 @@ typedef struct ac__links {
     ac__amap pairs;         /* every link by its two ends: whether a-b is
                                linked is one lookup, however many links
                                a has (a walk of them made N links O(N²)) */
+    ac__quota peers;        /* links other nodes made, by their node */
 } ac__links;
 
 static ac__links *links_of(ac_ctx *cx)
@@ -105,6 +109,7 @@ static void fini(void *state)
     }
     ac__amap_destroy(&L->map);
     ac__amap_destroy(&L->pairs);
+    ac__quota_fini(&L->peers);
     pthread_mutex_destroy(&L->lock);
     free(L);
 }
@@ -151,6 +156,7 @@ static void add(ac__links *L, link_rec *r, const ac_addr *a, const ac_addr *b)
     r->end[1].key = *b;
     r->end[1].extra = 1;
     r->toward = LIVE;
+    r->charged = false;
     ac__amap_add(&L->map, &r->end[0]);
     ac__amap_add(&L->map, &r->end[1]);
     pair_key(L, a, b, &r->pair.key, &r->pair.extra);
@@ -164,6 +170,9 @@ static void unlink_rec(ac__links *L, link_rec *r)
         if (r->toward == LIVE || r->toward == e)
             ac__amap_remove(&L->map, &r->end[e]);
     ac__amap_remove(&L->pairs, &r->pair);
+    if (r->charged)
+        ac__quota_give(&L->peers, ac_addr_node(&r->end[1].key));
+    r->charged = false;
 }
 
 /* Removes the live link a-b if it is there: true for the one caller that
@@ -359,6 +368,8 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
             if (r->toward == LIVE)
                 ac__amap_remove(&L->map, &r->end[1 - e]);
             ac__amap_remove(&L->pairs, &r->pair);
+            if (r->charged)
+                ac__quota_give(&L->peers, ac_addr_node(&r->end[1].key));
             x->next = gone;
             gone = x;
         }
@@ -403,25 +414,33 @@ static int screen(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e)
 /* ---- across nodes ------------------------------------------------------------------- */
 
 /* Another node's actor links to ours (ADD): our half is made if ours
- * lives, else the answer is its NOPROC exit. */
+ * lives, else the answer is its NOPROC exit; refused past its node's
+ * quota, answered with a NOCONNECTION exit (this node will not keep it,
+ * as if the link had gone). */
 static int remote_add(ac_ctx *cx, ac__links *L, const ac_addr *theirs, const ac_addr *ours)
 {
+    uint32_t quota = ac__services_peer_quota(cx);
     link_rec *r = malloc(sizeof *r);
     if (r == NULL)
         return AC_ENOMEM;
     ac__enter(cx);
     pthread_mutex_lock(&L->lock);
-    bool alive = ac__service_target(cx, ours) != NULL;
+    bool alive = ac__service_target(cx, ours) != NULL, refused = false;
     if (alive && find(L, ours, theirs, false) == NULL) {
-        add(L, r, ours, theirs);
-        r = NULL;
+        refused = !ac__quota_take(&L->peers, ac_addr_node(theirs), quota);
+        if (!refused) {
+            add(L, r, ours, theirs);
+            r->charged = true;
+            r = NULL;
+        }
     }
     pthread_mutex_unlock(&L->lock);
     ac__leave(cx);
     free(r);
-    if (!alive)
-        (void)transmit(cx, LINK_EXIT, ours, theirs, AC_REASON_NOPROC, 0);
-    return 0;
+    if (!alive || refused)
+        (void)transmit(cx, LINK_EXIT, ours, theirs,
+                       refused ? AC_REASON_NOCONNECTION : AC_REASON_NOPROC, 0);
+    return refused ? AC__EQUOTA : 0;
 }
 
 /* A LINK record from node `from`: its sender's end must live there. */

@@ -38,6 +38,7 @@
 
 #include "../lib/amap.h"
 #include "../lib/frame.h"
+#include "../lib/quota.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ typedef struct ac__monitors {
     ac__amap by_target, by_watcher, by_ref;
     uint64_t made;             /* references made: what is hashed */
     ac__hash_key key;          /* the hash's */
+    ac__quota peers;           /* monitors of remote watchers, by their node */
 } ac__monitors;
 
 static const ac_addr nil_addr;
@@ -102,6 +104,7 @@ static void fini(void *state)
     ac__amap_destroy(&M->by_target);
     ac__amap_destroy(&M->by_watcher);
     ac__amap_destroy(&M->by_ref);
+    ac__quota_fini(&M->peers);
     pthread_mutex_destroy(&M->lock);
     free(M);
 }
@@ -167,6 +170,9 @@ static void unlink_all(ac__monitors *M, monitor *m)
         ac__amap_remove(&M->by_target, &m->by_target);
     ac__amap_remove(&M->by_watcher, &m->by_watcher);
     ac__amap_remove(&M->by_ref, &m->by_ref);
+    /* A remote watcher's monitor is keyed by its address (remote_add). */
+    if (!ac_addr_eq(&m->by_ref.key, &nil_addr))
+        ac__quota_give(&M->peers, ac_addr_node(&m->by_ref.key));
 }
 
 /* The monitor of a local watcher fires: off the target's map (the caller
@@ -392,25 +398,30 @@ static void get_addr(ac_wire_in *in, ac_addr *a)
 }
 
 /* Another node's watcher monitors an actor of ours (ADD): recorded if it
- * lives, else answered at once with a NOPROC down. */
+ * lives, else answered at once with a NOPROC down; refused past its
+ * node's quota, answered with a NOCONNECTION down (this node will not
+ * keep it, as if the link had gone). */
 static int remote_add(ac_ctx *cx, ac__monitors *M, uint64_t from, const ac_addr *watcher,
                       const ac_addr *target, uint64_t ref)
 {
+    uint32_t quota = ac__services_peer_quota(cx);
     monitor *m = malloc(sizeof *m);
     if (m == NULL)
         return AC_ENOMEM;
     ac__enter(cx);
     pthread_mutex_lock(&M->lock);
     bool alive = ac__service_target(cx, target) != NULL;
-    if (alive)
+    bool kept = alive && ac__quota_take(&M->peers, from, quota);
+    if (kept)
         add(M, m, watcher, target, watcher, ref);
     pthread_mutex_unlock(&M->lock);
     ac__leave(cx);
-    if (!alive) {
-        free(m);
-        (void)transmit(cx, from, MON_DOWN, watcher, target, ref, AC_REASON_NOPROC, 0);
-    }
-    return 0;
+    if (kept)
+        return 0;
+    free(m);
+    (void)transmit(cx, from, MON_DOWN, watcher, target, ref,
+                   alive ? AC_REASON_NOCONNECTION : AC_REASON_NOPROC, 0);
+    return alive ? AC__EQUOTA : 0;
 }
 
 /* A MONITOR record from node `from`; each names an actor that must live

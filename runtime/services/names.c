@@ -365,7 +365,10 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         ac_wire_bytes(&o, to.to.bytes, 32);
         ac_wire_u32(&o, (uint32_t)rc);
         ac_wire_bytes(&o, found.bytes, 32);
-        (void)ac__services_transmit(cx, from, AC__OP_NAME, buf, o.len, false);
+        /* Bounded, as a message is: a peer that asks faster than it reads
+         * its answers cannot grow its queue here without end (refused
+         * answers are counted in its `refused`; its asks time out). */
+        (void)ac__services_transmit(cx, from, AC__OP_NAME, buf, o.len, true);
         return 0;
     }
     int32_t status = (int32_t)ac_wire_get_u32(&in);

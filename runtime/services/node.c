@@ -368,6 +368,7 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
     N->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
     N->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     N->queue_bound = cfg->queue_bound ? cfg->queue_bound : DEFAULT_QUEUE;
+    N->peer_table_max = cfg->peer_table_max ? cfg->peer_table_max : DEFAULT_PEER_TABLE;
     if (ac__node_read_secret(cfg->secret_key_file, N->secret_key, &bad) != 0) {
         say(why, why_len, "%s: %s", cfg->secret_key_file, bad);
         return AC_EINVAL;
@@ -703,11 +704,19 @@ static void print_stats(void *state, FILE *f)
             " drops %" PRIu64 " refused %" PRIu64 " reconnects %" PRIu64
             " malformed %" PRIu64 " auth_failures %" PRIu64
             " protocol_errors %" PRIu64 " impostors %" PRIu64 " misdirected %" PRIu64
-            " forged %" PRIu64 "\n",
+            " forged %" PRIu64 " over_quota %" PRIu64 "\n",
             N->name, t.node_sent, t.node_received, t.node_forwarded, t.node_bytes_sent,
             t.node_bytes_received, t.node_batches, t.node_drops, t.node_refused, t.node_reconnects, s->malformed,
-            s->auth_failures, s->protocol_errors, s->impostors, s->misdirected, s->forged);
+            s->auth_failures, s->protocol_errors, s->impostors, s->misdirected, s->forged,
+            s->over_quota);
     pthread_mutex_unlock(&N->lock);
+}
+
+/* Set once by ac_node_start, before the node's thread delivers anything. */
+static uint32_t peer_quota(void *state)
+{
+    const ac__node *N = state;
+    return N->peer_table_max;
 }
 
 static int init(ac_runtime *rt, void **state)
@@ -761,6 +770,7 @@ const ac__service ac__node_service = {
     .transmit = transmit,
     .nodes_up = nodes_up,
     .node_named = node_named,
+    .peer_quota = peer_quota,
     .stats = add_stats,
     .print_stats = print_stats,
 };

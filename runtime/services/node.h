@@ -25,6 +25,7 @@
 #define MAX_BATCH (64u << 20)  /* the ROUTER refuses larger messages */
 #define RETRY_MS 10            /* a greeting the link could not take yet */
 #define DEFAULT_QUEUE 65536    /* records waiting per peer */
+#define DEFAULT_PEER_TABLE 65536 /* records a peer may make a service hold, per table */
 #define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
 
 /* One record of a peer's queue, encoded by the sender's thread. */
@@ -77,7 +78,7 @@ typedef struct ac__node {
     char endpoint[AC_NODE_ENDPOINT_MAX + 1];
     char public_key[AC_NODE_KEY_LEN + 1];
     char secret_key[AC_NODE_KEY_LEN + 1];
-    uint32_t heartbeat_ms, timeout_ms, queue_bound;
+    uint32_t heartbeat_ms, timeout_ms, queue_bound, peer_table_max;
     ac_ctx *cx;                /* the thread's context: delivers what arrives */
     void *zmq;
     void *router, *router_monitor, *zap;

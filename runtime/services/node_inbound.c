@@ -11,7 +11,7 @@
 /* What delivering a batch refused, added to the node's counters once the
  * lock is back. */
 typedef struct tally {
-    uint64_t malformed, misdirected, forged;
+    uint64_t malformed, misdirected, forged, over_quota;
 } tally;
 
 /* A message for an actor of this node: decoded by the target's own type,
@@ -138,6 +138,8 @@ static void deliver_batch(ac__node *N, const uint8_t *buf, size_t len, bool up, 
                 t->misdirected++;
             else if (rc == AC__EFORGED)
                 t->forged++;
+            else if (rc == AC__EQUOTA)
+                t->over_quota++;
             else if (rc == AC_EINVAL)
                 t->malformed++;
         }
@@ -174,7 +176,7 @@ void ac__node_receive(ac__node *N)
         else if (admit_batch(N, p, zmq_msg_data(&body), zmq_msg_size(&body), &up)) {
             /* p is not used past this point: the peer list may grow (and
              * move) while the lock is down. */
-            tally t = {0, 0, 0};
+            tally t = {0, 0, 0, 0};
             pthread_mutex_unlock(&N->lock);
             ac__hold_runnable(N->cx, true);
             deliver_batch(N, zmq_msg_data(&body), zmq_msg_size(&body), up, &t);
@@ -184,6 +186,7 @@ void ac__node_receive(ac__node *N)
             N->stats.malformed += t.malformed;
             N->stats.misdirected += t.misdirected;
             N->stats.forged += t.forged;
+            N->stats.over_quota += t.over_quota;
         }
         zmq_msg_close(&body);
         zmq_msg_close(&rid);

@@ -121,7 +121,9 @@ Test(groups, publish_without_a_copy_function_is_refused_for_several_members)
 {
     ac_runtime *rt = make_runtime(0);
     ac_ctx *cx = ac_runtime_ctx(rt);
-    ac_addr a = sv_spawn(cx), b = sv_spawn(cx);
+    ac_addr a, b;  /* members of the type published to: only they are sent to */
+    cr_assert_eq(ac_spawn(cx, &sv_nocopy_type, NULL, &a), 0);
+    cr_assert_eq(ac_spawn(cx, &sv_nocopy_type, NULL, &b), 0);
     cr_assert_eq(ac_group_join(cx, "pair", &a), 0);
     cr_assert_eq(ac_group_publish(cx, "pair", &sv_nocopy_type, sv_new(cx, SV_NOTE, 1, NULL)), 1);
     cr_assert_eq(ac_group_join(cx, "pair", &b), 0);

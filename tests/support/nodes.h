@@ -149,10 +149,8 @@ typedef struct pair_of_nodes {
     ac_runtime *ra, *rb;
 } pair_of_nodes;
 
-/* timeout_ms, queue_bound: as in ac_node_config (0: the defaults). Tests
- * about delivery give a long timeout, so that a machine busy with
- * sanitizers cannot make a live link look lost. */
-static inline void start_pair(pair_of_nodes *p, uint32_t timeout_ms, uint32_t queue_bound)
+/* Both nodes with `base`'s settings (its name and files are filled in). */
+static inline void start_pair_with(pair_of_nodes *p, const ac_node_config *base)
 {
     make_dir(&p->d);
     make_member(&p->d, &p->a, "alpha");
@@ -167,14 +165,24 @@ static inline void start_pair(pair_of_nodes *p, uint32_t timeout_ms, uint32_t qu
         cr_assert_eq(ac_runtime_create(rts[i], &c), 0);
         /* Actors failed on purpose are not reported (failure.c). */
         ac_runtime_set_failure_hook(*rts[i], ac_failure_quiet, NULL);
-        ac_node_config cfg = {.name = ms[i]->name, .cluster_file = p->cluster,
-                              .secret_key_file = ms[i]->key_file, .timeout_ms = timeout_ms,
-                              .queue_bound = queue_bound};
+        ac_node_config cfg = *base;
+        cfg.name = ms[i]->name;
+        cfg.cluster_file = p->cluster;
+        cfg.secret_key_file = ms[i]->key_file;
         char why[256];
         cr_assert_eq(ac_node_start(*rts[i], &cfg, why, sizeof why), 0, "%s", why);
     }
     cr_assert(wait_peer(p->ra, "beta", true, ac_runtime_node(p->rb)), "alpha sees beta up");
     cr_assert(wait_peer(p->rb, "alpha", true, ac_runtime_node(p->ra)), "beta sees alpha up");
+}
+
+/* timeout_ms, queue_bound: as in ac_node_config (0: the defaults). Tests
+ * about delivery give a long timeout, so that a machine busy with
+ * sanitizers cannot make a live link look lost. */
+static inline void start_pair(pair_of_nodes *p, uint32_t timeout_ms, uint32_t queue_bound)
+{
+    ac_node_config base = {.timeout_ms = timeout_ms, .queue_bound = queue_bound};
+    start_pair_with(p, &base);
 }
 
 /* Either runtime may be gone already (NULL: a test destroyed it). */
