@@ -225,11 +225,15 @@ int ac_runtime_step(ac_runtime *rt);
  * shutdown_ms (an actor that keeps sending itself messages), the actors
  * still there are killed, what they hold is counted as dead letters, and it
  * returns AC_ETIMEDOUT once done: shutdown always ends, unless a handler
- * itself never returns. */
+ * itself never returns. Out of memory, the walks that stop and kill give
+ * up at the first envelope they cannot get (and the stop walk at the
+ * deadline): the actors left are counted in ac_stats.shutdown_left, and it
+ * returns AC_ENOMEM. */
 int ac_runtime_shutdown(ac_runtime *rt);
 
 /* Shuts down (if not yet done) and frees the runtime; 0 (also for NULL),
- * or AC_ETIMEDOUT when the shutdown had to kill (ac_runtime_shutdown).
+ * AC_ETIMEDOUT when the shutdown had to kill, or AC_ENOMEM when it left
+ * actors it could not stop (ac_runtime_shutdown).
  * AC_ESTATE, doing nothing, when called from a handler: its runtime cannot
  * be freed under its own workers (stop the runtime from main instead). */
 int ac_runtime_destroy(ac_runtime *rt);
@@ -1206,6 +1210,10 @@ typedef struct ac_stats {
     /* Back-pressure (docs/RUNTIME.md, "Back-pressure"). */
     uint64_t muted;              /* times an actor was muted: it sent to an
                                     overloaded actor and waited for it */
+    /* Since AC_ABI_VERSION 13: actors the shutdown could not stop (out of
+     * memory for their stop or kill): their stop hooks did not run, and
+     * ac_runtime_destroy frees them as they are. 0 until the shutdown. */
+    uint64_t shutdown_left;
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The
