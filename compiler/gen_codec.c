@@ -1,8 +1,8 @@
 /*
  * gen_codec.c — the codecs of NAME.actor.c: per struct and message its
  * helpers (tail, copy, enc, dsize, dec), per actor the descriptor's
- * encode, decode and copy and the reply codecs. gen_source.c calls in for
- * them, and for the size pass of its senders (acc_gen_tail).
+ * encode, decode, copy and copy_args and the reply codecs. gen_source.c
+ * calls in for them, and for the size pass of its senders (acc_gen_tail).
  *
  * The tail of an envelope (docs/WIRE.md): the message struct, then the
  * variable-length data of its fields in declaration order, depth first —
@@ -502,11 +502,13 @@ static const char *signature(acc_gen *g, pass p, const char *n, shape sh)
 }
 
 /* Messages (msg) need no __tail: their sender computes it from its
- * parameters. */
+ * parameters. `copy_only`: a struct only start arguments hold, which is
+ * copied (a supervisor's restart) but never travels: its codecs would be
+ * unused functions. */
 static void helper_protos(acc_gen *g, const char *n, const acc_field *fields,
-                          shape sh)
+                          shape sh, bool copy_only)
 {
-    for (pass p = sh.msg ? P_COPY : P_TAIL; p <= P_DEC; p++)
+    for (pass p = sh.msg ? P_COPY : P_TAIL; p <= (copy_only ? P_COPY : P_DEC); p++)
         if (p > P_COPY || acc_fields_have_var(fields))
             acc_gen_line(g, "%s;", signature(g, p, n, sh));
 }
@@ -544,9 +546,9 @@ static void put_helper(acc_gen *g, pass p, const char *n,
 /* The helpers of a struct (msg false) or of a message's struct, whose
  * tail its sender computes from its parameters (no __tail). req: a
  * request, whose struct begins with its ac_reply_to (on the wire: the 32
- * address bytes, then the id as a u64). */
+ * address bytes, then the id as a u64). copy_only: helper_protos'. */
 static void helpers(acc_gen *g, const char *n, const acc_field *fields,
-                    shape sh, bool req)
+                    shape sh, bool req, bool copy_only)
 {
     /* A recursive struct counts itself: past AC_MAX_DEPTH, the size pass
      * gives up with a size no send accepts (and so does every loop above
@@ -561,6 +563,8 @@ static void helpers(acc_gen *g, const char *n, const acc_field *fields,
                          "        return;\n    }" : NULL, tail_value, NULL);
         put_helper(g, P_COPY, n, fields, sh, false, NULL, copy_value, NULL);
     }
+    if (copy_only)
+        return;
     const char *enc_head = req
         ? "    ac_wire_bytes(o, v->reply_to.to.bytes, 32);\n"
           "    ac_wire_u64(o, v->reply_to.id);" : rec
@@ -759,13 +763,23 @@ void acc_gen_type_codecs(acc_gen *g)
             need_fields(g, &nd, m->fields);
             need_fields(g, &nd, m->reply);
         }
-    if (nd.count == 0)
+    /* Those from here on only start arguments hold: they get the size and
+     * copy passes (the descriptor's copy_args), nothing else. */
+    size_t in_messages = nd.count;
+    for (const acc_actor *a = g->mod->actors; a != NULL; a = a->next)
+        if (a->start != NULL)
+            need_fields(g, &nd, a->start->fields);
+    bool any = in_messages > 0;
+    for (size_t i = in_messages; i < nd.count; i++)
+        any = any || (nd.list[i]->kind == ACC_STRUCT &&
+                      acc_fields_have_var(nd.list[i]->fields));
+    if (!any)
         return;
     mark_recursion(g, &nd);
 
     acc_gen_line(g, "\n/* ---- codecs of the structs and enums in messages "
                     "------------------------- */\n");
-    for (size_t i = 0; i < nd.count; i++) {
+    for (size_t i = 0; i < in_messages; i++) {
         const acc_decl *d = nd.list[i];
         if (d->kind == ACC_ENUM) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
@@ -785,7 +799,8 @@ void acc_gen_type_codecs(acc_gen *g)
         if (nd.list[i]->kind == ACC_STRUCT) {
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             helper_protos(g, acc_decl_cstr(g, nd.list[i], ACC_D_TYPE),
-                          nd.list[i]->fields, struct_shape(nd.list[i]));
+                          nd.list[i]->fields, struct_shape(nd.list[i]),
+                          i >= in_messages);
             acc_arena_release(&g->cx->arena, mk);
         }
 
@@ -794,7 +809,7 @@ void acc_gen_type_codecs(acc_gen *g)
             acc_arena_mark mk = acc_arena_mark_get(&g->cx->arena);
             helpers(g, acc_decl_cstr(g, nd.list[i], ACC_D_TYPE),
                     nd.list[i]->fields,
-                    struct_shape(nd.list[i]), false);
+                    struct_shape(nd.list[i]), false, i >= in_messages);
             acc_arena_release(&g->cx->arena, mk);
         }
 }
@@ -910,20 +925,19 @@ static void put_codecs(acc_gen *g, const acc_actor *a, const char *p)
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(ar);
         helper_protos(g, acc_msg_cstr(g, m, ACC_M_STRUCT), m->fields,
-                      msg_shape(m->fields));
+                      msg_shape(m->fields), false);
         if (m->has_reply)
             helper_protos(g, acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT), m->reply,
-                          msg_shape(m->reply));
+                          msg_shape(m->reply), false);
         acc_arena_release(ar, mk);
     }
     for (const acc_message *m = a->messages; m != NULL; m = m->next) {
         acc_arena_mark mk = acc_arena_mark_get(ar);
         helpers(g, acc_msg_cstr(g, m, ACC_M_STRUCT), m->fields,
-                msg_shape(m->fields),
-                m->has_reply);
+                msg_shape(m->fields), m->has_reply, false);
         if (m->has_reply)
             helpers(g, acc_msg_cstr(g, m, ACC_M_REPLY_STRUCT), m->reply,
-                    msg_shape(m->reply), false);
+                    msg_shape(m->reply), false, false);
         acc_arena_release(ar, mk);
     }
 
@@ -980,9 +994,39 @@ static void put_copy(acc_gen *g, const acc_actor *a, const char *p)
     acc_gen_line(g, "    }\n    return NULL;\n}");
 }
 
+/* The descriptor's copy_args: the start arguments made whole in one block
+ * the runtime owns, for a spawn later than the call that gave them (a
+ * supervisor's restart, a router's replacement worker). The same size and
+ * copy passes as a message's copy, with the struct at the block's start;
+ * the caller sizes first (cap 0) and allocates. */
+static void put_copy_args(acc_gen *g, const acc_actor *a, const char *p)
+{
+    const acc_field *fields = a->start->fields;
+    const char *n = acc_actor_cstr(g, a, ACC_A_START_ARGS);
+    bool var = acc_fields_have_var(fields);
+    if (var)
+        helpers(g, n, fields, msg_shape(fields), false, true);
+    acc_gen_line(g, "\nstatic size_t %s__copy_args(const void *args, void *dst, "
+                    "size_t cap)\n{", p);
+    acc_gen_line(g, "    const %s *s_ = (const %s *)args;", n, n);
+    acc_gen_line(g, "    size_t size_ = sizeof(%s);\n", n);
+    if (var)
+        acc_gen_tail(g, fields, "s_->", "size_", 0);
+    acc_gen_line(g, "    if (dst == NULL || size_ > cap || size_ > AC_MAX_PAYLOAD)");
+    acc_gen_line(g, "        return size_;");
+    acc_gen_line(g, "    *(%s *)dst = *s_;", n);
+    if (var) {
+        acc_gen_line(g, "    size_ = sizeof(%s);", n);
+        acc_gen_line(g, "    %s__copy((%s *)dst, (unsigned char *)dst, &size_);", n, n);
+    }
+    acc_gen_line(g, "    return size_;\n}");
+}
+
 void acc_gen_actor_codecs(acc_gen *g, const acc_actor *a)
 {
     const char *p = acc_actor_cstr(g, a, ACC_A_STATE);
     put_codecs(g, a, p);
     put_copy(g, a, p);
+    if (a->start != NULL && a->start->fields != NULL)
+        put_copy_args(g, a, p);
 }

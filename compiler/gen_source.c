@@ -2,10 +2,10 @@
  * gen_source.c — writes NAME.actor.c: the codecs of the structs and enums
  * in messages (gen_codec.c), then per actor the message union, the
  * dispatch function (one switch on the tag), the hook wrappers, the
- * message names, the codecs and copy (gen_codec.c), the type descriptor,
- * and the spawn, send (one builder per message, shared by its send,
- * publish, send_after, send_every and ask functions), whereis, ref_of and
- * ref_self functions.
+ * message names, the codecs, copy and copy_args (gen_codec.c), the type
+ * descriptor, and the spawn, send (one builder per message, shared by its
+ * send, publish, send_after, send_every and ask functions), whereis,
+ * ref_of and ref_self functions.
  *
  * Names made here that are not in the header contain "__", which no user
  * name can produce; locals end in '_', which no user name can either.
@@ -266,9 +266,13 @@ static void put_type(acc_gen *g, const acc_actor *a, const char *p)
                      (unsigned long)a->mailbox_bound);
     acc_gen_line(g, "    %s,", overflow[a->mailbox_overflow]);
     if (urgent)
-        acc_gen_line(g, "    %s__priority\n};", p);
+        acc_gen_line(g, "    %s__priority,", p);
     else
-        acc_gen_line(g, "    NULL /* every message normal */\n};");
+        acc_gen_line(g, "    NULL, /* every message normal */");
+    if (a->start != NULL && a->start->fields != NULL)
+        acc_gen_line(g, "    %s__copy_args\n};", p);
+    else
+        acc_gen_line(g, "    NULL /* no start arguments */\n};");
 }
 
 /* Assigns field f (a parameter of the same name) to dst f, dst being

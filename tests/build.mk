@@ -46,7 +46,7 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 
 # test_deque.c takes the deque alone, through the core's own header;
 # test_amap.c the services' tables, through lib's;
-# test_node.c the cluster file's parser, through lib's;
+# test_node.c and test_node_files.c the cluster file's parser, through lib's;
 # test_steal.c the monitor's test hooks, through the core's sched.h;
 # test_hub.c the hub's, the same way;
 # test_sched_stats.c the same hook (whether the monitor exists);
@@ -55,6 +55,7 @@ $(foreach s,$(TEST_SUITES),$(eval $(call suite_rules,$(s))))
 # test_quota.c the per-peer counts;
 # test_addr.c the address stream, test_route.c the routing table.
 $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
+    $(BUILD)/obj/tests/runtime/test_node_files.o \
     $(BUILD)/obj/tests/runtime/test_addr.o $(BUILD)/obj/tests/runtime/test_route.o \
     $(BUILD)/obj/tests/runtime/test_amap.o $(BUILD)/obj/tests/runtime/test_steal.o \
     $(BUILD)/obj/tests/runtime/test_hub.o \
@@ -62,10 +63,12 @@ $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_footprint.o $(BUILD)/obj/tests/runtime/test_ask.o \
     $(BUILD)/obj/tests/runtime/test_records.o $(BUILD)/obj/tests/runtime/test_quota.o: CPPFLAGS += -Iruntime
 $(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o \
+    $(BUILD)/obj/tests/runtime/test_node_files.o \
     $(BUILD)/obj/tests/runtime/test_remote.o $(BUILD)/obj/tests/runtime/test_stats.o \
     $(BUILD)/obj/tests/runtime/test_priority.o $(BUILD)/obj/tests/runtime/test_mistyped.o \
     $(BUILD)/obj/tests/runtime/test_quota.o: CPPFLAGS += -Itests/support
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Itests/fuzz
+$(BUILD)/obj/tests/runtime/test_node_files.o: CPPFLAGS += $(ZMQ_CFLAGS)
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
     -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'
 

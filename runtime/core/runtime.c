@@ -370,38 +370,90 @@ static void wait_externals_offline(ac_runtime *rt)
         sched_yield();
 }
 
+/* A walk of shutdown's over every actor (a stop or a kill each), which
+ * gives up asking for memory at the first envelope it cannot get, and the
+ * stop walk at all once the deadline has passed (looked at every
+ * WALK_CLOCK_EVERY actors): with millions of actors and memory gone, every
+ * failing allocation costs the allocator a search of its arenas, and one
+ * per actor made a 5 s shutdown take minutes. The actors a walk leaves
+ * outlive the shutdown, counted (ac_stats.shutdown_left). */
+#define WALK_CLOCK_EVERY 1024
+
+typedef struct walk {
+    ac_ctx *cx;
+    uint64_t deadline;      /* ac__monotonic_ms; 0: none */
+    unsigned until_clock;
+    bool over;              /* past the deadline, or out of memory */
+    bool out_of_memory;
+} walk;
+
+/* Whether the walk still acts on the next actor. */
+static bool walk_on(walk *w)
+{
+    if (w->over)
+        return false;
+    if (w->deadline != 0 && ++w->until_clock == WALK_CLOCK_EVERY) {
+        w->until_clock = 0;
+        w->over = ac__monotonic_ms() >= w->deadline;
+    }
+    return !w->over;
+}
+
+static void walk_out_of_memory(walk *w)
+{
+    w->over = true;
+    w->out_of_memory = true;
+}
+
 static void stop_one(ac__actor *a, void *arg)
 {
-    ac_ctx *cx = arg;
+    walk *w = arg;
     if (a->attrs & AC__ATTR_SUPERVISED)
         return;  /* its supervisor stops it, last started first (supervisors.c) */
-    ac__env *e = ac__stop_envelope(cx);
-    if (e == NULL)
-        return;  /* out of memory: this actor outlives the shutdown */
-    ac__deliver(cx, a, e);
+    if (!walk_on(w))
+        return;
+    ac__env *e = ac__stop_envelope(w->cx);
+    if (e == NULL) {
+        walk_out_of_memory(w);  /* this actor, and the rest, outlive the shutdown */
+        return;
+    }
+    ac__deliver(w->cx, a, e);
 }
 
 static void kill_one(ac__actor *a, void *arg)
 {
-    ac_ctx *cx = arg;
+    walk *w = arg;
     if (a->attrs & AC__ATTR_INBOX)
         return;  /* a thread's, not an actor's: it stops with the others */
     if (ac__flags(a) & (AC__ACTOR_DEAD | AC__ACTOR_KILLED))
         return;
-    (void)ac__kill(cx, a, AC_REASON_KILLED, AC_ETIMEDOUT);  /* ENOMEM: it runs on */
+    if (walk_on(w) && ac__kill(w->cx, a, AC_REASON_KILLED, AC_ETIMEDOUT) == AC_ENOMEM)
+        walk_out_of_memory(w);  /* it runs on, and so do the rest */
+}
+
+/* Counts an actor left after the shutdown (not a thread's inbox, which
+ * goes with the runtime by design). */
+static void count_left(ac__actor *a, void *arg)
+{
+    if (!(a->attrs & AC__ATTR_INBOX))
+        ++*(uint64_t *)arg;
 }
 
 /* Waits for quiescence until the graceful part's deadline; past it, every
  * actor still there is killed and what it holds is dropped as a dead
- * letter as its mailbox drains. True when it had to kill. */
-static bool quiet_or_force(ac_runtime *rt, ac_ctx *cx, uint64_t deadline)
+ * letter as its mailbox drains. True when it had to kill. The kill walk
+ * has no clock (it is what ends the time given): it costs one envelope an
+ * actor, and stops at the first it cannot get. */
+static bool quiet_or_force(ac_runtime *rt, ac_ctx *cx, uint64_t deadline, bool *out_of_memory)
 {
     if (wait_quiet(rt, deadline))
         return false;
     atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
+    walk w = {cx, 0, 0, false, false};
     ac__enter(cx);
-    ac__route_each(&rt->route, kill_one, cx);
+    ac__route_each(&rt->route, kill_one, &w);
     ac__leave(cx);
+    *out_of_memory |= w.out_of_memory;
     (void)wait_quiet(rt, 0);
     return true;
 }
@@ -426,18 +478,31 @@ int ac_runtime_shutdown(ac_runtime *rt)
     atomic_store_explicit(&rt->closing, true, memory_order_seq_cst);
     wait_externals_offline(rt);
     /* 2. Every accepted message is handled. */
-    bool forced = quiet_or_force(rt, cx, deadline);
-    /* 3. Every actor stops, behind anything its stop hook sends. */
+    bool out_of_memory = false;
+    bool forced = quiet_or_force(rt, cx, deadline, &out_of_memory);
+    /* 3. Every actor stops, behind anything its stop hook sends. A stop
+     * walk that the deadline cut short leaves the rest to the kills. */
     atomic_store_explicit(&rt->stopping, true, memory_order_seq_cst);
+    walk w = {cx, deadline, 0, false, false};
     ac__enter(cx);
-    ac__route_each(&rt->route, stop_one, cx);
+    ac__route_each(&rt->route, stop_one, &w);
     ac__leave(cx);
-    forced |= quiet_or_force(rt, cx, deadline);
+    out_of_memory |= w.out_of_memory;
+    forced |= quiet_or_force(rt, cx, deadline, &out_of_memory);
     /* 4. Workers leave; whatever they left (finalize turns) runs here. */
     if (rt->nworkers > 0)
         ac__workers_stop(rt);
     rt->shut_down = true;
     ac__run_here(rt, false);
+    /* 5. What could not be stopped, counted from the table itself: one
+     * source for every way an actor outlives the shutdown (a walk out of
+     * memory, a supervisor whose down never came). */
+    uint64_t left = 0;
+    ac__route_each(&rt->route, count_left, &left);
+    /* Relaxed: a counter, read by ac_runtime_stats like the others. */
+    atomic_store_explicit(&rt->shutdown_left, left, memory_order_relaxed);
+    if (left > 0)
+        return out_of_memory ? AC_ENOMEM : AC_ETIMEDOUT;
     return forced ? AC_ETIMEDOUT : 0;
 }
 
@@ -489,6 +554,9 @@ static void print_stats_at_exit(ac_runtime *rt)
     ac_stats total;
     ac_runtime_stats(rt, &total);
     print_counters("total", &total);
+    if (total.shutdown_left > 0)
+        fprintf(stderr, "actorc stats shutdown left %" PRIu64 " actors it could not stop\n",
+                total.shutdown_left);
     if (rt->hub_ns != 0)  /* sched.c, "Hubs" */
         fprintf(stderr, "actorc stats hubs marked %" PRIu64 "\n", ac__sched_hub_marks(rt));
     ac__services_print_stats(rt, stderr);
@@ -517,7 +585,7 @@ int ac_runtime_destroy(ac_runtime *rt)
     if (tls.rt_id == rt->id)
         ac__tls_set(NULL, NULL);
     free_runtime(rt);
-    return rc == AC_ETIMEDOUT ? rc : 0;
+    return rc == AC_ETIMEDOUT || rc == AC_ENOMEM ? rc : 0;
 }
 
 void ac_runtime_set_dead_letter_hook(ac_runtime *rt, ac_dead_letter_fn fn, void *arg)
@@ -543,5 +611,7 @@ void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
     for (ac_ctx *p = rt->externals; p; p = p->next_external)
         add_counters(p, out);
     pthread_mutex_unlock(&rt->ext_lock);
+    /* Relaxed: as the contexts' counters. */
+    out->shutdown_left = atomic_load_explicit(&rt->shutdown_left, memory_order_relaxed);
     ac__services_stats(rt, out);
 }

@@ -148,6 +148,7 @@ struct ac_runtime {
     _Atomic bool closing;           /* no more sends from outside actors */
     _Atomic bool stopping;          /* no more spawns */
     bool shut_down;
+    _Atomic uint64_t shutdown_left; /* ac_stats.shutdown_left */
     ac_dead_letter_fn dead_letter_fn;
     void *dead_letter_arg;
     ac_failure_fn failure_fn;       /* never NULL: ac_failure_print by default */

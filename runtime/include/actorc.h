@@ -225,11 +225,15 @@ int ac_runtime_step(ac_runtime *rt);
  * shutdown_ms (an actor that keeps sending itself messages), the actors
  * still there are killed, what they hold is counted as dead letters, and it
  * returns AC_ETIMEDOUT once done: shutdown always ends, unless a handler
- * itself never returns. */
+ * itself never returns. Out of memory, the walks that stop and kill give
+ * up at the first envelope they cannot get (and the stop walk at the
+ * deadline): the actors left are counted in ac_stats.shutdown_left, and it
+ * returns AC_ENOMEM. */
 int ac_runtime_shutdown(ac_runtime *rt);
 
 /* Shuts down (if not yet done) and frees the runtime; 0 (also for NULL),
- * or AC_ETIMEDOUT when the shutdown had to kill (ac_runtime_shutdown).
+ * AC_ETIMEDOUT when the shutdown had to kill, or AC_ENOMEM when it left
+ * actors it could not stop (ac_runtime_shutdown).
  * AC_ESTATE, doing nothing, when called from a handler: its runtime cannot
  * be freed under its own workers (stop the runtime from main instead). */
 int ac_runtime_destroy(ac_runtime *rt);
@@ -386,6 +390,18 @@ typedef int (*ac_decode_reply_fn)(ac_ctx *cx, uint32_t tag, const struct ac_repl
  * to many (groups, broadcast routers, interval timers). */
 typedef ac_envelope *(*ac_copy_fn)(ac_ctx *cx, const ac_envelope *e);
 
+/* Copies the start hook's arguments at `args` whole into `dst` (`cap`
+ * bytes, aligned as malloc aligns): the struct, then the strings, bytes
+ * and sequences its views point at, the copy's views pointing into dst.
+ * Returns the size of the copy, and writes nothing when that is more than
+ * `cap` (so a call with a NULL dst sizes it); more than AC_MAX_PAYLOAD
+ * when it cannot be made (a view of NULL with a length, or recursive
+ * structs deeper than AC_MAX_DEPTH). Generated per actor type whose start
+ * hook has fields; the runtime uses it where a spawn comes later than the
+ * call that gave the arguments (a supervisor's restart, a router's
+ * replacement worker). */
+typedef size_t (*ac_copy_args_fn)(const void *args, void *dst, size_t cap);
+
 /* ---- wire primitives (called by generated codecs; docs/WIRE.md) ------------
  *
  * Little-endian scalars, counted output and bounds-checked input, shared by
@@ -481,6 +497,10 @@ typedef struct ac_actor_type {
      * `on urgent x(...)`). An urgent message overtakes the normal mail
      * waiting for the actor; each priority stays FIFO per sender. */
     const uint8_t *message_priority;
+    /* Since AC_ABI_VERSION 13: copies the start hook's arguments deeply
+     * (ac_copy_args_fn), or NULL when it takes none; a hand-written type
+     * with NULL has its arguments copied flat (ac_child_spec.args_size). */
+    ac_copy_args_fn copy_args;
 } ac_actor_type;
 
 /* A message's priority in its actor type's `message_priority`. */
@@ -696,7 +716,9 @@ typedef uint64_t (*ac_route_key_fn)(const ac_envelope *e, void *arg);
 typedef struct ac_router_options {
     const ac_actor_type *type; /* the workers' type; `copy` must be set */
     const void *args;          /* each worker's start-hook arguments, also
-                                  for replacements: must outlive the router */
+                                  for replacements: copied whole when the
+                                  type has copy_args, else they must
+                                  outlive the router */
     uint32_t workers;          /* 1..AC_ROUTER_MAX_WORKERS */
     uint32_t strategy;         /* ac_route */
     ac_route_key_fn key;       /* AC_ROUTE_HASH only, and then required */
@@ -740,7 +762,8 @@ struct ac_supervisor_spec;
 
 typedef struct ac_child_spec {
     const ac_actor_type *type; /* NULL for a child supervisor */
-    const void *args;     /* start hook arguments, copied (args_size bytes) */
+    const void *args;     /* start hook arguments, copied whole by the
+                             type's copy_args, else args_size bytes */
     size_t args_size;
     uint32_t restart;     /* ac_restart */
     const char *name;     /* registered under this name at every start, or NULL */
@@ -1193,6 +1216,10 @@ typedef struct ac_stats {
     /* Back-pressure (docs/RUNTIME.md, "Back-pressure"). */
     uint64_t muted;              /* times an actor was muted: it sent to an
                                     overloaded actor and waited for it */
+    /* Since AC_ABI_VERSION 13: actors the shutdown could not stop (out of
+     * memory for their stop or kill): their stop hooks did not run, and
+     * ac_runtime_destroy frees them as they are. 0 until the shutdown. */
+    uint64_t shutdown_left;
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The

@@ -325,33 +325,6 @@ static void *node_main(void *arg)
     return NULL;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap && cap < (16u << 20)) {
-            char *bigger = realloc(buf, cap * 2);
-            if (bigger == NULL) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = bigger;
-                cap *= 2;
-            }
-        } else if (n == cap) {
-            break;  /* larger than any cluster file should be */
-        }
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 /* Reads the cluster file and this node's key, checking that they agree. */
 static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t why_len)
 {
@@ -378,10 +351,11 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
         return AC_EINVAL;
     }
     size_t len = 0;
-    char *text = slurp(cfg->cluster_file, &len);
-    if (text == NULL) {
-        say(why, why_len, "%s: %s", cfg->cluster_file, strerror(errno ? errno : ENOMEM));
-        return AC_EINVAL;
+    char *text;
+    int read_rc = ac__node_read_cluster(cfg->cluster_file, &text, &len, &bad);
+    if (read_rc != 0) {
+        say(why, why_len, "%s: %s", cfg->cluster_file, bad);
+        return read_rc;
     }
     ac__cluster_node *nodes;
     size_t count;

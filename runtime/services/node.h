@@ -102,6 +102,9 @@ void ac__node_count_peer(const peer *p, ac_stats *out);
 
 /* node_keys.c: the Z85 secret key of `path`; AC_EINVAL with a reason. */
 int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const char **why);
+/* node_keys.c: the cluster file at `path`, whole, in a new buffer (*text,
+ * *len; free() it); AC_EINVAL with a reason, AC_ENOMEM. */
+int ac__node_read_cluster(const char *path, char **text, size_t *len, const char **why);
 
 /* node_link.c: peers and our links to them; the thread's, under the lock
  * (add_peer and find_peer: anyone's, under the lock). */

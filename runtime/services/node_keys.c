@@ -1,37 +1,138 @@
 /*
  * node_keys.c — a node's CURVE keys: making a pair, reading the secret
- * half back (refused when others may read it), deriving the public half.
+ * half back (refused when others may read it), deriving the public half;
+ * and reading the cluster file, with the same care for what the path is.
  */
 #include "node.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The largest secret key file read: a key and its comments. */
+#define MAX_KEY_FILE (64u << 10)
+/* The largest cluster file read: 16 MiB holds some 100,000 nodes. */
+#define MAX_CLUSTER_FILE (16u << 20)
+
+/* What reading one of a node's files found. */
+typedef enum file_verdict {
+    FILE_READ,         /* whole, in the buffer */
+    FILE_CANNOT_OPEN,  /* errno says why */
+    FILE_DIRECTORY,
+    FILE_SPECIAL,      /* a FIFO, a socket, a device */
+    FILE_MODE,         /* others may read (a secret) or write (the allow-list) it */
+    FILE_TOO_LARGE,
+    FILE_NO_MEMORY,
+} file_verdict;
+
+/* Reads the file at `path` whole (at most `max` bytes) into a new buffer,
+ * NUL-terminated (*text, *len; the caller frees it, zeroed if secret).
+ * Opened without blocking, and judged by the opened descriptor's fstat: a
+ * FIFO, even one swapped in for a symlink between a check and the open,
+ * would block the node's start for ever, and a directory or a device is
+ * no file of ours. A file whose mode has one of `refused` bits set is
+ * not read. */
+static file_verdict read_whole(const char *path, size_t max, mode_t refused, char **text,
+                               size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return FILE_CANNOT_OPEN;
+    struct stat st;
+    file_verdict v = FILE_READ;
+    if (fstat(fd, &st) != 0)
+        v = FILE_CANNOT_OPEN;
+    else if (S_ISDIR(st.st_mode))
+        v = FILE_DIRECTORY;
+    else if (!S_ISREG(st.st_mode))
+        v = FILE_SPECIAL;
+    else if (st.st_mode & refused)
+        v = FILE_MODE;
+    else if (st.st_size > (off_t)max)
+        v = FILE_TOO_LARGE;
+    /* The size is a hint: the file may grow while we read, so the bound
+     * is on the bytes read (one more tells a file past it). */
+    size_t cap = v == FILE_READ ? (size_t)st.st_size + 1 : 0, n = 0;
+    char *buf = v == FILE_READ ? malloc(cap + 1) : NULL;
+    if (v == FILE_READ && buf == NULL)
+        v = FILE_NO_MEMORY;
+    while (v == FILE_READ) {
+        if (n == cap) {
+            size_t grown = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            char *bigger = grown > cap ? malloc(grown + 1) : NULL;
+            if (bigger == NULL) {
+                v = grown > cap ? FILE_NO_MEMORY : FILE_TOO_LARGE;
+                break;
+            }
+            memcpy(bigger, buf, n);
+            sodium_memzero(buf, n);
+            free(buf);
+            buf = bigger;
+            cap = grown;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            v = FILE_CANNOT_OPEN;
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    int err = errno;
+    close(fd);
+    if (v == FILE_READ && n > max)
+        v = FILE_TOO_LARGE;
+    if (v != FILE_READ) {
+        if (buf != NULL) {
+            sodium_memzero(buf, n);
+            free(buf);
+        }
+        errno = err;
+        return v;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return FILE_READ;
+}
 
 /* Reads the Z85 secret key of `path` (its first line that is not a comment).
  * A file others may read is refused, as ssh refuses such a key. */
 int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const char **why)
 {
-    *why = "cannot read the secret key file";
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char *buf;
+    size_t n;
+    switch (read_whole(path, MAX_KEY_FILE, 077, &buf, &n)) {
+    case FILE_READ:
+        break;
+    case FILE_DIRECTORY:
+        *why = "the secret key file is a directory";
         return AC_EINVAL;
-    struct stat st;
-    char buf[512];
-    ssize_t n = -1;
-    if (fstat(fd, &st) == 0) {
-        if (st.st_mode & 077)
-            *why = "the secret key file may be read by others (chmod 600 it)";
-        else
-            n = read(fd, buf, sizeof buf - 1);
+    case FILE_SPECIAL:
+        *why = "the secret key file is not a regular file (a FIFO, a socket or a device)";
+        return AC_EINVAL;
+    case FILE_MODE:
+        *why = "the secret key file may be read by others (chmod 600 it)";
+        return AC_EINVAL;
+    case FILE_TOO_LARGE:
+        *why = "the secret key file is larger than 64 KiB: not a key file";
+        return AC_EINVAL;
+    case FILE_NO_MEMORY:
+        *why = "out of memory";
+        return AC_ENOMEM;
+    default:
+        *why = "cannot read the secret key file";
+        return AC_EINVAL;
     }
-    close(fd);
-    if (n < 0)
-        return AC_EINVAL;
-    buf[n] = '\0';
     int rc = AC_EINVAL;
     *why = "the secret key file holds no Z85 key";
     char *save = NULL;
@@ -46,8 +147,38 @@ int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const 
         }
         break;
     }
-    sodium_memzero(buf, sizeof buf);
+    sodium_memzero(buf, n);
+    free(buf);
     return rc;
+}
+
+/* The cluster file is the allow-list: a file anyone may write would let
+ * anyone add a key, so it is refused (group-writable is not: with a
+ * group per user, the default on many systems, that group is its owner). */
+int ac__node_read_cluster(const char *path, char **text, size_t *len, const char **why)
+{
+    switch (read_whole(path, MAX_CLUSTER_FILE, S_IWOTH, text, len)) {
+    case FILE_READ:
+        return 0;
+    case FILE_DIRECTORY:
+        *why = "a directory, not a cluster file";
+        return AC_EINVAL;
+    case FILE_SPECIAL:
+        *why = "not a regular file (a FIFO, a socket or a device)";
+        return AC_EINVAL;
+    case FILE_MODE:
+        *why = "anyone may write it, and it lists the keys let in (chmod o-w it)";
+        return AC_EINVAL;
+    case FILE_TOO_LARGE:
+        *why = "larger than 16 MiB, too large for a cluster file";
+        return AC_EINVAL;
+    case FILE_NO_MEMORY:
+        *why = "out of memory";
+        return AC_ENOMEM;
+    default:
+        *why = strerror(errno);
+        return AC_EINVAL;
+    }
 }
 
 int ac_node_keygen(const char *secret_file, char public_key[AC_NODE_KEY_LEN + 1])

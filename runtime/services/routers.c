@@ -24,6 +24,7 @@
 #include "../lib/xorshift.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,11 +249,25 @@ int ac_router_spawn(ac_ctx *cx, const ac_router_options *o, ac_addr *out)
         o->workers > AC_ROUTER_MAX_WORKERS || o->strategy > AC_ROUTE_HASH ||
         (o->strategy == AC_ROUTE_HASH && o->key == NULL))
         return AC_EINVAL;
-    router *r = calloc(1, sizeof *r + o->workers * sizeof(slot));
+    if (o->type->abi != AC_ABI_VERSION)
+        return AC_EINVAL;
+    /* The workers' start arguments, made whole by the type's copy_args,
+     * follow the slots: a replacement spawned long after this call reads
+     * them there, not in the caller's memory. */
+    size_t at = sizeof(router) + o->workers * sizeof(slot), args_size = 0;
+    at = (at + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+    if (o->args != NULL && o->type->copy_args != NULL &&
+        (args_size = o->type->copy_args(o->args, NULL, 0)) > AC_MAX_PAYLOAD)
+        return AC_EINVAL;
+    router *r = calloc(1, at + args_size);
     if (r == NULL)
         return AC_ENOMEM;
     r->o = *o;
     r->n = o->workers;
+    if (args_size != 0) {
+        (void)o->type->copy_args(o->args, (char *)r + at, args_size);
+        r->o.args = (char *)r + at;
+    }
     start_args sa = {r, false};
     int rc = ac_spawn(cx, &router_type, &sa, out);
     if (!sa.adopted)

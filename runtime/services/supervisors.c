@@ -72,7 +72,7 @@ enum { RUNNING, RESTARTING, STOPPING };
 typedef struct tmpl tmpl;
 typedef struct tchild {
     const ac_actor_type *type; /* NULL for a supervisor */
-    void *args;                /* our own copy */
+    void *args;                /* our own copy, whole (copy_args) */
     size_t args_size;
     uint32_t restart;
     char *name;                /* our own copy, or NULL */
@@ -144,12 +144,34 @@ static char *copy_str(const char *p)
     return q;
 }
 
-static void *copy_bytes(const void *p, size_t n)
+/* The size of a child's own copy of its start arguments: its type's
+ * copy_args makes them whole (the strings, bytes and sequences their views
+ * point at, which the caller may free once the call returns, and a restart
+ * reads long after); a type without one gets args_size bytes. More than
+ * AC_MAX_PAYLOAD: they cannot be copied (check_spec refuses them). */
+static size_t args_copy_size(const ac_actor_type *type, const void *args, size_t args_size)
 {
-    void *q = malloc(n);
-    if (q)
-        memcpy(q, p, n);
-    return q;
+    if (args == NULL)
+        return 0;
+    return type->copy_args ? type->copy_args(args, NULL, 0) : args_size;
+}
+
+/* Copies child c's start arguments from `args` (checked by check_spec):
+ * false when out of memory. A deep copy of a deep copy is whole too, so a
+ * child supervisor's part of the tree (tmpl_copy) owns its own. */
+static bool copy_args(tchild *c, const void *args)
+{
+    size_t n = args_copy_size(c->type, args, c->args_size);
+    if (n == 0)
+        return true;
+    if ((c->args = malloc(n)) == NULL)
+        return false;
+    if (c->type->copy_args)
+        (void)c->type->copy_args(args, c->args, n);
+    else
+        memcpy(c->args, args, n);
+    c->args_size = n;
+    return true;
 }
 
 /* Checks a user's specification, `depth` levels down; *total counts the
@@ -174,7 +196,9 @@ static int check_spec(const ac_supervisor_spec *spec, unsigned depth, size_t *to
             int rc = check_spec(c->supervisor, depth + 1, total);
             if (rc != 0)
                 return rc;
-        } else if (c->type == NULL || (c->args_size && c->args == NULL)) {
+        } else if (c->type == NULL || (c->args_size && c->args == NULL) ||
+                   c->type->abi != AC_ABI_VERSION ||
+                   args_copy_size(c->type, c->args, c->args_size) > AC_MAX_PAYLOAD) {
             return AC_EINVAL;
         }
     }
@@ -202,7 +226,7 @@ static tmpl *tmpl_from_spec(ac_ctx *cx, const ac_supervisor_spec *spec)
         c->restart = in->restart;
         c->args_size = in->args_size;
         ac__addr_fresh(cx, &c->addr);
-        if ((in->args_size && (c->args = copy_bytes(in->args, in->args_size)) == NULL) ||
+        if ((in->type && !copy_args(c, in->args)) ||
             (in->name && (c->name = copy_str(in->name)) == NULL) ||
             (in->supervisor && (c->sub = tmpl_from_spec(cx, in->supervisor)) == NULL)) {
             t->n++;
@@ -233,7 +257,7 @@ static tmpl *tmpl_copy(const tmpl *from)
         c->args = NULL;
         c->name = NULL;
         c->sub = NULL;
-        if ((in->args_size && (c->args = copy_bytes(in->args, in->args_size)) == NULL) ||
+        if ((in->type && !copy_args(c, in->args)) ||
             (in->name && (c->name = copy_str(in->name)) == NULL) ||
             (in->sub && (c->sub = tmpl_copy(in->sub)) == NULL)) {
             t->n++;

@@ -17,6 +17,7 @@ static const char *const inputs[] = {
     "golden/edge.actor", "wirelib.actor", "wire.actor", "golden/units.actor",
     "golden/full.actor", "services.actor", "sendmsg.actor",
     "handles.actor", "hooknames.actor", "golden/behaviour.actor",
+    "../runtime/startargs.actor",  /* a struct only start arguments hold */
 };
 
 /* Generates every input into `dir`; returns the names of the sources. */

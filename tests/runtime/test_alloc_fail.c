@@ -134,3 +134,91 @@ Test(alloc_fail, every_allocation_of_a_workload_using_every_service)
                 (unsigned long long)total, failed_runs, (unsigned long long)(2 * total));
     cr_assert_gt(failed_runs, 0);
 }
+
+/* Many actors, then memory gone (issue 26: 4,076,736 actors spawned until
+ * allocation failed took destroy 248 s, each stop and each kill asking the
+ * allocator once more). The walks give up at the first envelope they
+ * cannot get: shutdown ends after a handful of failed allocations, not one
+ * an actor, counts the actors it left (their stop hooks did not run), and
+ * says AC_ENOMEM; destroy then frees them as they are. */
+static void shutdown_out_of_memory(int workers)
+{
+    enum { N = 20000 };
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = workers;
+    ac_runtime *rt;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    cr_assert_not_null(cx);
+    for (uint64_t i = 0; i < N; i++) {
+        sweep_Cell_ref c;
+        cr_assert_eq(sweep_Cell_spawn(cx, &c, i), 0);
+    }
+    cr_assert_eq(ac_runtime_run(rt), 0);
+
+    alloc_fail_from(1, true);
+    int rc = ac_runtime_shutdown(rt);
+    uint64_t failures = alloc_fail_from(0, false);
+    ac_stats s;
+    ac_runtime_stats(rt, &s);
+    cr_expect_eq(rc, AC_ENOMEM);
+    cr_expect_gt(s.shutdown_left, 0);
+    cr_expect_eq(s.stopped + s.killed + s.shutdown_left, N,
+                 "stopped %llu killed %llu left %llu", (unsigned long long)s.stopped,
+                 (unsigned long long)s.killed, (unsigned long long)s.shutdown_left);
+    cr_expect_lt(failures, 64, "%llu allocations failed: one an actor",
+                 (unsigned long long)failures);
+    cr_expect_eq(ac_runtime_destroy(rt), 0, "shut down already");
+}
+
+Test(alloc_fail, shutdown_out_of_memory_ends_and_counts_what_it_left, .timeout = 120)
+{
+    shutdown_out_of_memory(0);
+}
+
+Test(alloc_fail, shutdown_out_of_memory_with_workers, .timeout = 120)
+{
+    shutdown_out_of_memory(2);
+}
+
+/* Destroy alone, with memory still gone: it returns AC_ENOMEM. */
+Test(alloc_fail, destroy_out_of_memory_says_enomem, .timeout = 120)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 0;
+    ac_runtime *rt;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    for (uint64_t i = 0; i < 1000; i++) {
+        sweep_Cell_ref c;
+        cr_assert_eq(sweep_Cell_spawn(cx, &c, i), 0);
+    }
+    alloc_fail_from(1, true);
+    int rc = ac_runtime_destroy(rt);
+    alloc_fail_from(0, false);
+    cr_expect_eq(rc, AC_ENOMEM);
+}
+
+/* Memory enough: nothing is left, and the counter says 0. */
+Test(alloc_fail, a_shutdown_with_memory_leaves_nothing, .timeout = 60)
+{
+    ac_config cfg;
+    ac_config_init(&cfg);
+    cfg.workers = 2;
+    ac_runtime *rt;
+    cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    for (uint64_t i = 0; i < 1000; i++) {
+        sweep_Cell_ref c;
+        cr_assert_eq(sweep_Cell_spawn(cx, &c, i), 0);
+    }
+    cr_assert_eq(ac_runtime_shutdown(rt), 0);
+    ac_stats s;
+    ac_runtime_stats(rt, &s);
+    cr_expect_eq(s.shutdown_left, 0);
+    cr_expect_eq(s.stopped, 1000);
+    cr_expect_eq(ac_runtime_destroy(rt), 0);
+}

@@ -517,7 +517,8 @@ const ac_actor_type behaviour_Teller_type = {
     behaviour_Teller__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int behaviour_Teller_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -1276,7 +1277,8 @@ const ac_actor_type behaviour_Switch_type = {
     behaviour_Switch__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int behaviour_Switch_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

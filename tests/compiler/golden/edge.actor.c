@@ -316,7 +316,8 @@ const ac_actor_type edge_Odd_type = {
     edge_Odd__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int edge_Odd_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -709,7 +710,8 @@ const ac_actor_type edge_Empty_type = {
     edge_Empty__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int edge_Empty_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -816,7 +818,8 @@ const ac_actor_type edge_Nothing_type = {
     edge_Nothing__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int edge_Nothing_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

@@ -1277,6 +1277,36 @@ static ac_envelope *full_Store__copy(ac_ctx *cx, const ac_envelope *e)
     return NULL;
 }
 
+static void full_Store_start_args__copy(full_Store_start_args *v,
+                                        unsigned char *base, size_t *at)
+{
+    {
+        char *d0_ = (char *)(base + *at);
+        if (v->name.len > 0)
+            memcpy(d0_, v->name.data, v->name.len);
+        d0_[v->name.len] = '\0';
+        v->name.data = d0_;
+        *at += (size_t)v->name.len + 1;
+    }
+}
+
+static size_t full_Store__copy_args(const void *args, void *dst, size_t cap)
+{
+    const full_Store_start_args *s_ = (const full_Store_start_args *)args;
+    size_t size_ = sizeof(full_Store_start_args);
+
+    if (s_->name.data == NULL && s_->name.len > 0)
+        size_ = AC_MAX_PAYLOAD + 1;
+    ac_wire_grow(&size_, 1, (size_t)s_->name.len + 1, 1);
+    if (dst == NULL || size_ > cap || size_ > AC_MAX_PAYLOAD)
+        return size_;
+    *(full_Store_start_args *)dst = *s_;
+    size_ = sizeof(full_Store_start_args);
+    full_Store_start_args__copy((full_Store_start_args *)dst,
+                                (unsigned char *)dst, &size_);
+    return size_;
+}
+
 static const uint8_t full_Store__priority[] = {
     AC_PRIORITY_NORMAL, /* put */
     AC_PRIORITY_NORMAL, /* tree */
@@ -1304,7 +1334,8 @@ const ac_actor_type full_Store_type = {
     full_Store__copy,
     1000u, /* mailbox bound */
     AC_OVERFLOW_DROP_OLDEST,
-    full_Store__priority
+    full_Store__priority,
+    full_Store__copy_args
 };
 
 int full_Store_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -2288,7 +2319,8 @@ const ac_actor_type full_Bare_type = {
     full_Bare__copy,
     16u, /* mailbox bound */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int full_Bare_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

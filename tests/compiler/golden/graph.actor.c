@@ -375,7 +375,8 @@ const ac_actor_type graph_Node_type = {
     graph_Node__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    graph_Node__priority
+    graph_Node__priority,
+    NULL /* no start arguments */
 };
 
 int graph_Node_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -932,6 +933,17 @@ static ac_envelope *graph_Front__copy(ac_ctx *cx, const ac_envelope *e)
     return NULL;
 }
 
+static size_t graph_Front__copy_args(const void *args, void *dst, size_t cap)
+{
+    const graph_Front_start_args *s_ = (const graph_Front_start_args *)args;
+    size_t size_ = sizeof(graph_Front_start_args);
+
+    if (dst == NULL || size_ > cap || size_ > AC_MAX_PAYLOAD)
+        return size_;
+    *(graph_Front_start_args *)dst = *s_;
+    return size_;
+}
+
 const ac_actor_type graph_Front_type = {
     AC_ABI_VERSION,
     "graph.Front",
@@ -949,7 +961,8 @@ const ac_actor_type graph_Front_type = {
     graph_Front__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    graph_Front__copy_args
 };
 
 int graph_Front_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -1441,7 +1454,8 @@ const ac_actor_type graph_Worker_type = {
     graph_Worker__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int graph_Worker_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -1709,7 +1723,8 @@ const ac_actor_type graph_Idle_type = {
     graph_Idle__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int graph_Idle_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

@@ -212,7 +212,8 @@ const ac_actor_type pingpong_Pinger_type = {
     pingpong_Pinger__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int pingpong_Pinger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -589,7 +590,8 @@ const ac_actor_type pingpong_Ponger_type = {
     pingpong_Ponger__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int pingpong_Ponger_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

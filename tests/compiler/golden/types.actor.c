@@ -188,7 +188,8 @@ const ac_actor_type types_Holder_type = {
     types_Holder__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int types_Holder_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -518,7 +519,8 @@ const ac_actor_type types_Other_type = {
     types_Other__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int types_Other_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

@@ -149,7 +149,8 @@ const ac_actor_type units_Meter_type = {
     units_Meter__copy,
     0, /* mailbox: unbounded */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int units_Meter_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,

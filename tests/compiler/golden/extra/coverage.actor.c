@@ -1465,7 +1465,8 @@ const ac_actor_type cov_Server_type = {
     cov_Server__copy,
     64u, /* mailbox bound */
     AC_OVERFLOW_REJECT,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int cov_Server_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -2491,7 +2492,8 @@ const ac_actor_type cov_Client_type = {
     cov_Client__copy,
     16u, /* mailbox bound */
     AC_OVERFLOW_DROP_NEWEST,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int cov_Client_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
@@ -2783,7 +2785,8 @@ const ac_actor_type cov_Queue_type = {
     cov_Queue__copy,
     3u, /* mailbox bound */
     AC_OVERFLOW_DROP_OLDEST,
-    NULL /* every message normal */
+    NULL, /* every message normal */
+    NULL /* no start arguments */
 };
 
 int cov_Queue_spawn_opts(ac_ctx *cx, const ac_spawn_options *opts,
