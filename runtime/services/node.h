@@ -26,6 +26,10 @@
 #define RETRY_MS 10            /* a greeting the link could not take yet */
 #define DEFAULT_QUEUE 65536    /* records waiting per peer */
 #define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
+/* A turn of the node's thread takes at most this many batches, or bytes
+ * (one batch at least), off the ROUTER before it serves the rest. */
+#define RECEIVE_BATCHES 64u
+#define RECEIVE_BYTES (4u << 20)
 
 /* One record of a peer's queue, encoded by the sender's thread. */
 typedef struct out_rec {
@@ -137,8 +141,9 @@ void ac__node_tell(ac__node *N);
 void ac__node_router_event(ac__node *N);
 void ac__node_serve_zap(ac__node *N);
 
-/* node_inbound.c: every batch waiting on the ROUTER, taken and handled;
- * called locked, it drops the lock while records are delivered. */
+/* node_inbound.c: the batches waiting on the ROUTER, a turn's share of
+ * them, taken and handled; called locked, it drops the lock while records
+ * are delivered. */
 void ac__node_receive(ac__node *N);
 
 #endif /* AC_SERVICES_NODE_H */
