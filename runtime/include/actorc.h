@@ -1252,6 +1252,11 @@ typedef struct ac_node_config {
                                      down (docs/NODES.md, the trade-off) */
     uint32_t queue_bound;         /* 0: 65536; messages waiting for a peer's
                                      link before sends to it are AC_EFULL */
+    /* Since AC_ABI_VERSION 13. */
+    uint64_t queue_bytes;         /* 0: 64 MiB; bytes (encoded) waiting for a
+                                     peer's link past which a send to it is
+                                     AC_EFULL (one larger message is taken
+                                     when nothing waits) */
 } ac_node_config;
 
 /* Makes rt the node `cfg->name` of the cluster: listens on its endpoint
@@ -1282,6 +1287,8 @@ typedef struct ac_peer_info {
     uint64_t queued;      /* waiting for the link now */
     uint64_t drops;       /* queued, and lost when the link went down */
     uint64_t refused;     /* sends refused: the queue was full (AC_EFULL) */
+    /* Since AC_ABI_VERSION 13. */
+    uint64_t queued_bytes; /* the encoded bytes of `queued` */
 } ac_peer_info;
 
 /* The node's own counters of what it refused. */

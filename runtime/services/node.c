@@ -133,19 +133,30 @@ static void enqueue(ac__node *N, peer *p, out_rec *r)
     else
         p->q_head = r;
     p->q_tail = r;
+    p->q_bytes += r->size;
     if (p->q_len++ == 0)
         wake(N);
+}
+
+/* Whether r finds no room in p's queue: it holds queue_bound records, or r
+ * would take it past queue_bytes (a record larger than that is taken
+ * alone, when nothing waits, so that every message a send can make can
+ * leave). */
+static bool queue_full(const ac__node *N, const peer *p, const out_rec *r)
+{
+    return p->q_len >= N->queue_bound ||
+           (p->q_len > 0 && r != NULL && p->q_bytes + r->size > N->queue_bytes);
 }
 
 /* Queues r (taken in every case; NULL: only asks whether the node is up)
  * for node `node` in one critical section: AC_ENOTFOUND when it is not up,
  * AC_EFULL (counted in the peer's `refused`) when `bounded` and its queue
- * is at the bound, else 0. */
+ * has no room for it, else 0. */
 static int submit(ac__node *N, uint64_t node, out_rec *r, bool bounded)
 {
     pthread_mutex_lock(&N->lock);
     peer *p = N->started && !N->stopping ? ac__node_peer_at(N, node) : NULL;
-    int rc = p == NULL ? AC_ENOTFOUND : bounded && p->q_len >= N->queue_bound ? AC_EFULL : 0;
+    int rc = p == NULL ? AC_ENOTFOUND : bounded && queue_full(N, p, r) ? AC_EFULL : 0;
     if (rc == 0 && r != NULL)
         enqueue(N, p, r);
     else if (rc == AC_EFULL)
@@ -368,6 +379,7 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
     N->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
     N->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     N->queue_bound = cfg->queue_bound ? cfg->queue_bound : DEFAULT_QUEUE;
+    N->queue_bytes = cfg->queue_bytes ? cfg->queue_bytes : DEFAULT_QUEUE_BYTES;
     if (ac__node_read_secret(cfg->secret_key_file, N->secret_key, &bad) != 0) {
         say(why, why_len, "%s: %s", cfg->secret_key_file, bad);
         return AC_EINVAL;
@@ -608,6 +620,7 @@ size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max)
             o->queued = p->q_len;
             o->drops = p->drops;
             o->refused = p->refused;
+            o->queued_bytes = p->q_bytes;
         }
         n++;
     }
@@ -687,10 +700,12 @@ static void print_stats(void *state, FILE *f)
         fprintf(f,
                 "actorc stats peer %s up %d sent %" PRIu64 " received %" PRIu64
                 " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
-                " queued %zu drops %" PRIu64 " refused %" PRIu64 " connects %" PRIu64
+                " queued %zu queued_bytes %" PRIu64 " drops %" PRIu64 " refused %" PRIu64
+                " connects %" PRIu64
                 " losses %" PRIu64 " incarnations %" PRIu64 "\n",
                 p->id.name, ac__node_is_up(p), p->sent, p->received, p->bytes_sent,
-                p->bytes_received, p->batches, p->q_len, p->drops, p->refused, p->connects,
+                p->bytes_received, p->batches, p->q_len, p->q_bytes, p->drops, p->refused,
+                p->connects,
                 p->losses, p->incarnations);
     }
     ac_stats t;

@@ -25,6 +25,7 @@
 #define MAX_BATCH (64u << 20)  /* the ROUTER refuses larger messages */
 #define RETRY_MS 10            /* a greeting the link could not take yet */
 #define DEFAULT_QUEUE 65536    /* records waiting per peer */
+#define DEFAULT_QUEUE_BYTES ((uint64_t)64 << 20)  /* their bytes */
 #define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
 /* A turn of the node's thread takes at most this many batches, or bytes
  * (one batch at least), off the ROUTER before it serves the rest. */
@@ -55,6 +56,7 @@ typedef struct peer {
     uint64_t reopen_at;        /* when to open the link anew (ms); 0: not due */
     struct out_rec *q_head, *q_tail;  /* encoded records waiting for the link */
     size_t q_len;
+    uint64_t q_bytes;          /* the records' sizes, added up */
     uint64_t incarnations, connects, losses;
     uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
     uint64_t forwarded;        /* of `sent`, the messages and replies (AC__OP_MSG,
@@ -82,6 +84,7 @@ typedef struct ac__node {
     char public_key[AC_NODE_KEY_LEN + 1];
     char secret_key[AC_NODE_KEY_LEN + 1];
     uint32_t heartbeat_ms, timeout_ms, queue_bound;
+    uint64_t queue_bytes;
     ac_ctx *cx;                /* the thread's context: delivers what arrives */
     void *zmq;
     void *router, *router_monitor, *zap;

@@ -65,6 +65,7 @@ void ac__node_drop_queue(peer *p)
     p->drops += p->q_len;
     p->q_head = p->q_tail = NULL;
     p->q_len = 0;
+    p->q_bytes = 0;
 }
 
 void ac__node_set_int(void *sock, int option, int value)
@@ -306,6 +307,7 @@ void ac__node_flush(ac__node *N, peer *p)
         for (size_t i = 0; i < count; i++) {
             out_rec *sent = p->q_head;
             p->q_head = sent->next;
+            p->q_bytes -= sent->size;
             free(sent);
         }
         if (p->q_head == NULL)

@@ -808,6 +808,104 @@ Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeo
     stop_pair(&p);
 }
 
+/* A Counter whose items travel with BLOB bytes of padding (no decoder: the
+ * peer below never reads them); RECORD: the MSG record of one, its head
+ * (AC__MSG_HEAD_SIZE) and the encoding. */
+enum { BLOB = 32 << 10, RECORD = 49 + BLOB + 12 };
+
+static long blob_encode(const ac_envelope *e, uint8_t *buf, size_t cap)
+{
+    if (cap >= BLOB + 12)
+        memset(buf, 0, BLOB + 12);
+    return e->tag == COUNTER_ITEM ? BLOB + 12 : 0;
+}
+
+/* A peer that stops reading: the hand-made beta's server takes one batch
+ * and no more, so what alpha sends backs up in alpha. A send finds the
+ * queue full once it holds queue_bytes — not queue_bound messages, which
+ * at 32 KiB each would be 2 GiB — and is refused, counted where a full
+ * queue's refusals are. */
+Test(node, a_peer_queue_is_bounded_in_bytes_too, .timeout = 120)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128], why[256];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_config c;
+    ac_config_init(&c);
+    c.workers = 1;
+    ac_runtime *ra = NULL;
+    cr_assert_eq(ac_runtime_create(&ra, &c), 0);
+    enum { QUEUE_BYTES = 1 << 20 };
+    ac_node_config cfg = {.name = "alpha", .cluster_file = cluster, .secret_key_file = a.key_file,
+                          .timeout_ms = 60000, .queue_bytes = QUEUE_BYTES};
+    cr_assert_eq(ac_node_start(ra, &cfg, why, sizeof why), 0, "%s", why);
+
+    char secret[64] = "";
+    FILE *f = fopen(b.key_file, "r");
+    cr_assert_not_null(fgets(secret, sizeof secret, f));
+    fclose(f);
+    void *ctx = zmq_ctx_new();
+    int zero = 0, one = 1, small = 64 << 10;
+    void *server = zmq_socket(ctx, ZMQ_ROUTER);
+    zmq_setsockopt(server, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(server, ZMQ_RCVHWM, &one, sizeof one);
+    zmq_setsockopt(server, ZMQ_RCVBUF, &small, sizeof small);
+    zmq_setsockopt(server, ZMQ_CURVE_SERVER, &one, sizeof one);
+    zmq_setsockopt(server, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_bind(server, b.endpoint), 0);
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, a.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, b.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_connect(s, a.endpoint), 0);
+    const uint64_t beta = 0x1234;
+    uint8_t buf[256];
+    size_t n = hello_batch(buf, beta, 0, "beta");
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert(wait_peer(ra, "beta", true, beta), "alpha sees the hand-made beta up");
+
+    ac_actor_type blob = counter_type;
+    blob.encode = blob_encode;
+    ac_addr there = addr_on(beta, 0x5a);
+    ac_ctx *cx = ac_runtime_ctx(ra);
+    /* What libzmq takes first: alpha's pipe (1,000 batches of one item)
+     * and the sockets' buffers; then the queue. A queue bounded only by
+     * count would take every send below. */
+    enum { TRIES = 4000 };
+    uint64_t accepted = 0, refused = 0;
+    ac_peer_info pa = {0};
+    for (int i = 0; i < TRIES && refused == 0; i++) {
+        int rc = send_wired(cx, &there, &blob, 1, (uint64_t)i);
+        cr_assert(rc == 0 || rc == AC_EFULL, "%d", rc);
+        accepted += rc == 0;
+        refused += rc == AC_EFULL;
+        if (refused == 0)
+            continue;
+        cr_assert(peer_of(ra, "beta", &pa));
+        cr_assert_leq(pa.queued_bytes, QUEUE_BYTES, "the queue stays within its bytes");
+        cr_assert_gt(pa.queued_bytes + RECORD, QUEUE_BYTES, "and is refused only at it");
+    }
+    cr_assert_eq(refused, 1, "a send is refused before %d (%lu accepted)", TRIES,
+                 (unsigned long)accepted);
+    cr_assert_eq(pa.refused, 1);
+    cr_assert_eq(pa.queued_bytes, pa.queued * RECORD);
+    ac_stats st = {0};
+    ac_runtime_stats(ra, &st);
+    cr_assert_eq(st.mailbox_drops, 1, "counted as a full queue's refusal is");
+    cr_assert_eq(st.node_refused, 1);
+
+    zmq_close(s);
+    zmq_close(server);
+    zmq_ctx_term(ctx);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
 /* ---- the node's counters in the runtime's statistics ---------------------------------- */
 
 /* rt's node totals in ac_runtime_stats are its one peer's counters (p)
@@ -886,7 +984,7 @@ Test(node, the_peers_counters_add_up_in_the_runtimes_statistics, .timeout = 60)
     destroy_with_stats(p.rb, out, sizeof out);
     snprintf(want, sizeof want,
              " sent %" PRIu64 " received %" PRIu64 " bytes_sent %" PRIu64
-             " bytes_received %" PRIu64 " batches %" PRIu64 " queued 0 drops 0 refused 0"
+             " bytes_received %" PRIu64 " batches %" PRIu64 " queued 0 queued_bytes 0 drops 0 refused 0"
              " connects 1 losses ",
              pb.sent, pb.received, pb.bytes_sent, pb.bytes_received, pb.batches);
     char *line = strstr(out, "actorc stats peer alpha up ");
