@@ -26,6 +26,12 @@
 #define RETRY_MS 10            /* a greeting the link could not take yet */
 #define DEFAULT_QUEUE 65536    /* records waiting per peer */
 #define DEFAULT_QUEUE_BYTES ((uint64_t)64 << 20)  /* their bytes */
+/* The file descriptors a peer takes: its DEALER's mailbox and TCP
+ * connection, the two PAIRs of its socket monitor, and its own link to our
+ * ROUTER; and the node itself (the ROUTER, its listener and monitor, ZAP,
+ * ZeroMQ's threads, the eventfd), with room to spare. */
+#define FDS_PER_PEER 5u
+#define FDS_NODE 24u
 #define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
 /* A turn of the node's thread takes at most this many batches, or bytes
  * (one batch at least), off the ROUTER before it serves the rest. */
@@ -120,7 +126,12 @@ void ac__node_drop_queue(peer *p);
 void ac__node_set_int(void *sock, int option, int value);
 void ac__node_common_options(ac__node *N, void *sock);
 void *ac__node_monitor_socket(ac__node *N, void *sock, int events);
-void ac__node_open_link(ac__node *N, peer *p);
+/* Our link to p: a CURVE client that knows p's public key, and its
+ * monitor. AC_ENOMEM when a socket cannot be had (no descriptor left, or
+ * ZeroMQ's socket limit), AC_EINVAL when its endpoint is refused; p stays
+ * without a link then. Under the lock, on the node's thread, or on
+ * another before the link is polled (ac_node_start, ac_node_add_peer). */
+int ac__node_open_link(ac__node *N, peer *p);
 void ac__node_close_link(peer *p);
 void ac__node_sync_peers(ac__node *N);
 void ac__node_greet(ac__node *N, peer *p);

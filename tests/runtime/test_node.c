@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -290,6 +291,133 @@ Test(node, a_peer_speaking_garbage_is_refused_and_counted, .timeout = 60)
     cr_assert(info.up);
     cr_assert_eq(info.losses, 0);
     stop_pair(&p);
+}
+
+/* ---- many peers ------------------------------------------------------------------------ */
+
+/* Writes a cluster file of `self`, `fakes` peers that never answer
+ * (loopback addresses nobody listens on, keys nobody holds), and `last`
+ * unless NULL; returns its path in out. */
+static void write_big_cluster(node_dir *d, const member *self, int fakes, const member *last,
+                              char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/big", d->path);
+    FILE *f = fopen(out, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "%s %s %s\n", self->name, self->endpoint, self->public_key);
+    for (int i = 0; i < fakes; i++) {
+        char pub[41], sec[41];
+        zmq_curve_keypair(pub, sec);
+        fprintf(f, "n%d tcp://127.0.2.%d:%d %s\n", i, 1 + i % 250, 1000 + i / 250, pub);
+    }
+    if (last != NULL)
+        fprintf(f, "%s %s %s\n", last->name, last->endpoint, last->public_key);
+    fclose(f);
+}
+
+/* libzmq caps a context at 1,023 sockets and a node takes three a peer:
+ * with 400 peers, those past ~340 were never linked, and nothing said so.
+ * beta, the last of alpha's 400 (the others never answer), is linked both
+ * ways. */
+Test(node, a_node_with_400_peers_links_to_the_last, .timeout = 120)
+{
+    enum { PEERS = 400 };
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 6 * PEERS)
+        cr_skip_test("RLIMIT_NOFILE's hard limit (%lu) is too low for %d peers",
+                     (unsigned long)rl.rlim_max, PEERS);
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char big[128], pair[128];
+    write_big_cluster(&d, &a, PEERS - 1, &b, big, sizeof big);
+    write_cluster(&d, "pair", (member[]){a, b}, 2, pair, sizeof pair);
+    ac_runtime *ra = start_node(&a, big);
+    ac_runtime *rb = start_node(&b, pair);
+    static ac_peer_info all[PEERS];
+    cr_assert_eq(ac_node_peers(ra, all, PEERS), PEERS);
+    cr_assert_str_eq(all[PEERS - 1].name, "beta");
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && !all[PEERS - 1].up; usleep(2000))
+        cr_assert_eq(ac_node_peers(ra, all, PEERS), PEERS);
+    cr_assert(all[PEERS - 1].up, "alpha links to its 400th peer");
+    cr_assert(wait_peer(rb, "alpha", true, ac_runtime_node(ra)), "and beta to alpha");
+    ac_runtime_destroy(rb);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* In a child whose descriptors are few (RLIMIT_NOFILE 128): a node of more
+ * peers than it can link is refused with a reason, not started to leave
+ * them unlinked; one that fits starts, and peers added past what it can
+ * hold are AC_ENOMEM and not added. The child says what failed on stderr
+ * and in its exit status. */
+static int few_descriptors(node_dir *d)
+{
+    struct rlimit rl = {128, 128};
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 10;
+    member a;
+    snprintf(a.name, sizeof a.name, "alpha");
+    snprintf(a.key_file, sizeof a.key_file, "%s/alpha.key", d->path);
+    snprintf(a.endpoint, sizeof a.endpoint, "tcp://127.0.0.1:%d", free_port());
+    if (ac_node_keygen(a.key_file, a.public_key) != 0)
+        return 11;
+    char big[128], why[256] = "";
+    ac_runtime *rt = NULL;
+    if (ac_runtime_create(&rt, NULL) != 0)
+        return 12;
+    ac_node_config cfg = {.name = "alpha", .cluster_file = big, .secret_key_file = a.key_file};
+    write_big_cluster(d, &a, 60, NULL, big, sizeof big);
+    int rc = ac_node_start(rt, &cfg, why, sizeof why);
+    if (rc != AC_ENOMEM || strstr(why, "file descriptors") == NULL) {
+        fprintf(stderr, "60 peers in 128 descriptors: %d (%s)\n", rc, why);
+        return 13;
+    }
+    write_big_cluster(d, &a, 10, NULL, big, sizeof big);
+    if ((rc = ac_node_start(rt, &cfg, why, sizeof why)) != 0) {
+        fprintf(stderr, "10 peers in 128 descriptors: %d (%s)\n", rc, why);
+        return 14;
+    }
+    int added = 0;
+    for (; added < 40; added++) {
+        char name[16], endpoint[64], pub[41], sec[41];
+        snprintf(name, sizeof name, "m%d", added);
+        snprintf(endpoint, sizeof endpoint, "tcp://127.0.3.1:%d", 1000 + added);
+        zmq_curve_keypair(pub, sec);
+        if ((rc = ac_node_add_peer(rt, name, endpoint, pub)) != 0)
+            break;
+    }
+    if (rc != AC_ENOMEM || added == 0) {
+        fprintf(stderr, "after %d peers added: %d\n", added, rc);
+        return 15;
+    }
+    if (ac_node_peers(rt, NULL, 0) != (size_t)(10 + added)) {
+        fprintf(stderr, "%zu peers, not %d\n", ac_node_peers(rt, NULL, 0), 10 + added);
+        return 16;
+    }
+    ac_runtime_destroy(rt);
+    return 0;
+}
+
+Test(node, more_peers_than_descriptors_is_an_error_not_silence, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(few_descriptors(&d));
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "the child ended by signal %d", WTERMSIG(status));
+    cr_assert_eq(WEXITSTATUS(status), 0, "the child failed step %d (its stderr says)",
+                 WEXITSTATUS(status));
+    remove_dir(&d);
 }
 
 /* ---- what a node refuses from an authenticated peer ------------------------------- */
