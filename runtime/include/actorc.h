@@ -1286,6 +1286,10 @@ typedef struct ac_node_config {
     uint32_t queue_bound;         /* 0: 65536; messages waiting for a peer's
                                      link before sends to it are AC_EFULL */
     /* Since AC_ABI_VERSION 13. */
+    uint64_t queue_bytes;         /* 0: 64 MiB; bytes (encoded) waiting for a
+                                     peer's link past which a send to it is
+                                     AC_EFULL (one larger message is taken
+                                     when nothing waits) */
     uint32_t peer_table_max;      /* 0: 65536; records one peer may make this
                                      node hold in each table: its group
                                      members, its monitors of our actors, its
@@ -1296,13 +1300,17 @@ typedef struct ac_node_config {
  * and connects to every other node of the file. Returns 0, or a negative
  * code with a sentence in why[0..why_len) (a malformed cluster file, a name
  * it does not list, a secret key that is not that node's, an endpoint that
- * cannot be bound). AC_ESTATE if rt is a node already. */
+ * cannot be bound; AC_ENOMEM when a link cannot be opened: more peers than
+ * the process has file descriptors for, about five a peer, after its soft
+ * RLIMIT_NOFILE is raised as far as the hard one). AC_ESTATE if rt is a
+ * node already. */
 int ac_node_start(ac_runtime *rt, const ac_node_config *cfg, char *why, size_t why_len);
 
 /* Adds a node to the cluster at run time (then connected and allowed in),
  * or removes one (disconnected, its key no longer accepted). AC_EEXIST for
  * a name, endpoint or key already known, AC_ENOTFOUND for an unknown name,
- * AC_ESTATE when rt is not a node. */
+ * AC_ESTATE when rt is not a node, AC_ENOMEM when the new peer's link
+ * cannot be opened (no file descriptor left; it is not added). */
 int ac_node_add_peer(ac_runtime *rt, const char *name, const char *endpoint,
                      const char *public_key);
 int ac_node_remove_peer(ac_runtime *rt, const char *name);
@@ -1320,6 +1328,8 @@ typedef struct ac_peer_info {
     uint64_t queued;      /* waiting for the link now */
     uint64_t drops;       /* queued, and lost when the link went down */
     uint64_t refused;     /* sends refused: the queue was full (AC_EFULL) */
+    /* Since AC_ABI_VERSION 13. */
+    uint64_t queued_bytes; /* the encoded bytes of `queued` */
 } ac_peer_info;
 
 /* The node's own counters of what it refused. */

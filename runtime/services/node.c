@@ -41,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* libzmq is not built for ThreadSanitizer: the hand-off of every message
@@ -133,19 +135,30 @@ static void enqueue(ac__node *N, peer *p, out_rec *r)
     else
         p->q_head = r;
     p->q_tail = r;
+    p->q_bytes += r->size;
     if (p->q_len++ == 0)
         wake(N);
+}
+
+/* Whether r finds no room in p's queue: it holds queue_bound records, or r
+ * would take it past queue_bytes (a record larger than that is taken
+ * alone, when nothing waits, so that every message a send can make can
+ * leave). */
+static bool queue_full(const ac__node *N, const peer *p, const out_rec *r)
+{
+    return p->q_len >= N->queue_bound ||
+           (p->q_len > 0 && r != NULL && p->q_bytes + r->size > N->queue_bytes);
 }
 
 /* Queues r (taken in every case; NULL: only asks whether the node is up)
  * for node `node` in one critical section: AC_ENOTFOUND when it is not up,
  * AC_EFULL (counted in the peer's `refused`) when `bounded` and its queue
- * is at the bound, else 0. */
+ * has no room for it, else 0. */
 static int submit(ac__node *N, uint64_t node, out_rec *r, bool bounded)
 {
     pthread_mutex_lock(&N->lock);
     peer *p = N->started && !N->stopping ? ac__node_peer_at(N, node) : NULL;
-    int rc = p == NULL ? AC_ENOTFOUND : bounded && p->q_len >= N->queue_bound ? AC_EFULL : 0;
+    int rc = p == NULL ? AC_ENOTFOUND : bounded && queue_full(N, p, r) ? AC_EFULL : 0;
     if (rc == 0 && r != NULL)
         enqueue(N, p, r);
     else if (rc == AC_EFULL)
@@ -306,7 +319,8 @@ static void *node_main(void *arg)
             if (p->reopen_at != 0 && p->reopen_at <= ac__node_now_ms()) {
                 p->reopen_at = 0;
                 ac__node_close_link(p);
-                ac__node_open_link(N, p);
+                if (ac__node_open_link(N, p) != 0)
+                    p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;
             }
             if (p->greet && p->dealer)
                 ac__node_greet(N, p);
@@ -341,6 +355,7 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
     N->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
     N->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     N->queue_bound = cfg->queue_bound ? cfg->queue_bound : DEFAULT_QUEUE;
+    N->queue_bytes = cfg->queue_bytes ? cfg->queue_bytes : DEFAULT_QUEUE_BYTES;
     N->peer_table_max = cfg->peer_table_max ? cfg->peer_table_max : DEFAULT_PEER_TABLE;
     if (ac__node_read_secret(cfg->secret_key_file, N->secret_key, &bad) != 0) {
         say(why, why_len, "%s: %s", cfg->secret_key_file, bad);
@@ -387,6 +402,57 @@ static int configure(ac__node *N, const ac_node_config *cfg, char *why, size_t w
     return rc;
 }
 
+/* The descriptors this process has open now (0 when it cannot tell). */
+static size_t fds_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n > 0 ? n - 1 : 0;  /* not the one reading them */
+}
+
+/* Whether the process may open `more` descriptors beside those it has,
+ * raising its soft limit (RLIMIT_NOFILE) as far as the hard one when it
+ * must; *limit: the limit that holds. A link that finds none left would
+ * otherwise fail without a word: libzmq retries the connection for ever. */
+static bool fds_room(size_t more, rlim_t *limit)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        *limit = RLIM_INFINITY;
+        return true;  /* nothing to go by: opening the sockets tells */
+    }
+    rlim_t need = (rlim_t)(fds_open() + more);
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+        rlim_t raised = rl.rlim_max;
+        rl.rlim_cur = raised;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            (void)getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    *limit = rl.rlim_cur;
+    return rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need;
+}
+
+/* ZeroMQ's sockets in a context are capped at ZMQ_MAX_SOCKETS, 1,023 by
+ * default, and a node takes three a peer: past ~340 peers the others
+ * would never be linked. The cap goes as far as descriptors may (the hard
+ * limit, which is also ZeroMQ's own); it must be set before the first
+ * socket. */
+static void raise_socket_cap(void *zmq)
+{
+    struct rlimit rl;
+    int most = zmq_ctx_get(zmq, ZMQ_SOCKET_LIMIT), cap = zmq_ctx_get(zmq, ZMQ_MAX_SOCKETS);
+    if (most <= 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    int want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)most ? most : (int)rl.rlim_max;
+    if (want > cap)
+        (void)zmq_ctx_set(zmq, ZMQ_MAX_SOCKETS, want);
+}
+
 /* The ZAP handler and the ROUTER, bound before the thread starts, so a
  * bind error is the caller's. */
 static int open_sockets(ac__node *N, char *why, size_t why_len)
@@ -395,6 +461,7 @@ static int open_sockets(ac__node *N, char *why, size_t why_len)
         say(why, why_len, "cannot make a ZeroMQ context");
         return AC_ENOMEM;
     }
+    raise_socket_cap(N->zmq);
     N->zap = zmq_socket(N->zmq, ZMQ_REP);
     N->router = zmq_socket(N->zmq, ZMQ_ROUTER);
     if (N->zap == NULL || N->router == NULL) {
@@ -453,10 +520,14 @@ static void close_sockets(ac__node *N)
     N->wake = -1;
 }
 
+/* Closes every link and forgets the peers (before close_sockets, whose
+ * zmq_ctx_term waits for every socket). */
 static void forget_peers(ac__node *N)
 {
-    for (size_t i = 0; i < N->npeers; i++)
+    for (size_t i = 0; i < N->npeers; i++) {
+        ac__node_close_link(&N->peers[i]);
         ac__node_drop_queue(&N->peers[i]);
+    }
     free(N->peers);
     N->peers = NULL;
     N->npeers = N->cap = 0;
@@ -475,8 +546,25 @@ int ac_node_start(ac_runtime *rt, const ac_node_config *cfg, char *why, size_t w
         say(why, why_len, "%s", N->started ? "the runtime is a node already" : "the runtime is shutting down");
     if (rc == 0)
         rc = configure(N, cfg, why, why_len);
+    rlim_t limit;
+    if (rc == 0 && !fds_room(FDS_NODE + N->npeers * FDS_PER_PEER, &limit)) {
+        say(why, why_len,
+            "%zu peers take about %zu file descriptors, more than this process may open "
+            "(RLIMIT_NOFILE %llu)",
+            N->npeers, (size_t)(FDS_NODE + N->npeers * FDS_PER_PEER), (unsigned long long)limit);
+        rc = AC_ENOMEM;
+    }
     if (rc == 0)
         rc = open_sockets(N, why, why_len);
+    /* Each link opened here, so that one that cannot be is the caller's
+     * error, not a peer silently never linked. */
+    for (size_t i = 0; rc == 0 && i < N->npeers; i++) {
+        rc = ac__node_open_link(N, &N->peers[i]);
+        if (rc != 0)
+            say(why, why_len, "cannot open a link to '%s' (peer %zu of %zu): %s",
+                N->peers[i].id.name, i + 1, N->npeers,
+                rc == AC_ENOMEM ? zmq_strerror(zmq_errno()) : "its endpoint is refused");
+    }
     if (rc == 0 && poll_set(N) < POLL_PEERS + N->npeers) {
         say(why, why_len, "out of memory");
         rc = AC_ENOMEM;
@@ -488,8 +576,8 @@ int ac_node_start(ac_runtime *rt, const ac_node_config *cfg, char *why, size_t w
     if (rc == 0) {
         N->started = true;
     } else if (rc != AC_ESTATE) {
-        close_sockets(N);
         forget_peers(N);
+        close_sockets(N);
         sodium_memzero(N->secret_key, sizeof N->secret_key);
     }
     pthread_mutex_unlock(&N->lock);
@@ -528,8 +616,16 @@ int ac_node_add_peer(ac_runtime *rt, const char *name, const char *endpoint,
                             strcmp(p->id.public_key, public_key) == 0))
             rc = AC_EEXIST;
     }
+    rlim_t limit;
+    if (rc == 0 && !fds_room(FDS_PER_PEER, &limit))
+        rc = AC_ENOMEM;  /* no descriptors for its link */
     if (rc == 0)
         rc = ac__node_add_peer(N, &id);
+    /* Its link opened here, not by the thread: one that cannot be is this
+     * call's error. The thread polls only the links it saw before it
+     * waited, and the lock hands the new ones over. */
+    if (rc == 0 && (rc = ac__node_open_link(N, &N->peers[N->npeers - 1])) != 0)
+        N->npeers--;  /* never polled: the thread takes the count under the lock */
     if (rc == 0)
         wake(N);
     pthread_mutex_unlock(&N->lock);
@@ -583,6 +679,7 @@ size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max)
             o->queued = p->q_len;
             o->drops = p->drops;
             o->refused = p->refused;
+            o->queued_bytes = p->q_bytes;
         }
         n++;
     }
@@ -662,10 +759,12 @@ static void print_stats(void *state, FILE *f)
         fprintf(f,
                 "actorc stats peer %s up %d sent %" PRIu64 " received %" PRIu64
                 " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
-                " queued %zu drops %" PRIu64 " refused %" PRIu64 " connects %" PRIu64
+                " queued %zu queued_bytes %" PRIu64 " drops %" PRIu64 " refused %" PRIu64
+                " connects %" PRIu64
                 " losses %" PRIu64 " incarnations %" PRIu64 "\n",
                 p->id.name, ac__node_is_up(p), p->sent, p->received, p->bytes_sent,
-                p->bytes_received, p->batches, p->q_len, p->drops, p->refused, p->connects,
+                p->bytes_received, p->batches, p->q_len, p->q_bytes, p->drops, p->refused,
+                p->connects,
                 p->losses, p->incarnations);
     }
     ac_stats t;

@@ -26,7 +26,18 @@
 #define RETRY_MS 10            /* a greeting the link could not take yet */
 #define DEFAULT_QUEUE 65536    /* records waiting per peer */
 #define DEFAULT_PEER_TABLE 65536 /* records a peer may make a service hold, per table */
+#define DEFAULT_QUEUE_BYTES ((uint64_t)64 << 20)  /* their bytes */
+/* The file descriptors a peer takes: its DEALER's mailbox and TCP
+ * connection, the two PAIRs of its socket monitor, and its own link to our
+ * ROUTER; and the node itself (the ROUTER, its listener and monitor, ZAP,
+ * ZeroMQ's threads, the eventfd), with room to spare. */
+#define FDS_PER_PEER 5u
+#define FDS_NODE 24u
 #define BATCH_BYTES (64u << 10)  /* a batch closes past this (one big record alone) */
+/* A turn of the node's thread takes at most this many batches, or bytes
+ * (one batch at least), off the ROUTER before it serves the rest. */
+#define RECEIVE_BATCHES 64u
+#define RECEIVE_BYTES (4u << 20)
 
 /* One record of a peer's queue, encoded by the sender's thread. */
 typedef struct out_rec {
@@ -52,6 +63,7 @@ typedef struct peer {
     uint64_t reopen_at;        /* when to open the link anew (ms); 0: not due */
     struct out_rec *q_head, *q_tail;  /* encoded records waiting for the link */
     size_t q_len;
+    uint64_t q_bytes;          /* the records' sizes, added up */
     uint64_t incarnations, connects, losses;
     uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
     uint64_t forwarded;        /* of `sent`, the messages and replies (AC__OP_MSG,
@@ -79,6 +91,7 @@ typedef struct ac__node {
     char public_key[AC_NODE_KEY_LEN + 1];
     char secret_key[AC_NODE_KEY_LEN + 1];
     uint32_t heartbeat_ms, timeout_ms, queue_bound, peer_table_max;
+    uint64_t queue_bytes;
     ac_ctx *cx;                /* the thread's context: delivers what arrives */
     void *zmq;
     void *router, *router_monitor, *zap;
@@ -117,7 +130,12 @@ void ac__node_drop_queue(peer *p);
 void ac__node_set_int(void *sock, int option, int value);
 void ac__node_common_options(ac__node *N, void *sock);
 void *ac__node_monitor_socket(ac__node *N, void *sock, int events);
-void ac__node_open_link(ac__node *N, peer *p);
+/* Our link to p: a CURVE client that knows p's public key, and its
+ * monitor. AC_ENOMEM when a socket cannot be had (no descriptor left, or
+ * ZeroMQ's socket limit), AC_EINVAL when its endpoint is refused; p stays
+ * without a link then. Under the lock, on the node's thread, or on
+ * another before the link is polled (ac_node_start, ac_node_add_peer). */
+int ac__node_open_link(ac__node *N, peer *p);
 void ac__node_close_link(peer *p);
 void ac__node_sync_peers(ac__node *N);
 void ac__node_greet(ac__node *N, peer *p);
@@ -141,8 +159,9 @@ void ac__node_tell(ac__node *N);
 void ac__node_router_event(ac__node *N);
 void ac__node_serve_zap(ac__node *N);
 
-/* node_inbound.c: every batch waiting on the ROUTER, taken and handled;
- * called locked, it drops the lock while records are delivered. */
+/* node_inbound.c: the batches waiting on the ROUTER, a turn's share of
+ * them, taken and handled; called locked, it drops the lock while records
+ * are delivered. */
 void ac__node_receive(ac__node *N);
 
 #endif /* AC_SERVICES_NODE_H */

@@ -146,10 +146,17 @@ static void deliver_batch(ac__node *N, const uint8_t *buf, size_t len, bool up, 
     }
 }
 
-/* Takes every batch waiting on the ROUTER. */
+/* Takes the batches waiting on the ROUTER, up to a turn's share: a peer
+ * that keeps the ROUTER full (one streaming at full speed is enough) must
+ * not keep the thread from its other duties — answering ZAP, reading the
+ * links' monitors, flushing the queues, telling the services. What is left
+ * is not missed: zmq_poll is level-triggered for ZeroMQ sockets (it reads
+ * each socket's ZMQ_EVENTS before it waits, not only the edge of its
+ * ZMQ_FD), so the next poll returns at once while a batch waits. */
 void ac__node_receive(ac__node *N)
 {
-    for (;;) {
+    size_t bytes = 0;
+    for (unsigned batches = 0; batches < RECEIVE_BATCHES && bytes < RECEIVE_BYTES; batches++) {
         zmq_msg_t rid, body;
         zmq_msg_init(&rid);
         if (zmq_msg_recv(&rid, N->router, ZMQ_DONTWAIT) < 0) {
@@ -188,6 +195,7 @@ void ac__node_receive(ac__node *N)
             N->stats.forged += t.forged;
             N->stats.over_quota += t.over_quota;
         }
+        bytes += zmq_msg_size(&body);
         zmq_msg_close(&body);
         zmq_msg_close(&rid);
     }

@@ -65,6 +65,7 @@ void ac__node_drop_queue(peer *p)
     p->drops += p->q_len;
     p->q_head = p->q_tail = NULL;
     p->q_len = 0;
+    p->q_bytes = 0;
 }
 
 void ac__node_set_int(void *sock, int option, int value)
@@ -111,13 +112,11 @@ void *ac__node_monitor_socket(ac__node *N, void *sock, int events)
     return pair;
 }
 
-/* Our link to p: a CURVE client that knows p's public key. Failing (out of
- * memory, a bad endpoint) leaves p down; the next change retries. */
-void ac__node_open_link(ac__node *N, peer *p)
+int ac__node_open_link(ac__node *N, peer *p)
 {
     void *d = zmq_socket(N->zmq, ZMQ_DEALER);
     if (d == NULL)
-        return;
+        return AC_ENOMEM;
     ac__node_common_options(N, d);
     /* Immediate: nothing is queued for a link that is not up, so nothing
      * stale is delivered when it comes back. */
@@ -131,14 +130,16 @@ void ac__node_open_link(ac__node *N, peer *p)
                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                 ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
-    if (m == NULL || zmq_connect(d, p->id.endpoint) != 0) {
+    int rc = m == NULL ? AC_ENOMEM : zmq_connect(d, p->id.endpoint) != 0 ? AC_EINVAL : 0;
+    if (rc != 0) {
         if (m != NULL)
             zmq_close(m);
         zmq_close(d);
-        return;
+        return rc;
     }
     p->dealer = d;
     p->monitor = m;
+    return 0;
 }
 
 void ac__node_close_link(peer *p)
@@ -187,8 +188,8 @@ void ac__node_sync_peers(ac__node *N)
             ac__node_count_peer(p, &N->gone);  /* the node's totals keep its traffic */
             continue;
         }
-        if (p->dealer == NULL)
-            ac__node_open_link(N, p);
+        if (p->dealer == NULL && p->reopen_at == 0 && ac__node_open_link(N, p) != 0)
+            p->reopen_at = ac__node_now_ms() + RECONNECT_MAX_MS;  /* tried again then */
         N->peers[kept++] = *p;
     }
     N->npeers = kept;
@@ -306,6 +307,7 @@ void ac__node_flush(ac__node *N, peer *p)
         for (size_t i = 0; i < count; i++) {
             out_rec *sent = p->q_head;
             p->q_head = sent->next;
+            p->q_bytes -= sent->size;
             free(sent);
         }
         if (p->q_head == NULL)

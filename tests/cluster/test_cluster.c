@@ -257,6 +257,63 @@ Test(cluster, a_node_restarted_while_a_peer_is_frozen_is_linked_both_ways, .time
     cluster_stop();
 }
 
+/* ---- a busy peer ---------------------------------------------------------------------- */
+
+/* An Oracle (node/services.c) spawned on node i: its address into addr. */
+static void oracle_on(int i, char addr[2 * sizeof(ac_addr) + 1])
+{
+    char r[REPLY_MAX];
+    node_cmd(i, r, "oracle");
+    field_word(r, "addr", addr, 2 * sizeof(ac_addr) + 1);
+}
+
+/* Node 0 asks the Oracle at addr from main, and gets its answer. */
+static void answered(const char *oracle, const char *text)
+{
+    char r[REPLY_MAX], word[64];
+    node_cmd(0, r, "askwait %s %s 21", oracle, text);
+    cr_assert_eq(field_int(r, "rc"), 0, "alpha's ask of gamma's Oracle: %s", r);
+    cr_assert_str_eq(field_word(r, "echo", word, sizeof word), text, "%s", r);
+}
+
+/* beta streams at full speed into alpha — a flood of publishes to a group
+ * whose members are on alpha, so that each record is many deliveries
+ * there and alpha's ROUTER never runs dry — and does not stop until the
+ * end: meanwhile alpha answers asks through gamma, sees gamma killed (-9)
+ * and started again, and is seen by the new gamma. Each is an event that
+ * must happen while the flood goes on (an endless one: a node thread that
+ * only read its ROUTER would never get to them), not within a time. */
+Test(cluster, a_node_flooded_by_one_peer_still_serves_the_others, .timeout = 180,
+     .fini = cluster_down)
+{
+    cluster_up(3, LONG_TIMEOUT_MS);
+    enum { FLOOD = 31, CROWD = 32 };
+    char r[REPLY_MAX], oracle[2 * sizeof(ac_addr) + 1];
+    oracle_on(2, oracle);
+    node_cmd(0, r, "crowd %d flood", CROWD);
+    int crowd = (int)field(r, "first");
+    for (int s = 0; s < STATIONS; s++)  /* from both of beta's workers, a stream each */
+        node_cmd(1, r, "flood %d flood %d", s, FLOOD - s);
+    cr_assert(wait_report(0, crowd, FLOOD, "got", 1, r), "the flood reaches alpha: %s", r);
+    uint64_t before = field(r, "got");
+
+    answered(oracle, "during-the-flood");
+    node_signal(2, SIGKILL);
+    node_cmd(0, r, "await gamma down %d", WAIT_MS);
+    uint64_t fresh = node_start(2);
+    node_cmd(0, r, "await gamma up %d %016" PRIx64, WAIT_MS, fresh);
+    node_cmd(2, r, "await alpha up %d", WAIT_MS);
+    oracle_on(2, oracle);
+    answered(oracle, "to-the-new-gamma");
+
+    node_cmd(0, r, "report %d %d", crowd, FLOOD);
+    cr_assert_gt(field(r, "got"), before, "the flood went on meanwhile: %s", r);
+    cr_assert_eq(field(r, "violations") + field(r, "gaps"), 0, "%s", r);
+    for (int s = 0; s < STATIONS; s++)
+        node_cmd(1, r, "unflood %d", s);
+    cluster_stop();
+}
+
 /* ---- strangers ----------------------------------------------------------------------- */
 
 /* A fourth node whose key no member's file lists: every member refuses it

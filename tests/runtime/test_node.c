@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -290,6 +291,133 @@ Test(node, a_peer_speaking_garbage_is_refused_and_counted, .timeout = 60)
     cr_assert(info.up);
     cr_assert_eq(info.losses, 0);
     stop_pair(&p);
+}
+
+/* ---- many peers ------------------------------------------------------------------------ */
+
+/* Writes a cluster file of `self`, `fakes` peers that never answer
+ * (loopback addresses nobody listens on, keys nobody holds), and `last`
+ * unless NULL; returns its path in out. */
+static void write_big_cluster(node_dir *d, const member *self, int fakes, const member *last,
+                              char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/big", d->path);
+    FILE *f = fopen(out, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "%s %s %s\n", self->name, self->endpoint, self->public_key);
+    for (int i = 0; i < fakes; i++) {
+        char pub[41], sec[41];
+        zmq_curve_keypair(pub, sec);
+        fprintf(f, "n%d tcp://127.0.2.%d:%d %s\n", i, 1 + i % 250, 1000 + i / 250, pub);
+    }
+    if (last != NULL)
+        fprintf(f, "%s %s %s\n", last->name, last->endpoint, last->public_key);
+    fclose(f);
+}
+
+/* libzmq caps a context at 1,023 sockets and a node takes three a peer:
+ * with 400 peers, those past ~340 were never linked, and nothing said so.
+ * beta, the last of alpha's 400 (the others never answer), is linked both
+ * ways. */
+Test(node, a_node_with_400_peers_links_to_the_last, .timeout = 120)
+{
+    enum { PEERS = 400 };
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 6 * PEERS)
+        cr_skip_test("RLIMIT_NOFILE's hard limit (%lu) is too low for %d peers",
+                     (unsigned long)rl.rlim_max, PEERS);
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char big[128], pair[128];
+    write_big_cluster(&d, &a, PEERS - 1, &b, big, sizeof big);
+    write_cluster(&d, "pair", (member[]){a, b}, 2, pair, sizeof pair);
+    ac_runtime *ra = start_node(&a, big);
+    ac_runtime *rb = start_node(&b, pair);
+    static ac_peer_info all[PEERS];
+    cr_assert_eq(ac_node_peers(ra, all, PEERS), PEERS);
+    cr_assert_str_eq(all[PEERS - 1].name, "beta");
+    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && !all[PEERS - 1].up; usleep(2000))
+        cr_assert_eq(ac_node_peers(ra, all, PEERS), PEERS);
+    cr_assert(all[PEERS - 1].up, "alpha links to its 400th peer");
+    cr_assert(wait_peer(rb, "alpha", true, ac_runtime_node(ra)), "and beta to alpha");
+    ac_runtime_destroy(rb);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
+/* In a child whose descriptors are few (RLIMIT_NOFILE 128): a node of more
+ * peers than it can link is refused with a reason, not started to leave
+ * them unlinked; one that fits starts, and peers added past what it can
+ * hold are AC_ENOMEM and not added. The child says what failed on stderr
+ * and in its exit status. */
+static int few_descriptors(node_dir *d)
+{
+    struct rlimit rl = {128, 128};
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 10;
+    member a;
+    snprintf(a.name, sizeof a.name, "alpha");
+    snprintf(a.key_file, sizeof a.key_file, "%s/alpha.key", d->path);
+    snprintf(a.endpoint, sizeof a.endpoint, "tcp://127.0.0.1:%d", free_port());
+    if (ac_node_keygen(a.key_file, a.public_key) != 0)
+        return 11;
+    char big[128], why[256] = "";
+    ac_runtime *rt = NULL;
+    if (ac_runtime_create(&rt, NULL) != 0)
+        return 12;
+    ac_node_config cfg = {.name = "alpha", .cluster_file = big, .secret_key_file = a.key_file};
+    write_big_cluster(d, &a, 60, NULL, big, sizeof big);
+    int rc = ac_node_start(rt, &cfg, why, sizeof why);
+    if (rc != AC_ENOMEM || strstr(why, "file descriptors") == NULL) {
+        fprintf(stderr, "60 peers in 128 descriptors: %d (%s)\n", rc, why);
+        return 13;
+    }
+    write_big_cluster(d, &a, 10, NULL, big, sizeof big);
+    if ((rc = ac_node_start(rt, &cfg, why, sizeof why)) != 0) {
+        fprintf(stderr, "10 peers in 128 descriptors: %d (%s)\n", rc, why);
+        return 14;
+    }
+    int added = 0;
+    for (; added < 40; added++) {
+        char name[16], endpoint[64], pub[41], sec[41];
+        snprintf(name, sizeof name, "m%d", added);
+        snprintf(endpoint, sizeof endpoint, "tcp://127.0.3.1:%d", 1000 + added);
+        zmq_curve_keypair(pub, sec);
+        if ((rc = ac_node_add_peer(rt, name, endpoint, pub)) != 0)
+            break;
+    }
+    if (rc != AC_ENOMEM || added == 0) {
+        fprintf(stderr, "after %d peers added: %d\n", added, rc);
+        return 15;
+    }
+    if (ac_node_peers(rt, NULL, 0) != (size_t)(10 + added)) {
+        fprintf(stderr, "%zu peers, not %d\n", ac_node_peers(rt, NULL, 0), 10 + added);
+        return 16;
+    }
+    ac_runtime_destroy(rt);
+    return 0;
+}
+
+Test(node, more_peers_than_descriptors_is_an_error_not_silence, .timeout = 60)
+{
+    node_dir d;
+    make_dir(&d);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(few_descriptors(&d));
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "the child ended by signal %d", WTERMSIG(status));
+    cr_assert_eq(WEXITSTATUS(status), 0, "the child failed step %d (its stderr says)",
+                 WEXITSTATUS(status));
+    remove_dir(&d);
 }
 
 /* ---- what a node refuses from an authenticated peer ------------------------------- */
@@ -808,6 +936,104 @@ Test(node, a_full_peer_queue_refuses_sends_and_loses_nothing_it_accepted, .timeo
     stop_pair(&p);
 }
 
+/* A Counter whose items travel with BLOB bytes of padding (no decoder: the
+ * peer below never reads them); RECORD: the MSG record of one, its head
+ * (AC__MSG_HEAD_SIZE) and the encoding. */
+enum { BLOB = 32 << 10, RECORD = 49 + BLOB + 12 };
+
+static long blob_encode(const ac_envelope *e, uint8_t *buf, size_t cap)
+{
+    if (cap >= BLOB + 12)
+        memset(buf, 0, BLOB + 12);
+    return e->tag == COUNTER_ITEM ? BLOB + 12 : 0;
+}
+
+/* A peer that stops reading: the hand-made beta's server takes one batch
+ * and no more, so what alpha sends backs up in alpha. A send finds the
+ * queue full once it holds queue_bytes — not queue_bound messages, which
+ * at 32 KiB each would be 2 GiB — and is refused, counted where a full
+ * queue's refusals are. */
+Test(node, a_peer_queue_is_bounded_in_bytes_too, .timeout = 120)
+{
+    node_dir d;
+    make_dir(&d);
+    member a, b;
+    make_member(&d, &a, "alpha");
+    make_member(&d, &b, "beta");
+    char cluster[128], why[256];
+    write_cluster(&d, "cluster", (member[]){a, b}, 2, cluster, sizeof cluster);
+    ac_config c;
+    ac_config_init(&c);
+    c.workers = 1;
+    ac_runtime *ra = NULL;
+    cr_assert_eq(ac_runtime_create(&ra, &c), 0);
+    enum { QUEUE_BYTES = 1 << 20 };
+    ac_node_config cfg = {.name = "alpha", .cluster_file = cluster, .secret_key_file = a.key_file,
+                          .timeout_ms = 60000, .queue_bytes = QUEUE_BYTES};
+    cr_assert_eq(ac_node_start(ra, &cfg, why, sizeof why), 0, "%s", why);
+
+    char secret[64] = "";
+    FILE *f = fopen(b.key_file, "r");
+    cr_assert_not_null(fgets(secret, sizeof secret, f));
+    fclose(f);
+    void *ctx = zmq_ctx_new();
+    int zero = 0, one = 1, small = 64 << 10;
+    void *server = zmq_socket(ctx, ZMQ_ROUTER);
+    zmq_setsockopt(server, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(server, ZMQ_RCVHWM, &one, sizeof one);
+    zmq_setsockopt(server, ZMQ_RCVBUF, &small, sizeof small);
+    zmq_setsockopt(server, ZMQ_CURVE_SERVER, &one, sizeof one);
+    zmq_setsockopt(server, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_bind(server, b.endpoint), 0);
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, a.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, b.public_key, AC_NODE_KEY_LEN);
+    zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, secret, AC_NODE_KEY_LEN);
+    cr_assert_eq(zmq_connect(s, a.endpoint), 0);
+    const uint64_t beta = 0x1234;
+    uint8_t buf[256];
+    size_t n = hello_batch(buf, beta, 0, "beta");
+    cr_assert_eq(zmq_send(s, buf, n, 0), (int)n);
+    cr_assert(wait_peer(ra, "beta", true, beta), "alpha sees the hand-made beta up");
+
+    ac_actor_type blob = counter_type;
+    blob.encode = blob_encode;
+    ac_addr there = addr_on(beta, 0x5a);
+    ac_ctx *cx = ac_runtime_ctx(ra);
+    /* What libzmq takes first: alpha's pipe (1,000 batches of one item)
+     * and the sockets' buffers; then the queue. A queue bounded only by
+     * count would take every send below. */
+    enum { TRIES = 4000 };
+    uint64_t accepted = 0, refused = 0;
+    ac_peer_info pa = {0};
+    for (int i = 0; i < TRIES && refused == 0; i++) {
+        int rc = send_wired(cx, &there, &blob, 1, (uint64_t)i);
+        cr_assert(rc == 0 || rc == AC_EFULL, "%d", rc);
+        accepted += rc == 0;
+        refused += rc == AC_EFULL;
+        if (refused == 0)
+            continue;
+        cr_assert(peer_of(ra, "beta", &pa));
+        cr_assert_leq(pa.queued_bytes, QUEUE_BYTES, "the queue stays within its bytes");
+        cr_assert_gt(pa.queued_bytes + RECORD, QUEUE_BYTES, "and is refused only at it");
+    }
+    cr_assert_eq(refused, 1, "a send is refused before %d (%lu accepted)", TRIES,
+                 (unsigned long)accepted);
+    cr_assert_eq(pa.refused, 1);
+    cr_assert_eq(pa.queued_bytes, pa.queued * RECORD);
+    ac_stats st = {0};
+    ac_runtime_stats(ra, &st);
+    cr_assert_eq(st.mailbox_drops, 1, "counted as a full queue's refusal is");
+    cr_assert_eq(st.node_refused, 1);
+
+    zmq_close(s);
+    zmq_close(server);
+    zmq_ctx_term(ctx);
+    ac_runtime_destroy(ra);
+    remove_dir(&d);
+}
+
 /* ---- the node's counters in the runtime's statistics ---------------------------------- */
 
 /* rt's node totals in ac_runtime_stats are its one peer's counters (p)
@@ -886,7 +1112,7 @@ Test(node, the_peers_counters_add_up_in_the_runtimes_statistics, .timeout = 60)
     destroy_with_stats(p.rb, out, sizeof out);
     snprintf(want, sizeof want,
              " sent %" PRIu64 " received %" PRIu64 " bytes_sent %" PRIu64
-             " bytes_received %" PRIu64 " batches %" PRIu64 " queued 0 drops 0 refused 0"
+             " bytes_received %" PRIu64 " batches %" PRIu64 " queued 0 queued_bytes 0 drops 0 refused 0"
              " connects 1 losses ",
              pb.sent, pb.received, pb.bytes_sent, pb.bytes_received, pb.batches);
     char *line = strstr(out, "actorc stats peer alpha up ");

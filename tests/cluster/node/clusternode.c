@@ -12,6 +12,12 @@
  *
  *   burst S ADDR STREAM COUNT  station S sends the next COUNT items of
  *                              STREAM to the station at ADDR
+ *   crowd COUNT GROUP          spawns COUNT more stations, members of
+ *                              GROUP: first= the number of the first
+ *   flood S GROUP STREAM       station S publishes items of STREAM to
+ *                              GROUP, 1,000 a turn (each reaching every
+ *                              member), until
+ *   unflood S                  (its mail is still read meanwhile)
  *   report S STREAM            what station S received on STREAM, and the
  *                              outcome of all its sends
  *   peer NAME                  what this node knows of its peer NAME
@@ -37,14 +43,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STATIONS 2
+#define STATIONS 2      /* spawned at the start; `crowd` adds more */
+#define MAX_STATIONS 256
 #define MAX_PEERS 16
 
 /* As many as traffic.actor's arrays hold. */
 #define STREAMS (sizeof((traffic_Station *)0)->next / sizeof((traffic_Station *)0)->next[0])
 
 static ac_runtime *rt;
-static traffic_Station_ref stations[STATIONS];
+static traffic_Station_ref stations[MAX_STATIONS];
+static size_t n_stations;
 
 /* ---- the station --------------------------------------------------------------- */
 
@@ -67,6 +75,37 @@ int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_St
             self->other++;
         }
     }
+    return 0;
+}
+
+/* A chunk, then the next one after whatever else came meanwhile (an
+ * unflood, a report): the station keeps answering while it floods. */
+int traffic_Station_on_flood(traffic_Station *self, ac_ctx *cx, const traffic_Station_flood *m)
+{
+    if (self->unflooded)
+        return 0;
+    char group[64];
+    snprintf(group, sizeof group, "%.*s", (int)m->topic.len, m->topic.data);
+    uint32_t s = (uint32_t)(m->stream % STREAMS);
+    for (uint64_t i = 0; i < m->chunk; i++) {
+        /* Numbered as a burst's items are: only those that reached a
+         * member (here, the members of a node whose queue took them). */
+        if (traffic_Station_publish_item(cx, group, s, self->sent_next[s]) > 0) {
+            self->accepted++;
+            self->sent_next[s]++;
+        } else {
+            self->full++;
+        }
+    }
+    return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->topic, m->stream,
+                                      m->chunk);
+}
+
+int traffic_Station_on_unflood(traffic_Station *self, ac_ctx *cx, const traffic_Station_unflood *m)
+{
+    (void)cx;
+    (void)m;
+    self->unflooded = true;
     return 0;
 }
 
@@ -137,7 +176,7 @@ static bool parse_station(const char *arg, traffic_Station_ref *out)
 {
     char *end;
     unsigned long i = strtoul(arg, &end, 10);
-    if (*arg == '\0' || *end != '\0' || i >= STATIONS)
+    if (*arg == '\0' || *end != '\0' || i >= n_stations)
         return false;
     *out = stations[i];
     return true;
@@ -172,6 +211,61 @@ static bool cmd_burst(char **argv, int argc, char *reply, size_t cap)
         return false;
     }
     int rc = traffic_Station_send_burst(ac_runtime_ctx(rt), from, to, stream, count);
+    snprintf(reply, cap, "rc=%d", rc);
+    return rc == 0;
+}
+
+static bool cmd_crowd(char **argv, int argc, char *reply, size_t cap)
+{
+    unsigned long count = argc == 2 ? strtoul(argv[0], NULL, 10) : 0;
+    if (argc != 2 || count == 0 || count > MAX_STATIONS - n_stations) {
+        snprintf(reply, cap, "usage: crowd COUNT GROUP (at most %zu more)",
+                 MAX_STATIONS - n_stations);
+        return false;
+    }
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    size_t first = n_stations;
+    for (unsigned long i = 0; i < count; i++) {
+        traffic_Station_ref *s = &stations[n_stations];
+        int rc = traffic_Station_spawn(cx, s);
+        if (rc == 0)
+            rc = ac_group_join(cx, argv[1], &s->addr);
+        if (rc != 0) {
+            snprintf(reply, cap, "station %zu: %d", n_stations, rc);
+            return false;
+        }
+        n_stations++;
+    }
+    snprintf(reply, cap, "first=%zu", first);
+    return true;
+}
+
+static bool cmd_flood(char **argv, int argc, char *reply, size_t cap)
+{
+    traffic_Station_ref from;
+    if (argc != 3 || !parse_station(argv[0], &from)) {
+        snprintf(reply, cap, "usage: flood STATION GROUP STREAM");
+        return false;
+    }
+    uint32_t stream = (uint32_t)strtoul(argv[2], NULL, 10);
+    if (stream >= STREAMS) {
+        snprintf(reply, cap, "a stream is 0..%zu", STREAMS - 1);
+        return false;
+    }
+    int rc = traffic_Station_send_flood(ac_runtime_ctx(rt), from, ac_string_of(argv[1]), stream,
+                                        1000);
+    snprintf(reply, cap, "rc=%d", rc);
+    return rc == 0;
+}
+
+static bool cmd_unflood(char **argv, int argc, char *reply, size_t cap)
+{
+    traffic_Station_ref at;
+    if (argc != 1 || !parse_station(argv[0], &at)) {
+        snprintf(reply, cap, "usage: unflood STATION");
+        return false;
+    }
+    int rc = traffic_Station_send_unflood(ac_runtime_ctx(rt), at);
     snprintf(reply, cap, "rc=%d", rc);
     return rc == 0;
 }
@@ -281,7 +375,8 @@ static const struct command {
     const char *name;
     command_fn run;
 } commands[] = {
-    {"burst", cmd_burst}, {"report", cmd_report}, {"peer", cmd_peer},
+    {"burst", cmd_burst}, {"crowd", cmd_crowd}, {"flood", cmd_flood},
+    {"unflood", cmd_unflood}, {"report", cmd_report}, {"peer", cmd_peer},
     {"await", cmd_await}, {"stats", cmd_stats},   {"now", cmd_now},
     /* services.c */
     {"oracle", cmd_oracle},     {"watcher", cmd_watcher}, {"ask", cmd_ask},
@@ -310,7 +405,7 @@ static int start(char **argv, int argc)
         return 1;
     }
     printf("ready node=%016" PRIx64, ac_runtime_node(rt));
-    for (int i = 0; i < STATIONS; i++) {
+    for (int i = 0; i < STATIONS; i++, n_stations++) {
         char hex[2 * sizeof(ac_addr) + 1];
         if (traffic_Station_spawn(ac_runtime_ctx(rt), &stations[i]) != 0) {
             fprintf(stderr, "clusternode %s: a station could not be spawned\n", argv[1]);
