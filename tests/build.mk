@@ -63,12 +63,13 @@ $(BUILD)/obj/tests/runtime/test_deque.o $(BUILD)/obj/tests/runtime/test_node.o \
     $(BUILD)/obj/tests/runtime/test_footprint.o $(BUILD)/obj/tests/runtime/test_ask.o \
     $(BUILD)/obj/tests/runtime/test_records.o $(BUILD)/obj/tests/runtime/test_quota.o: CPPFLAGS += -Iruntime
 $(BUILD)/obj/tests/runtime/test_node.o $(BUILD)/obj/tests/compiler/test_services.o \
-    $(BUILD)/obj/tests/runtime/test_node_files.o \
+    $(BUILD)/obj/tests/runtime/test_node_files.o $(BUILD)/obj/tests/runtime/test_node_gate.o \
     $(BUILD)/obj/tests/runtime/test_remote.o $(BUILD)/obj/tests/runtime/test_stats.o \
     $(BUILD)/obj/tests/runtime/test_priority.o $(BUILD)/obj/tests/runtime/test_mistyped.o \
     $(BUILD)/obj/tests/runtime/test_quota.o: CPPFLAGS += -Itests/support
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += -Itests/fuzz
-$(BUILD)/obj/tests/runtime/test_node_files.o: CPPFLAGS += $(ZMQ_CFLAGS)
+$(BUILD)/obj/tests/runtime/test_node_files.o $(BUILD)/obj/tests/runtime/test_node_gate.o: \
+    CPPFLAGS += $(ZMQ_CFLAGS)
 $(BUILD)/obj/tests/runtime/test_node.o: CPPFLAGS += $(ZMQ_CFLAGS) -DKEYGEN_BIN='"$(BUILD)/actorc-keygen"' \
     -DBUILD_DIR='"$(BUILD)"' -DTEST_CC='"$(CC)"' -DTEST_LINK='"$(SANFLAGS) -pthread $(RUNTIME_LIBS)"'
 

@@ -1335,7 +1335,10 @@ typedef struct ac_peer_info {
 /* The node's own counters of what it refused. */
 typedef struct ac_node_stats {
     uint64_t auth_failures;   /* connections with a key nobody listed */
-    uint64_t protocol_errors; /* connections that did not speak ZMTP+CURVE */
+    uint64_t protocol_errors; /* connections that did not speak ZMTP+CURVE,
+                                 or did not finish the handshake in time
+                                 (each refused connection counts once, in
+                                 one of the two) */
     uint64_t malformed;       /* batches or records that failed their checks */
     uint64_t impostors;       /* greetings naming another node than the key's */
     uint64_t misdirected;     /* batches for another node or incarnation,

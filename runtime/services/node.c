@@ -827,7 +827,7 @@ static void fini(void *state)
     ac__node *N = state;
     forget_peers(N);
     free(N->items);
-    free(N->pending);
+    ac__node_gate_fini(&N->gate);
     free(N->events);
     sodium_memzero(N->secret_key, sizeof N->secret_key);
     pthread_mutex_destroy(&N->lock);

@@ -79,6 +79,27 @@ typedef struct node_event {
     bool up;
 } node_event;
 
+/* A connection the ROUTER accepted whose handshake is not known to have
+ * ended (node_gate.c). */
+typedef struct ac__gate_conn {
+    int fd;
+    uint64_t seq;              /* its place in the order of accepts */
+} ac__gate_conn;
+
+/* What the ROUTER's monitor has said that is not settled yet: the
+ * connections in accept order, and the handshakes that ended well or for
+ * their key (which its events do not say the fd of), each by the number
+ * of accepts before it: only those connections can be its. */
+typedef struct ac__gate {
+    ac__gate_conn *conns;
+    size_t nconns, conns_cap;
+    uint64_t *ended;
+    size_t nended, ended_cap;
+    uint64_t accepts;
+    bool failed_last;          /* the last event was a failed handshake, whose
+                                  connection's disconnect comes next */
+} ac__gate;
+
 /* What the thread polls: these, then each peer's link monitor. */
 enum { POLL_WAKE, POLL_ROUTER, POLL_ZAP, POLL_ROUTER_EVENTS, POLL_PEERS };
 
@@ -101,9 +122,8 @@ typedef struct ac__node {
     size_t npeers, cap;
     zmq_pollitem_t *items;     /* the thread's */
     size_t items_cap;
-    int *pending;              /* the thread's: accepted connections not yet
-                                  through their handshake (their fds) */
-    size_t npending, pending_cap;
+    ac__gate gate;             /* the thread's: the connections its handshakes
+                                  have not settled (node_gate.c) */
     node_event *events;        /* the thread's: to tell the services, unlocked */
     size_t nevents, events_cap;
     ac_node_stats stats;
@@ -155,9 +175,10 @@ void ac__node_note_lost(ac__node *N, peer *p);
  * the lock while they run (they send, and may transmit). */
 void ac__node_tell(ac__node *N);
 
-/* node_gate.c: who gets in. */
+/* node_gate.c: who gets in. Each takes all that is waiting. */
 void ac__node_router_event(ac__node *N);
 void ac__node_serve_zap(ac__node *N);
+void ac__node_gate_fini(ac__gate *g);
 
 /* node_inbound.c: the batches waiting on the ROUTER, a turn's share of
  * them, taken and handled; called locked, it drops the lock while records

@@ -105,6 +105,11 @@ void *ac__node_monitor_socket(ac__node *N, void *sock, int events)
     if (pair == NULL)
         return NULL;
     ac__node_set_int(pair, ZMQ_LINGER, 0);
+    /* No bound on events waiting: ZeroMQ drops a monitor's event that
+     * finds the pipe full, and a count made from them would go wrong (a
+     * flood of connections outran a bound of 2,000). Before the connect,
+     * which sizes the pipe. */
+    ac__node_set_int(pair, ZMQ_RCVHWM, 0);
     if (zmq_connect(pair, ep) != 0) {
         zmq_close(pair);
         return NULL;
