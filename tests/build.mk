@@ -98,9 +98,10 @@ test-netns: $(CLUSTERNODE) $(BUILD)/actorc-keygen
 	tests/cluster/netns.sh $(CLUSTERNODE) $(BUILD)/actorc-keygen
 
 # tests/runtime/alloc_count.c counts every heap allocation of the runtime
-# suite, the runtime's own included, through the linker.
+# suite, the runtime's own included, through the linker; and
+# tests/runtime/fake_clock.c lets a test freeze its CLOCK_MONOTONIC.
 $(BUILD)/tests/test_runtime: private LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-    -Wl,--wrap=aligned_alloc,--wrap=posix_memalign
+    -Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=clock_gettime
 
 # --jobs=1: the runtime tests start their own worker threads, and the
 # machines have two cores; parallel test processes only add noise.

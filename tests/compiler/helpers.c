@@ -155,6 +155,7 @@ ac_runtime *make_runtime(int workers)
     ac_config cfg;
     ac_config_init(&cfg);
     cfg.workers = workers;
+    cfg.shutdown_ms = AC_SHUTDOWN_NEVER_FORCED;
     ac_runtime *rt = NULL;
     cr_assert_eq(ac_runtime_create(&rt, &cfg), 0);
     ac_runtime_set_failure_hook(rt, ac_failure_quiet, NULL);

@@ -56,7 +56,9 @@ void require_repo_root(void);
 
 /* A runtime with `workers` workers (0: deterministic, driven by
  * ac_runtime_run) that does not report actors failed on purpose
- * (failure.c). Asserts that it was created. */
+ * (failure.c), and whose shutdown is never forced: it handles what is
+ * queued however long a loaded machine takes to. Asserts that it was
+ * created. */
 ac_runtime *make_runtime(int workers);
 
 #endif /* TEST_COMPILER_HELPERS_H */

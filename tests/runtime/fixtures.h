@@ -69,11 +69,16 @@ static inline ac_runtime *make_runtime_from(const ac_config *cfg)
     return rt;
 }
 
+/* A shutdown that is never forced: ac_runtime_destroy handles every
+ * message still queued and stops every actor, however long a loaded
+ * machine takes to, rather than kill what is left after
+ * AC_SHUTDOWN_MS (a test of the deadline sets its own). */
 static inline ac_runtime *make_runtime(int workers)
 {
     ac_config cfg;
     ac_config_init(&cfg);
     cfg.workers = workers;
+    cfg.shutdown_ms = AC_SHUTDOWN_NEVER_FORCED;
     return make_runtime_from(&cfg);
 }
 
@@ -84,6 +89,7 @@ static inline ac_runtime *make_typed_runtime(int workers, bool type_stats)
     ac_config_init(&cfg);
     cfg.workers = workers;
     cfg.type_stats = type_stats;
+    cfg.shutdown_ms = AC_SHUTDOWN_NEVER_FORCED;
     return make_runtime_from(&cfg);
 }
 

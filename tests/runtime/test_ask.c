@@ -589,8 +589,10 @@ Test(ask, asker_that_dies_while_replies_race_in_never_runs_a_continuation)
     ac_ctx *cx = ac_runtime_ctx(rt);
     ac_addr server = spawn_node(cx, 1), asker = spawn_node(cx, 2);
     /* The replies come back while the asker is still asking: they are
-     * dropped with its mailbox when it stops, or refused once it is gone. */
-    go g = go_to(&server, OP_ECHO, 0, 1000);
+     * dropped with its mailbox when it stops, or refused once it is gone.
+     * The asks' timeout is far beyond the asker's life, however long a
+     * loaded machine stretches it: none may fire. */
+    go g = go_to(&server, OP_ECHO, 0, 60000);
     g.count = N;
     g.then = THEN_STOP_SELF;
     send_go(cx, &asker, &g);

@@ -165,6 +165,11 @@ typedef struct sender_arg {
     int unexpected;  /* Criterion asserts only on the test's own thread */
 } sender_arg;
 
+/* Senders that have had 100 sends accepted: the shutdown waits for all
+ * of them, so that it starts with messages in flight however late a
+ * loaded machine runs the threads. */
+static _Atomic uint64_t g_sending;
+
 static void *sender_main(void *p)
 {
     sender_arg *s = p;
@@ -172,7 +177,8 @@ static void *sender_main(void *p)
     for (uint64_t i = 0; i < 200000; i++) {
         int rc = send_item(cx, &s->to, s->id, s->accepted);
         if (rc == 0) {
-            s->accepted++;
+            if (++s->accepted == 100)
+                atomic_fetch_add(&g_sending, 1);
         } else {
             if (rc != AC_ESHUTDOWN)
                 s->unexpected = rc;
@@ -193,8 +199,7 @@ Test(lifecycle, shutdown_with_messages_in_flight_handles_every_accepted_one, .ti
         args[i] = (sender_arg){.rt = rt, .to = spawn_counter(cx), .id = i};
         pthread_create(&threads[i], NULL, sender_main, &args[i]);
     }
-    struct timespec ts = {0, 20 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    cr_assert(wait_for(&g_sending, SENDERS), "the senders never got going");
     cr_assert_eq(ac_runtime_shutdown(rt), 0);
     uint64_t accepted = 0;
     for (int i = 0; i < SENDERS; i++) {
