@@ -1187,6 +1187,9 @@ typedef struct ac_stats {
     /* Back-pressure (docs/RUNTIME.md, "Back-pressure"). */
     uint64_t muted;              /* times an actor was muted: it sent to an
                                     overloaded actor and waited for it */
+    /* Since AC_ABI_VERSION 13 (docs/NODES.md, "Counters"). */
+    uint64_t node_lost;          /* of node_sent, records a link lost in flight:
+                                    sent, and never taken by the peer */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The
@@ -1293,6 +1296,9 @@ typedef struct ac_peer_info {
     uint64_t refused;     /* sends refused: the queue was full (AC_EFULL) */
     /* Since AC_ABI_VERSION 13. */
     uint64_t queued_bytes; /* the encoded bytes of `queued` */
+    uint64_t in_flight;   /* of `sent`, those it has not acknowledged yet */
+    uint64_t lost;        /* of `sent`, those it never took: lost with a link
+                             (docs/NODES.md, "Counters") */
 } ac_peer_info;
 
 /* The node's own counters of what it refused. */

@@ -289,6 +289,9 @@ static void *node_main(void *arg)
             retry |= p->greet || (p->q_head != NULL && p->linked);
             if (p->reopen_at != 0 && p->reopen_at < due)
                 due = p->reopen_at;
+            uint64_t ack = ac__node_ack(N, p, now);
+            if (ack < due)
+                due = ack;
         }
         long timeout = retry ? RETRY_MS : -1;
         if (due != UINT64_MAX) {
@@ -324,8 +327,8 @@ static void *node_main(void *arg)
             }
             if (p->greet && p->dealer)
                 ac__node_greet(N, p);
-            if (p->q_head != NULL && ac__node_is_up(p))
-                ac__node_flush(N, p);
+            if (p->q_head != NULL && !p->greet && ac__node_is_up(p))
+                ac__node_flush(N, p);  /* our greeting first on a new link */
             p->sent_now = false;
         }
         ac__node_reconcile(N);
@@ -552,6 +555,7 @@ static void forget_peers(ac__node *N)
     for (size_t i = 0; i < N->npeers; i++) {
         ac__node_close_link(&N->peers[i]);
         ac__node_drop_queue(&N->peers[i]);
+        free(N->peers[i].fl);
     }
     free(N->peers);
     N->peers = NULL;
@@ -705,6 +709,8 @@ size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max)
             o->drops = p->drops;
             o->refused = p->refused;
             o->queued_bytes = p->q_bytes;
+            o->in_flight = p->sent - p->settled;
+            o->lost = p->lost_in_flight;
         }
         n++;
     }
@@ -736,6 +742,7 @@ void ac__node_count_peer(const peer *p, ac_stats *out)
     out->node_reconnects += p->connects > 1 ? p->connects - 1 : 0;
     out->node_forwarded += p->forwarded;
     out->dead_letters += p->lost;
+    out->node_lost += p->lost_in_flight;
 }
 
 /* The node's totals into *out: every peer's, those removed since, and its
@@ -754,6 +761,7 @@ static void count_node(const ac__node *N, ac_stats *out)
     out->node_reconnects += N->gone.node_reconnects;
     out->node_forwarded += N->gone.node_forwarded;
     out->dead_letters += N->gone.dead_letters;
+    out->node_lost += N->gone.node_lost;
     out->node_malformed += N->stats.malformed;
     out->node_auth_failures += N->stats.auth_failures;
 }
@@ -785,11 +793,11 @@ static void print_stats(void *state, FILE *f)
                 "actorc stats peer %s up %d sent %" PRIu64 " received %" PRIu64
                 " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
                 " queued %zu queued_bytes %" PRIu64 " drops %" PRIu64 " refused %" PRIu64
-                " connects %" PRIu64
+                " in_flight %" PRIu64 " lost %" PRIu64 " connects %" PRIu64
                 " losses %" PRIu64 " incarnations %" PRIu64 "\n",
                 p->id.name, ac__node_is_up(p), p->sent, p->received, p->bytes_sent,
                 p->bytes_received, p->batches, p->q_len, p->q_bytes, p->drops, p->refused,
-                p->connects,
+                p->sent - p->settled, p->lost_in_flight, p->connects,
                 p->losses, p->incarnations);
     }
     ac_stats t;
@@ -799,12 +807,13 @@ static void print_stats(void *state, FILE *f)
     fprintf(f,
             "actorc stats node %s sent %" PRIu64 " received %" PRIu64 " forwarded %" PRIu64
             " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
-            " drops %" PRIu64 " refused %" PRIu64 " reconnects %" PRIu64
+            " drops %" PRIu64 " refused %" PRIu64 " lost %" PRIu64 " reconnects %" PRIu64
             " malformed %" PRIu64 " auth_failures %" PRIu64
             " protocol_errors %" PRIu64 " impostors %" PRIu64 " misdirected %" PRIu64
             " forged %" PRIu64 "\n",
             N->name, t.node_sent, t.node_received, t.node_forwarded, t.node_bytes_sent,
-            t.node_bytes_received, t.node_batches, t.node_drops, t.node_refused, t.node_reconnects, s->malformed,
+            t.node_bytes_received, t.node_batches, t.node_drops, t.node_refused, t.node_lost,
+            t.node_reconnects, s->malformed,
             s->auth_failures, s->protocol_errors, s->impostors, s->misdirected, s->forged);
     pthread_mutex_unlock(&N->lock);
 }

@@ -38,6 +38,17 @@
 #define RECEIVE_BATCHES 64u
 #define RECEIVE_BYTES (4u << 20)
 
+/* ACKs (docs/WIRE.md, "Acknowledgements"): one is due ACK_MS after a
+ * batch is taken, or once ACK_BYTES have been taken since the last. */
+#define ACK_MS 20
+#define ACK_BYTES (256u << 10)
+
+/* A batch of records sent and not yet settled: its number, and the
+ * peer's `sent` and `bytes_sent` once it had left. */
+typedef struct flight {
+    uint64_t seq, records, bytes;
+} flight;
+
 /* One record of a peer's queue, encoded by the sender's thread. */
 typedef struct out_rec {
     struct out_rec *next;
@@ -70,6 +81,19 @@ typedef struct peer {
     uint64_t lost;             /* of `drops`, the messages and replies: dead
                                   letters, counted here whatever thread drops
                                   them (at shutdown there may be none) */
+    /* What it acknowledged of ours (docs/WIRE.md, "Acknowledgements"). */
+    uint64_t tx_seq;           /* the number of our last batch to it */
+    flight *fl;                /* the batches of records not settled, oldest first */
+    size_t fl_head, fl_len, fl_cap;
+    uint64_t settled, settled_bytes;  /* `sent` and `bytes_sent` up to the
+                                         last batch settled */
+    uint64_t acked;            /* records taken, as its last ACK said */
+    uint64_t lost_in_flight;   /* of `sent`, records it never took */
+    /* What we acknowledge of its: from its incarnation `node`. */
+    uint64_t rx_seq;           /* the number of its last batch we took */
+    uint64_t rx_records;       /* the records we took */
+    uint64_t rx_unacked;       /* bytes taken since our last ACK */
+    uint64_t ack_at;           /* when an ACK is due (ms); 0: none */
 } peer;
 
 /* A peer incarnation came up or went, for the services' node_up/node_lost. */
@@ -143,6 +167,15 @@ void ac__node_flush(ac__node *N, peer *p);
 /* Sends r alone in a batch on p's link now, if the link takes it without
  * waiting (any thread, under the lock); false: it did not. */
 bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r);
+/* p acknowledged its batches up to `seq`, and `records` records taken in
+ * all: what was sent up to there and not taken is lost. */
+void ac__node_settle(peer *p, uint64_t seq, uint64_t records);
+/* Nothing more will be acknowledged of what was sent to p (it restarted,
+ * was removed, or this node stops): whatever is not settled is lost. */
+void ac__node_settle_all(peer *p);
+/* Sends p our ACK when one is due and the link takes it; the time it is
+ * due (UINT64_MAX: none, or not before the link is up). */
+uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now);
 /* Notes every peer incarnation that came up or went since the services
  * were last told (peer.told_node), for ac__node_tell. */
 void ac__node_reconcile(ac__node *N);

@@ -61,14 +61,30 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
         N->stats.misdirected++;  /* for an earlier incarnation of this node */
         return false;
     }
+    if (h.from_node == p->node && h.seq <= p->rx_seq) {
+        /* From a connection its sender has replaced, read after one from
+         * the new: what our ACKs said we took stays true, and the sender
+         * counts this one lost. */
+        N->stats.misdirected++;
+        return false;
+    }
     p->bytes_received += len;
     ac__record rec;
     int got;
-    size_t data = 0;
+    size_t data = 0, acks = 0;
+    uint64_t ack_seq = 0, ack_records = 0;
     while ((got = ac__frame_next(&r, &rec)) > 0) {
         char name[AC_NODE_NAME_MAX + 1];
         if (rec.op == AC__OP_MSG || is_control(rec.op)) {
             data++;
+            continue;
+        }
+        if (rec.op == AC__OP_ACK) {
+            if (!ac__frame_get_ack(&rec, &ack_seq, &ack_records)) {
+                N->stats.malformed++;
+                return false;
+            }
+            acks++;
             continue;
         }
         if (rec.op == AC__OP_BYE && rec.len == 0) {
@@ -99,18 +115,36 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
         if (h.to_node == 0 || h.from_node != p->node)
             p->greet = p->linked;
         if (h.from_node != p->node) {
+            /* What went to the incarnation before is lost unless it said it
+             * took it; this one's batches are numbered from its start. */
+            if (p->node != 0)
+                ac__node_settle_all(p);
             p->node = h.from_node;
             p->incarnations++;
+            p->rx_seq = p->rx_records = p->rx_unacked = 0;
+            p->ack_at = 0;
         }
     }
     if (got < 0) {
         N->stats.malformed++;
         return false;
     }
-    if (data > 0 && h.from_node != p->node) {
-        N->stats.misdirected++;  /* from an incarnation that did not greet */
+    if (h.from_node != p->node) {
+        if (data > 0)
+            N->stats.misdirected++;  /* from an incarnation that did not greet */
         return false;
     }
+    /* Taken: its number and records go into our next ACK, due soon unless
+     * the batch was only one of its own (ACKs are not acknowledged). */
+    p->rx_seq = h.seq;
+    p->rx_records += data;
+    if (acks < h.records) {
+        p->rx_unacked += len;
+        if (p->ack_at == 0)
+            p->ack_at = ac__node_now_ms() + ACK_MS;
+    }
+    if (acks > 0)
+        ac__node_settle(p, ack_seq, ack_records);
     *up = ac__node_is_up(p);
     p->received += data;
     return data > 0;

@@ -14,9 +14,10 @@
  *                              STREAM to the station at ADDR
  *   crowd COUNT GROUP          spawns COUNT more stations, members of
  *                              GROUP: first= the number of the first
- *   flood S GROUP STREAM       station S publishes items of STREAM to
- *                              GROUP, 1,000 a turn (each reaching every
- *                              member), until
+ *   flood S TO STREAM          station S sends items of STREAM to the
+ *                              station at TO (an address), or publishes
+ *                              them to group TO (each reaching every
+ *                              member), 1,000 a turn, until
  *   unflood S                  (its mail is still read meanwhile)
  *   report S STREAM            what station S received on STREAM, and the
  *                              outcome of all its sends
@@ -56,12 +57,13 @@ static size_t n_stations;
 
 /* ---- the station --------------------------------------------------------------- */
 
-int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_Station_burst *m)
+/* Sends the next `count` items of stream s to `to`. */
+static void send_items(traffic_Station *self, ac_ctx *cx, traffic_Station_ref to, uint32_t s,
+                       uint64_t count)
 {
-    uint32_t s = (uint32_t)(m->stream % STREAMS);
-    for (uint64_t i = 0; i < m->count; i++) {
+    for (uint64_t i = 0; i < count; i++) {
         /* Checked: what reached nobody is counted apart (dead). */
-        int rc = traffic_Station_send_item_checked(cx, m->station, s, self->sent_next[s]);
+        int rc = traffic_Station_send_item_checked(cx, to, s, self->sent_next[s]);
         /* Only an accepted item takes a number, so that a receiver sees
          * every stream numbered without gaps unless the link lost some. */
         if (rc == 0) {
@@ -75,6 +77,11 @@ int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_St
             self->other++;
         }
     }
+}
+
+int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_Station_burst *m)
+{
+    send_items(self, cx, m->station, (uint32_t)(m->stream % STREAMS), m->count);
     return 0;
 }
 
@@ -84,9 +91,14 @@ int traffic_Station_on_flood(traffic_Station *self, ac_ctx *cx, const traffic_St
 {
     if (self->unflooded)
         return 0;
+    uint32_t s = (uint32_t)(m->stream % STREAMS);
+    if (m->topic.len == 0) {
+        send_items(self, cx, m->station, s, m->chunk);
+        return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->station,
+                                          m->topic, m->stream, m->chunk);
+    }
     char group[64];
     snprintf(group, sizeof group, "%.*s", (int)m->topic.len, m->topic.data);
-    uint32_t s = (uint32_t)(m->stream % STREAMS);
     for (uint64_t i = 0; i < m->chunk; i++) {
         /* Numbered as a burst's items are: only those that reached a
          * member (here, the members of a node whose queue took them). */
@@ -97,8 +109,8 @@ int traffic_Station_on_flood(traffic_Station *self, ac_ctx *cx, const traffic_St
             self->full++;
         }
     }
-    return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->topic, m->stream,
-                                      m->chunk);
+    return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->station,
+                                      m->topic, m->stream, m->chunk);
 }
 
 int traffic_Station_on_unflood(traffic_Station *self, ac_ctx *cx, const traffic_Station_unflood *m)
@@ -242,18 +254,19 @@ static bool cmd_crowd(char **argv, int argc, char *reply, size_t cap)
 
 static bool cmd_flood(char **argv, int argc, char *reply, size_t cap)
 {
-    traffic_Station_ref from;
+    traffic_Station_ref from, to = {{{0}}};
     if (argc != 3 || !parse_station(argv[0], &from)) {
-        snprintf(reply, cap, "usage: flood STATION GROUP STREAM");
+        snprintf(reply, cap, "usage: flood STATION ADDR|GROUP STREAM");
         return false;
     }
+    bool send = parse_addr(argv[1], &to.addr);
     uint32_t stream = (uint32_t)strtoul(argv[2], NULL, 10);
     if (stream >= STREAMS) {
         snprintf(reply, cap, "a stream is 0..%zu", STREAMS - 1);
         return false;
     }
-    int rc = traffic_Station_send_flood(ac_runtime_ctx(rt), from, ac_string_of(argv[1]), stream,
-                                        1000);
+    int rc = traffic_Station_send_flood(ac_runtime_ctx(rt), from, to,
+                                        ac_string_of(send ? "" : argv[1]), stream, 1000);
     snprintf(reply, cap, "rc=%d", rc);
     return rc == 0;
 }
@@ -306,9 +319,10 @@ static bool cmd_peer(char **argv, int argc, char *reply, size_t cap)
              "up=%d node=%016" PRIx64 " incarnations=%" PRIu64 " connects=%" PRIu64
              " losses=%" PRIu64 " sent=%" PRIu64 " received=%" PRIu64 " bytes_sent=%" PRIu64
              " bytes_received=%" PRIu64 " batches=%" PRIu64 " queued=%" PRIu64 " drops=%" PRIu64
-             " refused=%" PRIu64,
+             " refused=%" PRIu64 " queued_bytes=%" PRIu64 " in_flight=%" PRIu64 " lost=%" PRIu64,
              p.up, p.node, p.incarnations, p.connects, p.losses, p.sent, p.received, p.bytes_sent,
-             p.bytes_received, p.batches, p.queued, p.drops, p.refused);
+             p.bytes_received, p.batches, p.queued, p.drops, p.refused, p.queued_bytes,
+             p.in_flight, p.lost);
     return true;
 }
 
