@@ -286,7 +286,7 @@ static void *node_main(void *arg)
         for (size_t i = POLL_PEERS; i < n; i++) {
             peer *p = &N->peers[i - POLL_PEERS];
             items[i] = (zmq_pollitem_t){p->monitor, -1, p->monitor ? ZMQ_POLLIN : 0, 0};
-            retry |= p->greet || (p->q_head != NULL && p->linked);
+            retry |= p->greet || (p->q_head != NULL && p->linked && ac__node_window_open(p));
             if (p->reopen_at != 0 && p->reopen_at < due)
                 due = p->reopen_at;
             uint64_t ack = ac__node_ack(N, p, now);

@@ -42,6 +42,12 @@
  * batch is taken, or once ACK_BYTES have been taken since the last. */
 #define ACK_MS 20
 #define ACK_BYTES (256u << 10)
+/* Back-pressure across a link (docs/NODES.md, "Back-pressure"): a sender
+ * leaves no more batches of records on a link while this many bytes it
+ * sent are not acknowledged; a receiver holds its ACKs while an actor that
+ * a peer's messages went to is overloaded (up to HOLDS of them a peer). */
+#define WINDOW_BYTES (8u << 20)
+#define HOLDS 4
 
 /* A batch of records sent and not yet settled: its number, and the
  * peer's `sent` and `bytes_sent` once it had left. */
@@ -94,6 +100,9 @@ typedef struct peer {
     uint64_t rx_records;       /* the records we took */
     uint64_t rx_unacked;       /* bytes taken since our last ACK */
     uint64_t ack_at;           /* when an ACK is due (ms); 0: none */
+    ac_addr holds[HOLDS];      /* overloaded actors its messages went to: our
+                                  ACKs wait while any of them stays so */
+    size_t nholds;
 } peer;
 
 /* A peer incarnation came up or went, for the services' node_up/node_lost. */
@@ -174,8 +183,15 @@ void ac__node_settle(peer *p, uint64_t seq, uint64_t records);
  * was removed, or this node stops): whatever is not settled is lost. */
 void ac__node_settle_all(peer *p);
 /* Sends p our ACK when one is due and the link takes it; the time it is
- * due (UINT64_MAX: none, or not before the link is up). */
+ * due (UINT64_MAX: none, or not before the link is up). While p holds
+ * actors that are still overloaded, none is sent: the time to look again. */
 uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now);
+/* Whether p's link may take more batches of records: what it has not
+ * acknowledged is under the window. */
+bool ac__node_window_open(const peer *p);
+/* node_inbound.c: drops the actors p holds that are no longer overloaded
+ * (gone, or kept up); whether any is left. The thread's, locked. */
+bool ac__node_holding(ac__node *N, peer *p);
 /* Notes every peer incarnation that came up or went since the services
  * were last told (peer.told_node), for ac__node_tell. */
 void ac__node_reconcile(ac__node *N);

@@ -9,10 +9,54 @@
 #include <string.h>
 
 /* What delivering a batch refused, added to the node's counters once the
- * lock is back. */
+ * lock is back, and the first few actors its messages went to. */
 typedef struct tally {
     uint64_t malformed, misdirected, forged;
+    ac_addr to[HOLDS];
+    size_t nto;
 } tally;
+
+/* Whether the actor at `to` is overloaded (docs/RUNTIME.md,
+ * "Back-pressure"); false when it is gone. */
+static bool overloaded(ac_ctx *cx, const ac_addr *to)
+{
+    ac__enter(cx);
+    ac__actor *a = ac__lookup(cx, to);
+    bool over = a != NULL && ac__overloaded(a);
+    ac__leave(cx);
+    return over;
+}
+
+/* Notes the actor a message went to, once a batch. */
+static void note_target(tally *t, const ac_addr *to)
+{
+    for (size_t i = 0; i < t->nto; i++)
+        if (ac_addr_eq(&t->to[i], to))
+            return;
+    if (t->nto < HOLDS)
+        t->to[t->nto++] = *to;
+}
+
+/* p holds `to` (overloaded): our ACKs to p wait until it is not. */
+static void hold(peer *p, const ac_addr *to)
+{
+    for (size_t i = 0; i < p->nholds; i++)
+        if (ac_addr_eq(&p->holds[i], to))
+            return;
+    if (p->nholds < HOLDS)
+        p->holds[p->nholds++] = *to;
+}
+
+bool ac__node_holding(ac__node *N, peer *p)
+{
+    for (size_t i = 0; i < p->nholds;) {
+        if (overloaded(N->cx, &p->holds[i]))
+            i++;
+        else
+            p->holds[i] = p->holds[--p->nholds];
+    }
+    return p->nholds > 0;
+}
 
 /* A message for an actor of this node: decoded by the target's own type,
  * if it is the type the sender encoded for, and sent on as from outside. */
@@ -38,6 +82,7 @@ static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
         return;
     }
     (void)ac_send(cx, &m->to, e);  /* a dead letter there if it died meanwhile */
+    note_target(t, &m->to);
 }
 
 static bool is_control(uint8_t op)
@@ -123,6 +168,7 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
             p->incarnations++;
             p->rx_seq = p->rx_records = p->rx_unacked = 0;
             p->ack_at = 0;
+            p->nholds = 0;
         }
     }
     if (got < 0) {
@@ -178,6 +224,15 @@ static void deliver_batch(ac__node *N, const uint8_t *buf, size_t len, bool up, 
     }
 }
 
+/* The live peer whose incarnation `node` is, up or not; under the lock. */
+static peer *sender(ac__node *N, uint64_t node)
+{
+    for (size_t i = 0; i < N->npeers; i++)
+        if (!N->peers[i].removed && N->peers[i].node == node)
+            return &N->peers[i];
+    return NULL;
+}
+
 /* Takes the batches waiting on the ROUTER, up to a turn's share: a peer
  * that keeps the ROUTER full (one streaming at full speed is enough) must
  * not keep the thread from its other duties — answering ZAP, reading the
@@ -215,16 +270,29 @@ void ac__node_receive(ac__node *N)
         else if (admit_batch(N, p, zmq_msg_data(&body), zmq_msg_size(&body), &up)) {
             /* p is not used past this point: the peer list may grow (and
              * move) while the lock is down. */
-            tally t = {0, 0, 0};
+            uint64_t from = p->node;
+            tally t = {.nto = 0};
             pthread_mutex_unlock(&N->lock);
             ac__hold_runnable(N->cx, true);
             deliver_batch(N, zmq_msg_data(&body), zmq_msg_size(&body), up, &t);
             ac__hold_runnable(N->cx, false);
             ac__run_held(N->cx);
+            /* Back-pressure: an actor its messages went to that is
+             * overloaded now (its turns use up their batch) holds our ACKs
+             * to the sender, so that it sends no more than its window past
+             * them (docs/NODES.md, "Back-pressure"). Looked at after the
+             * turns just run, unlocked as deliveries are. */
+            size_t over = 0;
+            for (size_t i = 0; i < t.nto; i++)
+                if (overloaded(N->cx, &t.to[i]))
+                    t.to[over++] = t.to[i];
             pthread_mutex_lock(&N->lock);
             N->stats.malformed += t.malformed;
             N->stats.misdirected += t.misdirected;
             N->stats.forged += t.forged;
+            p = over > 0 ? sender(N, from) : NULL;
+            for (size_t i = 0; p != NULL && i < over; i++)
+                hold(p, &t.to[i]);
         }
         bytes += zmq_msg_size(&body);
         zmq_msg_close(&body);

@@ -352,10 +352,17 @@ void ac__node_settle_all(peer *p)
     p->acked = 0;  /* a new incarnation counts from 0 */
 }
 
+bool ac__node_window_open(const peer *p)
+{
+    return p->bytes_sent - p->settled_bytes < WINDOW_BYTES;
+}
+
 uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now)
 {
     if (p->ack_at == 0 || p->dealer == NULL || p->greet || !ac__node_is_up(p))
         return UINT64_MAX;
+    if (ac__node_holding(N, p))
+        return now + RETRY_MS;  /* back-pressure: looked at again then */
     if ((now >= p->ack_at || p->rx_unacked >= ACK_BYTES) && send_one(N, p, AC__OP_ACK)) {
         p->ack_at = 0;
         p->rx_unacked = 0;
@@ -365,11 +372,12 @@ uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now)
 }
 
 /* Sends what waits for p's link, in batches of up to BATCH_BYTES (a larger
- * record alone). Stops at the first batch the link cannot take now (the
- * loop retries). */
+ * record alone), while its window is open. Stops at the first batch the
+ * link cannot take now (the loop retries) or when the window closes (an
+ * ACK opens it: the ROUTER wakes the loop). */
 void ac__node_flush(ac__node *N, peer *p)
 {
-    while (p->q_head != NULL) {
+    while (p->q_head != NULL && ac__node_window_open(p)) {
         size_t size = AC__FRAME_HEADER_SIZE, count = 0;
         for (out_rec *r = p->q_head; r != NULL && count < UINT16_MAX; r = r->next) {
             if (count > 0 && size + r->size > BATCH_BYTES)
@@ -393,7 +401,7 @@ void ac__node_flush(ac__node *N, peer *p)
 
 bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r)
 {
-    if (p->dealer == NULL || p->greet || !ac__node_is_up(p))
+    if (p->dealer == NULL || p->greet || !ac__node_is_up(p) || !ac__node_window_open(p))
         return false;  /* our greeting goes first on a new link */
     return send_batch(N, p, r, 1, AC__FRAME_HEADER_SIZE + r->size);
 }

@@ -369,6 +369,44 @@ Test(cluster, what_a_dropped_link_had_in_flight_is_counted, .timeout = 180,
     cluster_stop();
 }
 
+/* ---- back-pressure ----------------------------------------------------------------------- */
+
+/* alpha floods a station of beta's that takes 50 µs an item, twenty times
+ * slower than alpha sends. The station is overloaded, so beta holds its
+ * ACKs to alpha, whose window (8 MiB unacknowledged) then closes and whose
+ * queue fills: its sends past that are refused (AC_EFULL, counted), and
+ * what beta has taken but the station has not handled stays within about
+ * one window of items (61 bytes each on the wire), however long the flood
+ * lasts, instead of growing by the producer's rate. Watched until the
+ * station has handled 20,000 items: an event, not a time. */
+Test(cluster, a_slow_receiver_holds_back_a_remote_producer, .timeout = 180,
+     .fini = cluster_down)
+{
+    cluster_up(2, LONG_TIMEOUT_MS);
+    enum { STREAM = 29, HANDLED = 20000, BOUND = 2 * (8 << 20) / 61 };
+    char r[REPLY_MAX], b[REPLY_MAX];
+    node_cmd(1, r, "lag 0 50");
+    node_cmd(0, r, "flood 0 %s %d", cl.n[1].station[0], STREAM);
+    uint64_t most = 0, handled = 0;
+    for (uint64_t t0 = now_ms(); handled < HANDLED && now_ms() - t0 < 60000; usleep(20000)) {
+        node_cmd(1, r, "stats");
+        node_cmd(1, b, "peer alpha");
+        handled = field(r, "handled");
+        uint64_t taken = field(b, "received");
+        uint64_t backlog = taken > handled ? taken - handled : 0;
+        most = backlog > most ? backlog : most;
+        cr_assert_leq(backlog, BOUND, "beta has taken %lu items its station has not handled "
+                      "(%lu handled)", (unsigned long)backlog, (unsigned long)handled);
+    }
+    cr_assert_geq(handled, HANDLED, "the station works through the flood");
+    node_cmd(0, r, "report 0 %d", STREAM);
+    cr_assert_gt(field(r, "full"), 0, "alpha's sends past its queue are refused: %s", r);
+    fprintf(stderr, "cluster: at most %lu items waited for beta's slow station\n",
+            (unsigned long)most);
+    node_cmd(0, r, "unflood 0");
+    cluster_stop();
+}
+
 /* ---- strangers ----------------------------------------------------------------------- */
 
 /* A fourth node whose key no member's file lists: every member refuses it
