@@ -88,7 +88,6 @@ typedef struct peer {
                                   letters, counted here whatever thread drops
                                   them (at shutdown there may be none) */
     /* What it acknowledged of ours (docs/WIRE.md, "Acknowledgements"). */
-    uint64_t tx_seq;           /* the number of our last batch to it */
     flight *fl;                /* the batches of records not settled, oldest first */
     size_t fl_head, fl_len, fl_cap;
     uint64_t settled, settled_bytes;  /* `sent` and `bytes_sent` up to the
@@ -138,6 +137,10 @@ typedef struct ac__node {
     size_t npending, pending_cap;
     node_event *events;        /* the thread's: to tell the services, unlocked */
     size_t nevents, events_cap;
+    uint64_t tx_seq;           /* the number of our last batch, to any peer:
+                                  one count for all, so that a peer removed
+                                  and added again goes on numbering past
+                                  what its other end took (under the lock) */
     ac_node_stats stats;
     ac_stats gone;             /* node_* counters of the peers removed since */
 } ac__node;

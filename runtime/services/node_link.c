@@ -161,7 +161,7 @@ static bool send_one(ac__node *N, peer *p, ac__frame_op op)
     ac_wire_out out = {buf, sizeof buf, 0};
     /* Its incarnation, or 0 when it has not greeted us since our link went
      * down (it may have restarted): a HELLO to 0 asks for its greeting. */
-    ac__frame_header h = {1, ac_runtime_node(N->rt), p->greeted ? p->node : 0, p->tx_seq + 1};
+    ac__frame_header h = {1, ac_runtime_node(N->rt), p->greeted ? p->node : 0, N->tx_seq + 1};
     ac__frame_put_header(&out, &h);
     if (op == AC__OP_HELLO)
         ac__frame_put_hello(&out, N->name);
@@ -171,7 +171,7 @@ static bool send_one(ac__node *N, peer *p, ac__frame_op op)
         ac__frame_put_empty(&out, op);
     if (zmq_send(p->dealer, buf, out.len, ZMQ_DONTWAIT) != (int)out.len)
         return false;
-    p->tx_seq++;
+    N->tx_seq++;
     return true;
 }
 
@@ -281,7 +281,7 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
         return false;
     uint8_t *at = zmq_msg_data(&msg);
     ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
-    ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node, p->tx_seq + 1};
+    ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node, N->tx_seq + 1};
     ac__frame_put_header(&out, &h);
     at += AC__FRAME_HEADER_SIZE;
     const out_rec *r = first;
@@ -296,13 +296,13 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
         zmq_msg_close(&msg);
         return false;
     }
-    p->tx_seq++;
+    N->tx_seq++;
     p->sent += count;
     p->forwarded += msgs;
     p->bytes_sent += size;
     p->batches++;
     flight *f = &p->fl[(p->fl_head + p->fl_len++) % p->fl_cap];
-    *f = (flight){p->tx_seq, p->sent, p->bytes_sent};
+    *f = (flight){N->tx_seq, p->sent, p->bytes_sent};
     return true;
 }
 

@@ -852,6 +852,32 @@ Test(node, messages_reach_an_actor_of_another_node_in_order, .timeout = 60)
     stop_pair(&p);
 }
 
+/* A peer removed and added again is linked again and reached: its other
+ * end, which took our batches before, takes the new ones (they go on
+ * numbering past the old). */
+Test(node, a_peer_removed_and_added_again_is_reached, .timeout = 60)
+{
+    pair_of_nodes p;
+    start_pair(&p, 10000, 0);
+    const ac_actor_type *type = wired();
+    ac_addr there;
+    cr_assert_eq(ac_spawn(ac_runtime_ctx(p.rb), type, NULL, &there), 0);
+    ac_ctx *cx = ac_runtime_ctx(p.ra);
+    cr_assert_eq(send_wired(cx, &there, type, 1, 0), 0);
+    cr_assert(wait_for(&g_items, 1));
+    cr_assert_eq(ac_node_remove_peer(p.ra, "beta"), 0);
+    cr_assert(wait_peer(p.rb, "alpha", false, 0), "beta is told");
+    cr_assert_eq(ac_node_add_peer(p.ra, "beta", p.b.endpoint, p.b.public_key), 0);
+    cr_assert(wait_peer(p.ra, "beta", true, ac_runtime_node(p.rb)), "alpha links to beta again");
+    cr_assert(wait_peer(p.rb, "alpha", true, ac_runtime_node(p.ra)), "and beta to alpha");
+    cr_assert_eq(send_wired(cx, &there, type, 1, 1), 0);
+    cr_assert(wait_for(&g_items, 2), "beta takes what alpha sends now");
+    ac_node_stats st = {0};
+    cr_assert_eq(ac_runtime_node_stats(p.rb, &st), 0);
+    cr_assert_eq(st.misdirected, 0, "nothing refused as taken already");
+    stop_pair(&p);
+}
+
 /* Without the type there is no encoding; a node nobody links to, or an
  * actor that is gone there, is a dead letter; a type the target is not of
  * is refused by the target's node. */
