@@ -34,6 +34,7 @@
  */
 #include "node.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <sodium.h>
@@ -41,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -456,8 +456,7 @@ static bool fds_room(size_t more, rlim_t *limit)
     }
     rlim_t need = (rlim_t)(fds_open() + more);
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
-        rlim_t raised = rl.rlim_max;
-        rl.rlim_cur = raised;
+        rl.rlim_cur = rl.rlim_max;
         if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
             (void)getrlimit(RLIMIT_NOFILE, &rl);
     }
@@ -468,8 +467,8 @@ static bool fds_room(size_t more, rlim_t *limit)
 /* ZeroMQ's sockets in a context are capped at ZMQ_MAX_SOCKETS, 1,023 by
  * default, and a node takes three a peer: past ~340 peers the others
  * would never be linked. The cap goes as far as descriptors may (the hard
- * limit, which is also ZeroMQ's own); it must be set before the first
- * socket. */
+ * limit, within ZeroMQ's own ZMQ_SOCKET_LIMIT); it must be set before the
+ * first socket. */
 static void raise_socket_cap(void *zmq)
 {
     struct rlimit rl;
