@@ -1,11 +1,13 @@
 /*
- * remote_stream N BYTES — bench/README.md ("Two nodes"): a sender on a
- * peer node (a child process) streams N messages of BYTES = 64 bytes (a
- * sequence number and 56 bytes of pad) to a receiver on this node, then
+ * remote_stream N BYTES [LAG_US] — bench/README.md ("Two nodes"): a sender
+ * on a peer node (a child process) streams N messages of BYTES = 64 bytes
+ * (a sequence number and 56 bytes of pad) to a receiver on this node, then
  * the count it sent. Reported: messages per second at the receiver, from
  * the `go` sent to the sender until the receiver has the end marker. The
  * sender respects back-pressure: a send refused with AC_EFULL (its peer's
- * queue is full) is counted and tried again a millisecond later.
+ * queue is full) is counted and tried again a millisecond later. With
+ * LAG_US the receiver spends that long on each message (a slow consumer:
+ * bench/README.md, "Back-pressure across nodes").
  */
 #include "remote.h"
 #include "remote_stream.actor.h"
@@ -19,11 +21,15 @@ static _Atomic(double) finished_at;
 static sem_t finished;
 static _Atomic uint64_t refusals;     /* the sender's (in the peer) */
 static _Atomic int send_error;
+static uint64_t lag_us;               /* set before the receiver is spawned */
 
 int remote_stream_Receiver_on_item(remote_stream_Receiver *self, ac_ctx *cx,
                                    const remote_stream_Receiver_item *m)
 {
     (void)cx;
+    if (lag_us > 0)
+        for (double until = bench_now() + (double)lag_us / 1e6; bench_now() < until;)
+            ;
     uint8_t mark = (uint8_t)m->seq;
     if (m->seq != self->got || m->pad[0] != mark || m->pad[PAD - 1] != mark)
         self->bad++;
@@ -116,10 +122,11 @@ static int sender_node(remote_cluster *c, int in, int out)
 
 int main(int argc, char **argv)
 {
-    const char *usage = "N BYTES (BYTES = 64: 8 of sequence number, 56 of pad)";
+    const char *usage = "N BYTES [LAG_US] (BYTES = 64: 8 of sequence number, 56 of pad)";
     uint64_t n = bench_arg(argc, argv, 1, usage);
     if (bench_arg(argc, argv, 2, usage) != 8 + PAD)
         bench_fail("remote_stream: messages are %d bytes (the IDL's u64 and u8[%d])", 8 + PAD, PAD);
+    lag_us = argc > 3 ? bench_arg(argc, argv, 3, usage) : 0;
     remote_cluster *c = remote_setup();
     sem_init(&finished, 0, 0);
     remote_msg ready;
@@ -152,8 +159,11 @@ int main(int argc, char **argv)
                    " in its end marker), its node %" PRIu64 " refused, %" PRIu64
                    " sent (expected %" PRIu64 "), %" PRIu64 " dropped",
                    counted, said, link_refused, link_sent, n + 1, link_drops);
-    char params[48];
-    snprintf(params, sizeof params, "%" PRIu64 "x%d", n, 8 + PAD);
+    char params[64];
+    if (lag_us > 0)
+        snprintf(params, sizeof params, "%" PRIu64 "x%dx%" PRIu64, n, 8 + PAD, lag_us);
+    else
+        snprintf(params, sizeof params, "%" PRIu64 "x%d", n, 8 + PAD);
     remote_report("remote_stream", params, secs, (double)n, peer_rss);
     return 0;
 }

@@ -1220,6 +1220,9 @@ typedef struct ac_stats {
      * memory for their stop or kill): their stop hooks did not run, and
      * ac_runtime_destroy frees them as they are. 0 until the shutdown. */
     uint64_t shutdown_left;
+    /* Since AC_ABI_VERSION 13 (docs/NODES.md, "Counters"). */
+    uint64_t node_lost;          /* of node_sent, records a link lost in flight:
+                                    sent, and never taken by the peer */
 } ac_stats;
 
 /* Sums the counters of every worker and context, and the node's. The
@@ -1330,6 +1333,9 @@ typedef struct ac_peer_info {
     uint64_t refused;     /* sends refused: the queue was full (AC_EFULL) */
     /* Since AC_ABI_VERSION 13. */
     uint64_t queued_bytes; /* the encoded bytes of `queued` */
+    uint64_t in_flight;   /* of `sent`, those it has not acknowledged yet */
+    uint64_t lost;        /* of `sent`, those it never took: lost with a link
+                             (docs/NODES.md, "Counters") */
 } ac_peer_info;
 
 /* The node's own counters of what it refused. */

@@ -14,6 +14,7 @@ void ac__frame_put_header(ac_wire_out *out, const ac__frame_header *h)
     ac_wire_u16(out, h->records);
     ac_wire_u64(out, h->from_node);
     ac_wire_u64(out, h->to_node);
+    ac_wire_u64(out, h->seq);
 }
 
 void ac__frame_put_hello(ac_wire_out *out, const char *name)
@@ -74,9 +75,10 @@ bool ac__frame_open(ac__frame_reader *r, const uint8_t *buf, size_t len, ac__fra
     h->records = ac_wire_get_u16(&r->in);
     h->from_node = ac_wire_get_u64(&r->in);
     h->to_node = ac_wire_get_u64(&r->in);
+    h->seq = ac_wire_get_u64(&r->in);
     r->left = h->records;
     return !r->in.bad && magic == AC__FRAME_MAGIC && version == AC__FRAME_VERSION &&
-           h->from_node != 0;
+           h->from_node != 0 && h->seq != 0;
 }
 
 int ac__frame_next(ac__frame_reader *r, ac__record *rec)
@@ -105,4 +107,21 @@ bool ac__frame_get_hello(const ac__record *rec, char name[AC_NODE_NAME_MAX + 1])
     memcpy(name, rec->body + 1, n);
     name[n] = '\0';
     return true;
+}
+
+void ac__frame_put_ack(ac_wire_out *out, uint64_t seq, uint64_t records)
+{
+    ac__frame_put_record_head(out, AC__OP_ACK, AC__ACK_BODY_SIZE);
+    ac_wire_u64(out, seq);
+    ac_wire_u64(out, records);
+}
+
+bool ac__frame_get_ack(const ac__record *rec, uint64_t *seq, uint64_t *records)
+{
+    if (rec->op != AC__OP_ACK || rec->len != AC__ACK_BODY_SIZE)
+        return false;
+    ac_wire_in in = {rec->body, rec->len, 0, false, 0};
+    *seq = ac_wire_get_u64(&in);
+    *records = ac_wire_get_u64(&in);
+    return !in.bad;
 }

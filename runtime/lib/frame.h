@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #define AC__FRAME_MAGIC 0x314E4341u  /* "ACN1" little-endian */
-#define AC__FRAME_VERSION 1u
-#define AC__FRAME_HEADER_SIZE 24u
+#define AC__FRAME_VERSION 2u
+#define AC__FRAME_HEADER_SIZE 32u
 #define AC__RECORD_HEADER_SIZE 5u    /* u32 length (of what follows it), u8 op */
 
 typedef enum ac__frame_op {
@@ -28,8 +28,13 @@ typedef enum ac__frame_op {
     AC__OP_LINK = 5,    /* links.c */
     AC__OP_MONITOR = 6, /* monitors.c */
     AC__OP_NAME = 7,    /* names.c */
-    AC__OP_GROUP = 8    /* groups.c */
+    AC__OP_GROUP = 8,   /* groups.c */
+    AC__OP_ACK = 9      /* the batches the sender took from the receiver */
 } ac__frame_op;
+
+/* An ACK's body: the last batch taken (u64 seq) and the records taken,
+ * all told, from the receiver's incarnation. */
+#define AC__ACK_BODY_SIZE 16u
 
 /* A MSG record: the record header, the target's address, the tag and the
  * target type's id, then the message as its type's codec encodes it. */
@@ -47,6 +52,8 @@ typedef struct ac__frame_header {
     uint16_t records;
     uint64_t from_node;  /* the sender's incarnation (ac_runtime_node) */
     uint64_t to_node;    /* the receiver's, as the sender knows it; 0: not yet */
+    uint64_t seq;        /* the batch's number among all the sender's batches
+                            to the receiver (from 1; 0 in none) */
 } ac__frame_header;
 
 /* One record of a parsed batch: its op and body (length bytes). */
@@ -89,5 +96,9 @@ int ac__frame_next(ac__frame_reader *r, ac__record *rec);
 bool ac__frame_get_msg(const ac__record *rec, ac__msg *m);
 /* The name in a HELLO body, copied with its NUL; false when malformed. */
 bool ac__frame_get_hello(const ac__record *rec, char name[AC_NODE_NAME_MAX + 1]);
+/* An ACK record. */
+void ac__frame_put_ack(ac_wire_out *out, uint64_t seq, uint64_t records);
+/* The fields of an ACK record; false when malformed. */
+bool ac__frame_get_ack(const ac__record *rec, uint64_t *seq, uint64_t *records);
 
 #endif /* AC_LIB_FRAME_H */

@@ -34,6 +34,7 @@
  */
 #include "node.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <sodium.h>
@@ -41,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -286,9 +286,12 @@ static void *node_main(void *arg)
         for (size_t i = POLL_PEERS; i < n; i++) {
             peer *p = &N->peers[i - POLL_PEERS];
             items[i] = (zmq_pollitem_t){p->monitor, -1, p->monitor ? ZMQ_POLLIN : 0, 0};
-            retry |= p->greet || (p->q_head != NULL && p->linked);
+            retry |= p->greet || (p->q_head != NULL && p->linked && ac__node_window_open(p));
             if (p->reopen_at != 0 && p->reopen_at < due)
                 due = p->reopen_at;
+            uint64_t ack = ac__node_ack(N, p, now);
+            if (ack < due)
+                due = ack;
         }
         long timeout = retry ? RETRY_MS : -1;
         if (due != UINT64_MAX) {
@@ -324,8 +327,8 @@ static void *node_main(void *arg)
             }
             if (p->greet && p->dealer)
                 ac__node_greet(N, p);
-            if (p->q_head != NULL && ac__node_is_up(p))
-                ac__node_flush(N, p);
+            if (p->q_head != NULL && !p->greet && ac__node_is_up(p))
+                ac__node_flush(N, p);  /* our greeting first on a new link */
             p->sent_now = false;
         }
         ac__node_reconcile(N);
@@ -428,8 +431,7 @@ static bool fds_room(size_t more, rlim_t *limit)
     }
     rlim_t need = (rlim_t)(fds_open() + more);
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
-        rlim_t raised = rl.rlim_max;
-        rl.rlim_cur = raised;
+        rl.rlim_cur = rl.rlim_max;
         if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
             (void)getrlimit(RLIMIT_NOFILE, &rl);
     }
@@ -440,8 +442,8 @@ static bool fds_room(size_t more, rlim_t *limit)
 /* ZeroMQ's sockets in a context are capped at ZMQ_MAX_SOCKETS, 1,023 by
  * default, and a node takes three a peer: past ~340 peers the others
  * would never be linked. The cap goes as far as descriptors may (the hard
- * limit, which is also ZeroMQ's own); it must be set before the first
- * socket. */
+ * limit, within ZeroMQ's own ZMQ_SOCKET_LIMIT); it must be set before the
+ * first socket. */
 static void raise_socket_cap(void *zmq)
 {
     struct rlimit rl;
@@ -527,6 +529,7 @@ static void forget_peers(ac__node *N)
     for (size_t i = 0; i < N->npeers; i++) {
         ac__node_close_link(&N->peers[i]);
         ac__node_drop_queue(&N->peers[i]);
+        free(N->peers[i].fl);
     }
     free(N->peers);
     N->peers = NULL;
@@ -680,6 +683,8 @@ size_t ac_node_peers(ac_runtime *rt, ac_peer_info *out, size_t max)
             o->drops = p->drops;
             o->refused = p->refused;
             o->queued_bytes = p->q_bytes;
+            o->in_flight = p->sent - p->settled;
+            o->lost = p->lost_in_flight;
         }
         n++;
     }
@@ -711,6 +716,7 @@ void ac__node_count_peer(const peer *p, ac_stats *out)
     out->node_reconnects += p->connects > 1 ? p->connects - 1 : 0;
     out->node_forwarded += p->forwarded;
     out->dead_letters += p->lost;
+    out->node_lost += p->lost_in_flight;
 }
 
 /* The node's totals into *out: every peer's, those removed since, and its
@@ -729,6 +735,7 @@ static void count_node(const ac__node *N, ac_stats *out)
     out->node_reconnects += N->gone.node_reconnects;
     out->node_forwarded += N->gone.node_forwarded;
     out->dead_letters += N->gone.dead_letters;
+    out->node_lost += N->gone.node_lost;
     out->node_malformed += N->stats.malformed;
     out->node_auth_failures += N->stats.auth_failures;
 }
@@ -760,11 +767,11 @@ static void print_stats(void *state, FILE *f)
                 "actorc stats peer %s up %d sent %" PRIu64 " received %" PRIu64
                 " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
                 " queued %zu queued_bytes %" PRIu64 " drops %" PRIu64 " refused %" PRIu64
-                " connects %" PRIu64
+                " in_flight %" PRIu64 " lost %" PRIu64 " connects %" PRIu64
                 " losses %" PRIu64 " incarnations %" PRIu64 "\n",
                 p->id.name, ac__node_is_up(p), p->sent, p->received, p->bytes_sent,
                 p->bytes_received, p->batches, p->q_len, p->q_bytes, p->drops, p->refused,
-                p->connects,
+                p->sent - p->settled, p->lost_in_flight, p->connects,
                 p->losses, p->incarnations);
     }
     ac_stats t;
@@ -774,12 +781,13 @@ static void print_stats(void *state, FILE *f)
     fprintf(f,
             "actorc stats node %s sent %" PRIu64 " received %" PRIu64 " forwarded %" PRIu64
             " bytes_sent %" PRIu64 " bytes_received %" PRIu64 " batches %" PRIu64
-            " drops %" PRIu64 " refused %" PRIu64 " reconnects %" PRIu64
+            " drops %" PRIu64 " refused %" PRIu64 " lost %" PRIu64 " reconnects %" PRIu64
             " malformed %" PRIu64 " auth_failures %" PRIu64
             " protocol_errors %" PRIu64 " impostors %" PRIu64 " misdirected %" PRIu64
             " forged %" PRIu64 " over_quota %" PRIu64 "\n",
             N->name, t.node_sent, t.node_received, t.node_forwarded, t.node_bytes_sent,
-            t.node_bytes_received, t.node_batches, t.node_drops, t.node_refused, t.node_reconnects, s->malformed,
+            t.node_bytes_received, t.node_batches, t.node_drops, t.node_refused, t.node_lost,
+            t.node_reconnects, s->malformed,
             s->auth_failures, s->protocol_errors, s->impostors, s->misdirected, s->forged,
             s->over_quota);
     pthread_mutex_unlock(&N->lock);

@@ -39,6 +39,23 @@
 #define RECEIVE_BATCHES 64u
 #define RECEIVE_BYTES (4u << 20)
 
+/* ACKs (docs/WIRE.md, "Acknowledgements"): one is due ACK_MS after a
+ * batch is taken, or once ACK_BYTES have been taken since the last. */
+#define ACK_MS 20
+#define ACK_BYTES (256u << 10)
+/* Back-pressure across a link (docs/NODES.md, "Back-pressure"): a sender
+ * leaves no more batches of records on a link while this many bytes it
+ * sent are not acknowledged; a receiver holds its ACKs while an actor that
+ * a peer's messages went to is overloaded (up to HOLDS of them a peer). */
+#define WINDOW_BYTES (8u << 20)
+#define HOLDS 4
+
+/* A batch of records sent and not yet settled: its number, and the
+ * peer's `sent` and `bytes_sent` once it had left. */
+typedef struct flight {
+    uint64_t seq, records, bytes;
+} flight;
+
 /* One record of a peer's queue, encoded by the sender's thread. */
 typedef struct out_rec {
     struct out_rec *next;
@@ -71,6 +88,21 @@ typedef struct peer {
     uint64_t lost;             /* of `drops`, the messages and replies: dead
                                   letters, counted here whatever thread drops
                                   them (at shutdown there may be none) */
+    /* What it acknowledged of ours (docs/WIRE.md, "Acknowledgements"). */
+    flight *fl;                /* the batches of records not settled, oldest first */
+    size_t fl_head, fl_len, fl_cap;
+    uint64_t settled, settled_bytes;  /* `sent` and `bytes_sent` up to the
+                                         last batch settled */
+    uint64_t acked;            /* records taken, as its last ACK said */
+    uint64_t lost_in_flight;   /* of `sent`, records it never took */
+    /* What we acknowledge of its: from its incarnation `node`. */
+    uint64_t rx_seq;           /* the number of its last batch we took */
+    uint64_t rx_records;       /* the records we took */
+    uint64_t rx_unacked;       /* bytes taken since our last ACK */
+    uint64_t ack_at;           /* when an ACK is due (ms); 0: none */
+    ac_addr holds[HOLDS];      /* overloaded actors its messages went to: our
+                                  ACKs wait while any of them stays so */
+    size_t nholds;
 } peer;
 
 /* A peer incarnation came up or went, for the services' node_up/node_lost. */
@@ -126,6 +158,10 @@ typedef struct ac__node {
                                   have not settled (node_gate.c) */
     node_event *events;        /* the thread's: to tell the services, unlocked */
     size_t nevents, events_cap;
+    uint64_t tx_seq;           /* the number of our last batch, to any peer:
+                                  one count for all, so that a peer removed
+                                  and added again goes on numbering past
+                                  what its other end took (under the lock) */
     ac_node_stats stats;
     ac_stats gone;             /* node_* counters of the peers removed since */
 } ac__node;
@@ -167,6 +203,22 @@ void ac__node_flush(ac__node *N, peer *p);
 /* Sends r alone in a batch on p's link now, if the link takes it without
  * waiting (any thread, under the lock); false: it did not. */
 bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r);
+/* p acknowledged its batches up to `seq`, and `records` records taken in
+ * all: what was sent up to there and not taken is lost. */
+void ac__node_settle(peer *p, uint64_t seq, uint64_t records);
+/* Nothing more will be acknowledged of what was sent to p (it restarted,
+ * was removed, or this node stops): whatever is not settled is lost. */
+void ac__node_settle_all(peer *p);
+/* Sends p our ACK when one is due and the link takes it; the time it is
+ * due (UINT64_MAX: none, or not before the link is up). While p holds
+ * actors that are still overloaded, none is sent: the time to look again. */
+uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now);
+/* Whether p's link may take more batches of records: what it has not
+ * acknowledged is under the window. */
+bool ac__node_window_open(const peer *p);
+/* node_inbound.c: drops the actors p holds that are no longer overloaded
+ * (gone, or kept up); whether any is left. The thread's, locked. */
+bool ac__node_holding(ac__node *N, peer *p);
 /* Notes every peer incarnation that came up or went since the services
  * were last told (peer.told_node), for ac__node_tell. */
 void ac__node_reconcile(ac__node *N);

@@ -9,10 +9,54 @@
 #include <string.h>
 
 /* What delivering a batch refused, added to the node's counters once the
- * lock is back. */
+ * lock is back, and the first few actors its messages went to. */
 typedef struct tally {
     uint64_t malformed, misdirected, forged, over_quota;
+    ac_addr to[HOLDS];
+    size_t nto;
 } tally;
+
+/* Whether the actor at `to` is overloaded (docs/RUNTIME.md,
+ * "Back-pressure"); false when it is gone. */
+static bool overloaded(ac_ctx *cx, const ac_addr *to)
+{
+    ac__enter(cx);
+    ac__actor *a = ac__lookup(cx, to);
+    bool over = a != NULL && ac__overloaded(a);
+    ac__leave(cx);
+    return over;
+}
+
+/* Notes the actor a message went to, once a batch. */
+static void note_target(tally *t, const ac_addr *to)
+{
+    for (size_t i = 0; i < t->nto; i++)
+        if (ac_addr_eq(&t->to[i], to))
+            return;
+    if (t->nto < HOLDS)
+        t->to[t->nto++] = *to;
+}
+
+/* p holds `to` (overloaded): our ACKs to p wait until it is not. */
+static void hold(peer *p, const ac_addr *to)
+{
+    for (size_t i = 0; i < p->nholds; i++)
+        if (ac_addr_eq(&p->holds[i], to))
+            return;
+    if (p->nholds < HOLDS)
+        p->holds[p->nholds++] = *to;
+}
+
+bool ac__node_holding(ac__node *N, peer *p)
+{
+    for (size_t i = 0; i < p->nholds;) {
+        if (overloaded(N->cx, &p->holds[i]))
+            i++;
+        else
+            p->holds[i] = p->holds[--p->nholds];
+    }
+    return p->nholds > 0;
+}
 
 /* A message for an actor of this node: decoded by the target's own type,
  * if it is the type the sender encoded for, and sent on as from outside. */
@@ -38,6 +82,7 @@ static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
         return;
     }
     (void)ac_send(cx, &m->to, e);  /* a dead letter there if it died meanwhile */
+    note_target(t, &m->to);
 }
 
 static bool is_control(uint8_t op)
@@ -61,14 +106,30 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
         N->stats.misdirected++;  /* for an earlier incarnation of this node */
         return false;
     }
+    if (h.from_node == p->node && h.seq <= p->rx_seq) {
+        /* From a connection its sender has replaced, read after one from
+         * the new: what our ACKs said we took stays true, and the sender
+         * counts this one lost. */
+        N->stats.misdirected++;
+        return false;
+    }
     p->bytes_received += len;
     ac__record rec;
     int got;
-    size_t data = 0;
+    size_t data = 0, acks = 0;
+    uint64_t ack_seq = 0, ack_records = 0;
     while ((got = ac__frame_next(&r, &rec)) > 0) {
         char name[AC_NODE_NAME_MAX + 1];
         if (rec.op == AC__OP_MSG || is_control(rec.op)) {
             data++;
+            continue;
+        }
+        if (rec.op == AC__OP_ACK) {
+            if (!ac__frame_get_ack(&rec, &ack_seq, &ack_records)) {
+                N->stats.malformed++;
+                return false;
+            }
+            acks++;
             continue;
         }
         if (rec.op == AC__OP_BYE && rec.len == 0) {
@@ -99,18 +160,37 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
         if (h.to_node == 0 || h.from_node != p->node)
             p->greet = p->linked;
         if (h.from_node != p->node) {
+            /* What went to the incarnation before is lost unless it said it
+             * took it; this one's batches are numbered from its start. */
+            if (p->node != 0)
+                ac__node_settle_all(p);
             p->node = h.from_node;
             p->incarnations++;
+            p->rx_seq = p->rx_records = p->rx_unacked = 0;
+            p->ack_at = 0;
+            p->nholds = 0;
         }
     }
     if (got < 0) {
         N->stats.malformed++;
         return false;
     }
-    if (data > 0 && h.from_node != p->node) {
-        N->stats.misdirected++;  /* from an incarnation that did not greet */
+    if (h.from_node != p->node) {
+        if (data > 0)
+            N->stats.misdirected++;  /* from an incarnation that did not greet */
         return false;
     }
+    /* Taken: its number and records go into our next ACK, due soon unless
+     * the batch was only one of its own (ACKs are not acknowledged). */
+    p->rx_seq = h.seq;
+    p->rx_records += data;
+    if (acks < h.records) {
+        p->rx_unacked += len;
+        if (p->ack_at == 0)
+            p->ack_at = ac__node_now_ms() + ACK_MS;
+    }
+    if (acks > 0)
+        ac__node_settle(p, ack_seq, ack_records);
     *up = ac__node_is_up(p);
     p->received += data;
     return data > 0;
@@ -144,6 +224,15 @@ static void deliver_batch(ac__node *N, const uint8_t *buf, size_t len, bool up, 
                 t->malformed++;
         }
     }
+}
+
+/* The live peer whose incarnation `node` is, up or not; under the lock. */
+static peer *sender(ac__node *N, uint64_t node)
+{
+    for (size_t i = 0; i < N->npeers; i++)
+        if (!N->peers[i].removed && N->peers[i].node == node)
+            return &N->peers[i];
+    return NULL;
 }
 
 /* Takes the batches waiting on the ROUTER, up to a turn's share: a peer
@@ -183,17 +272,30 @@ void ac__node_receive(ac__node *N)
         else if (admit_batch(N, p, zmq_msg_data(&body), zmq_msg_size(&body), &up)) {
             /* p is not used past this point: the peer list may grow (and
              * move) while the lock is down. */
-            tally t = {0, 0, 0, 0};
+            uint64_t from = p->node;
+            tally t = {.nto = 0};
             pthread_mutex_unlock(&N->lock);
             ac__hold_runnable(N->cx, true);
             deliver_batch(N, zmq_msg_data(&body), zmq_msg_size(&body), up, &t);
             ac__hold_runnable(N->cx, false);
             ac__run_held(N->cx);
+            /* Back-pressure: an actor its messages went to that is
+             * overloaded now (its turns use up their batch) holds our ACKs
+             * to the sender, so that it sends no more than its window past
+             * them (docs/NODES.md, "Back-pressure"). Looked at after the
+             * turns just run, unlocked as deliveries are. */
+            size_t over = 0;
+            for (size_t i = 0; i < t.nto; i++)
+                if (overloaded(N->cx, &t.to[i]))
+                    t.to[over++] = t.to[i];
             pthread_mutex_lock(&N->lock);
             N->stats.malformed += t.malformed;
             N->stats.misdirected += t.misdirected;
             N->stats.forged += t.forged;
             N->stats.over_quota += t.over_quota;
+            p = over > 0 ? sender(N, from) : NULL;
+            for (size_t i = 0; p != NULL && i < over; i++)
+                hold(p, &t.to[i]);
         }
         bytes += zmq_msg_size(&body);
         zmq_msg_close(&body);

@@ -157,20 +157,27 @@ void ac__node_close_link(peer *p)
     p->dealer = p->monitor = NULL;
 }
 
-/* Sends one batch of a single record on p's link. */
+/* Sends one batch of a single record on p's link: a HELLO, a BYE or an
+ * ACK. Numbered as every batch is, but not one to settle: it carries
+ * none of the records `sent` counts. */
 static bool send_one(ac__node *N, peer *p, ac__frame_op op)
 {
     uint8_t buf[AC__FRAME_HEADER_SIZE + AC__RECORD_HEADER_SIZE + 1 + AC_NODE_NAME_MAX];
     ac_wire_out out = {buf, sizeof buf, 0};
     /* Its incarnation, or 0 when it has not greeted us since our link went
      * down (it may have restarted): a HELLO to 0 asks for its greeting. */
-    ac__frame_header h = {1, ac_runtime_node(N->rt), p->greeted ? p->node : 0};
+    ac__frame_header h = {1, ac_runtime_node(N->rt), p->greeted ? p->node : 0, N->tx_seq + 1};
     ac__frame_put_header(&out, &h);
     if (op == AC__OP_HELLO)
         ac__frame_put_hello(&out, N->name);
+    else if (op == AC__OP_ACK)
+        ac__frame_put_ack(&out, p->rx_seq, p->rx_records);
     else
         ac__frame_put_empty(&out, op);
-    return zmq_send(p->dealer, buf, out.len, ZMQ_DONTWAIT) == (int)out.len;
+    if (zmq_send(p->dealer, buf, out.len, ZMQ_DONTWAIT) != (int)out.len)
+        return false;
+    N->tx_seq++;
+    return true;
 }
 
 /* Brings the sockets in line with the peer list; in the thread, locked. A
@@ -190,7 +197,9 @@ void ac__node_sync_peers(ac__node *N)
             }
             ac__node_close_link(p);
             ac__node_drop_queue(p);
+            ac__node_settle_all(p);  /* it will acknowledge nothing more */
             ac__node_count_peer(p, &N->gone);  /* the node's totals keep its traffic */
+            free(p->fl);
             continue;
         }
         if (p->dealer == NULL && p->reopen_at == 0 && ac__node_open_link(N, p) != 0)
@@ -250,6 +259,8 @@ void ac__node_link_event(peer *p)
         p->linked = true;
         p->greet = true;
         p->connects++;
+        if (p->rx_seq != 0)
+            p->ack_at = ac__node_now_ms();  /* our last ACK may have gone with the link */
     } else if (event == ZMQ_EVENT_DISCONNECTED) {
         p->linked = false;
         p->greet = false;
@@ -266,6 +277,8 @@ void ac__node_link_event(peer *p)
 /* Sends the `count` records from `first` on as one batch of `size` bytes,
  * built straight into the message ZeroMQ takes; counted when it left, false
  * when the link cannot take it now. */
+static bool fly_room(peer *p);
+
 static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count, size_t size)
 {
     zmq_msg_t msg;
@@ -273,7 +286,7 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
         return false;
     uint8_t *at = zmq_msg_data(&msg);
     ac_wire_out out = {at, AC__FRAME_HEADER_SIZE, 0};
-    ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node};
+    ac__frame_header h = {(uint16_t)count, ac_runtime_node(N->rt), p->node, N->tx_seq + 1};
     ac__frame_put_header(&out, &h);
     at += AC__FRAME_HEADER_SIZE;
     const out_rec *r = first;
@@ -283,23 +296,93 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
         at += r->size;
         msgs += counted_record(r);
     }
-    if (zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
+    /* Room to note it first: a batch sent is one to settle. */
+    if (!fly_room(p) || zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&msg);
         return false;
     }
+    N->tx_seq++;
     p->sent += count;
     p->forwarded += msgs;
     p->bytes_sent += size;
     p->batches++;
+    flight *f = &p->fl[(p->fl_head + p->fl_len++) % p->fl_cap];
+    *f = (flight){N->tx_seq, p->sent, p->bytes_sent};
     return true;
 }
 
+/* Whether p's list of batches in flight has room for one more, growing
+ * it if need be. */
+static bool fly_room(peer *p)
+{
+    if (p->fl_len < p->fl_cap)
+        return true;
+    size_t cap = p->fl_cap ? 2 * p->fl_cap : 64;
+    flight *bigger = malloc(cap * sizeof *bigger);
+    if (bigger == NULL)
+        return false;
+    for (size_t i = 0; i < p->fl_len; i++)
+        bigger[i] = p->fl[(p->fl_head + i) % p->fl_cap];
+    free(p->fl);
+    p->fl = bigger;
+    p->fl_cap = cap;
+    p->fl_head = 0;
+    return true;
+}
+
+void ac__node_settle(peer *p, uint64_t seq, uint64_t records)
+{
+    if (records < p->acked)
+        return;  /* an earlier ACK that a later one overtook */
+    uint64_t upto = p->settled, upto_bytes = p->settled_bytes;
+    while (p->fl_len > 0 && p->fl[p->fl_head].seq <= seq) {
+        upto = p->fl[p->fl_head].records;
+        upto_bytes = p->fl[p->fl_head].bytes;
+        p->fl_head = (p->fl_head + 1) % p->fl_cap;
+        p->fl_len--;
+    }
+    uint64_t sent = upto - p->settled, took = records - p->acked;
+    p->lost_in_flight += took < sent ? sent - took : 0;
+    p->settled = upto;
+    p->settled_bytes = upto_bytes;
+    p->acked = records;
+}
+
+void ac__node_settle_all(peer *p)
+{
+    p->lost_in_flight += p->sent - p->settled;
+    p->settled = p->sent;
+    p->settled_bytes = p->bytes_sent;
+    p->fl_head = p->fl_len = 0;
+    p->acked = 0;  /* a new incarnation counts from 0 */
+}
+
+bool ac__node_window_open(const peer *p)
+{
+    return p->bytes_sent - p->settled_bytes < WINDOW_BYTES;
+}
+
+uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now)
+{
+    if (p->ack_at == 0 || p->dealer == NULL || p->greet || !ac__node_is_up(p))
+        return UINT64_MAX;
+    if (ac__node_holding(N, p))
+        return now + RETRY_MS;  /* back-pressure: looked at again then */
+    if ((now >= p->ack_at || p->rx_unacked >= ACK_BYTES) && send_one(N, p, AC__OP_ACK)) {
+        p->ack_at = 0;
+        p->rx_unacked = 0;
+        return UINT64_MAX;
+    }
+    return now >= p->ack_at ? now + RETRY_MS : p->ack_at;  /* the link could not take it now */
+}
+
 /* Sends what waits for p's link, in batches of up to BATCH_BYTES (a larger
- * record alone). Stops at the first batch the link cannot take now (the
- * loop retries). */
+ * record alone), while its window is open. Stops at the first batch the
+ * link cannot take now (the loop retries) or when the window closes (an
+ * ACK opens it: the ROUTER wakes the loop). */
 void ac__node_flush(ac__node *N, peer *p)
 {
-    while (p->q_head != NULL) {
+    while (p->q_head != NULL && ac__node_window_open(p)) {
         size_t size = AC__FRAME_HEADER_SIZE, count = 0;
         for (out_rec *r = p->q_head; r != NULL && count < UINT16_MAX; r = r->next) {
             if (count > 0 && size + r->size > BATCH_BYTES)
@@ -323,7 +406,7 @@ void ac__node_flush(ac__node *N, peer *p)
 
 bool ac__node_send_now(ac__node *N, peer *p, const out_rec *r)
 {
-    if (p->dealer == NULL || p->greet || !ac__node_is_up(p))
+    if (p->dealer == NULL || p->greet || !ac__node_is_up(p) || !ac__node_window_open(p))
         return false;  /* our greeting goes first on a new link */
     return send_batch(N, p, r, 1, AC__FRAME_HEADER_SIZE + r->size);
 }

@@ -317,6 +317,99 @@ Test(cluster, a_node_flooded_by_one_peer_still_serves_the_others, .timeout = 180
     cluster_stop();
 }
 
+/* ---- what a link loses ------------------------------------------------------------------ */
+
+/* alpha floods a station of beta's while beta is frozen until its link is
+ * declared down, and thawed: what was in
+ * flight on the link that dropped — in libzmq's pipe and the sockets'
+ * buffers — is either taken by beta after all (its ACKs say so) or
+ * counted lost by alpha, so that at rest every record alpha sent is one
+ * beta received or one alpha counts lost, and every item alpha's station
+ * had accepted is one beta's station got, or one of alpha's drops (its
+ * queue when the link went) or of its losses. */
+Test(cluster, what_a_dropped_link_had_in_flight_is_counted, .timeout = 180,
+     .fini = cluster_down)
+{
+    cluster_up(2, 0);
+    enum { STREAM = 30 };
+    char r[REPLY_MAX], a[REPLY_MAX], b[REPLY_MAX];
+    int sink = 0;
+    node_cmd(0, r, "flood 0 %s %d", cl.n[1].station[sink], STREAM);
+    cr_assert(wait_report(1, sink, STREAM, "got", 1, r), "the flood reaches beta: %s", r);
+
+    node_signal(1, SIGSTOP);
+    node_cmd(0, r, "await beta down %d", WAIT_MS);
+    node_signal(1, SIGCONT);
+    node_cmd(0, r, "await beta up %d", WAIT_MS);
+    node_cmd(1, r, "await alpha up %d", WAIT_MS);
+    node_cmd(1, r, "report %d %d", sink, STREAM);
+    cr_assert(wait_report(1, sink, STREAM, "got", field(r, "got") + 1, r),
+              "the flood goes on: %s", r);
+    node_cmd(0, r, "unflood 0");
+
+    /* At rest: nothing queued, nothing left unacknowledged. */
+    bool rest = false;
+    for (uint64_t t0 = now_ms(); !rest && now_ms() - t0 < WAIT_MS; usleep(10000)) {
+        node_cmd(0, a, "peer beta");
+        rest = field(a, "queued") == 0 && field(a, "in_flight") == 0;
+    }
+    cr_assert(rest, "alpha's link to beta comes to rest: %s", a);
+    node_cmd(1, b, "peer alpha");
+    fprintf(stderr, "cluster: alpha sent %lu records, beta received %lu, alpha lost %lu in flight "
+            "and dropped %lu queued\n", (unsigned long)field(a, "sent"),
+            (unsigned long)field(b, "received"), (unsigned long)field(a, "lost"),
+            (unsigned long)field(a, "drops"));
+    cr_assert_eq(field(a, "sent"), field(b, "received") + field(a, "lost"),
+                 "sent = received + lost in flight: %s / %s", a, b);
+    node_cmd(0, r, "report 0 %d", STREAM);
+    uint64_t accepted = field(r, "accepted"), dropped = field(a, "drops");
+    uint64_t lost = field(a, "lost");
+    cr_assert_geq(accepted, dropped + lost, "%s / %s", r, a);
+    cr_assert(wait_report(1, sink, STREAM, "got", accepted - dropped - lost, r), "%s", r);
+    cr_assert_eq(field(r, "got"), accepted - dropped - lost,
+                 "every accepted item got, dropped or lost: %s / %s", r, a);
+    cr_assert_eq(field(r, "violations"), 0, "%s", r);
+    cluster_stop();
+}
+
+/* ---- back-pressure ----------------------------------------------------------------------- */
+
+/* alpha floods a station of beta's that takes 50 µs an item, twenty times
+ * slower than alpha sends. The station is overloaded, so beta holds its
+ * ACKs to alpha, whose window (8 MiB unacknowledged) then closes and whose
+ * queue fills: its sends past that are refused (AC_EFULL, counted), and
+ * what beta has taken but the station has not handled stays within about
+ * one window of items (61 bytes each on the wire), however long the flood
+ * lasts, instead of growing by the producer's rate. Watched until the
+ * station has handled 20,000 items: an event, not a time. */
+Test(cluster, a_slow_receiver_holds_back_a_remote_producer, .timeout = 180,
+     .fini = cluster_down)
+{
+    cluster_up(2, LONG_TIMEOUT_MS);
+    enum { STREAM = 29, HANDLED = 20000, BOUND = 2 * (8 << 20) / 61 };
+    char r[REPLY_MAX], b[REPLY_MAX];
+    node_cmd(1, r, "lag 0 50");
+    node_cmd(0, r, "flood 0 %s %d", cl.n[1].station[0], STREAM);
+    uint64_t most = 0, handled = 0;
+    for (uint64_t t0 = now_ms(); handled < HANDLED && now_ms() - t0 < 60000; usleep(20000)) {
+        node_cmd(1, r, "stats");
+        node_cmd(1, b, "peer alpha");
+        handled = field(r, "handled");
+        uint64_t taken = field(b, "received");
+        uint64_t backlog = taken > handled ? taken - handled : 0;
+        most = backlog > most ? backlog : most;
+        cr_assert_leq(backlog, BOUND, "beta has taken %lu items its station has not handled "
+                      "(%lu handled)", (unsigned long)backlog, (unsigned long)handled);
+    }
+    cr_assert_geq(handled, HANDLED, "the station works through the flood");
+    node_cmd(0, r, "report 0 %d", STREAM);
+    cr_assert_gt(field(r, "full"), 0, "alpha's sends past its queue are refused: %s", r);
+    fprintf(stderr, "cluster: at most %lu items waited for beta's slow station\n",
+            (unsigned long)most);
+    node_cmd(0, r, "unflood 0");
+    cluster_stop();
+}
+
 /* ---- strangers ----------------------------------------------------------------------- */
 
 /* A fourth node whose key no member's file lists: every member refuses it

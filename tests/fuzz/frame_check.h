@@ -3,7 +3,7 @@
  * batch (runtime/lib/frame.h): the reader never reads past the input, every
  * record it returns lies inside it, the records add up to the header's
  * count when it says the batch is well formed, and the record parsers
- * (HELLO, MSG) return only fields inside their record. Used by the
+ * (HELLO, MSG, ACK) return only fields inside their record. Used by the
  * libFuzzer target (fuzz_frame.c) and by make test, which replays the
  * corpus it found (tests/runtime/test_node.c).
  */
@@ -22,7 +22,7 @@ static inline int frame_check(const uint8_t *data, size_t size)
     ac__frame_header h;
     if (!ac__frame_open(&r, data, size, &h))
         return 0;  /* refused: nothing more to check */
-    if (size < AC__FRAME_HEADER_SIZE || h.from_node == 0)
+    if (size < AC__FRAME_HEADER_SIZE || h.from_node == 0 || h.seq == 0)
         return 1;
     unsigned seen = 0;
     ac__record rec;
@@ -35,6 +35,10 @@ static inline int frame_check(const uint8_t *data, size_t size)
         if (ac__frame_get_hello(&rec, name) &&
             (strlen(name) == 0 || strlen(name) > AC_NODE_NAME_MAX || rec.op != AC__OP_HELLO))
             return 3;
+        uint64_t seq, records;
+        if (ac__frame_get_ack(&rec, &seq, &records) &&
+            (rec.op != AC__OP_ACK || rec.len != AC__ACK_BODY_SIZE))
+            return 7;
         ac__msg m;
         if (ac__frame_get_msg(&rec, &m) &&
             (m.payload < rec.body || m.payload + m.len != rec.body + rec.len ||

@@ -14,17 +14,21 @@
  *                              STREAM to the station at ADDR
  *   crowd COUNT GROUP          spawns COUNT more stations, members of
  *                              GROUP: first= the number of the first
- *   flood S GROUP STREAM       station S publishes items of STREAM to
- *                              GROUP, 1,000 a turn (each reaching every
- *                              member), until
+ *   flood S TO STREAM          station S sends items of STREAM to the
+ *                              station at TO (an address), or publishes
+ *                              them to group TO (each reaching every
+ *                              member), 1,000 a turn, until
  *   unflood S                  (its mail is still read meanwhile)
+ *   lag S US                   station S spends US µs on each item from
+ *                              now on (a slow consumer)
  *   report S STREAM            what station S received on STREAM, and the
  *                              outcome of all its sends
  *   peer NAME                  what this node knows of its peer NAME
  *   await NAME up|down MS [NODE]  waits up to MS ms for peer NAME to be up
  *                              (down), and up with incarnation NODE (hex) if
  *                              given; at= the CLOCK_MONOTONIC µs it was seen
- *   stats                      the runtime's and the node's counters
+ *   stats                      the runtime's and the node's counters, and
+ *                              handled= the items every station handled
  *   now                        CLOCK_MONOTONIC in µs, for scripts that
  *                              have no such clock
  *   quit                       shuts the runtime down and exits 0
@@ -37,6 +41,7 @@
 #include "traffic.actor.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +56,21 @@
 #define STREAMS (sizeof((traffic_Station *)0)->next / sizeof((traffic_Station *)0)->next[0])
 
 static ac_runtime *rt;
+/* The items every station has handled: read by `stats` without asking a
+ * station, whose mailbox may be long. Relaxed: a count, read alone. */
+static _Atomic uint64_t handled;
 static traffic_Station_ref stations[MAX_STATIONS];
 static size_t n_stations;
 
 /* ---- the station --------------------------------------------------------------- */
 
-int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_Station_burst *m)
+/* Sends the next `count` items of stream s to `to`. */
+static void send_items(traffic_Station *self, ac_ctx *cx, traffic_Station_ref to, uint32_t s,
+                       uint64_t count)
 {
-    uint32_t s = (uint32_t)(m->stream % STREAMS);
-    for (uint64_t i = 0; i < m->count; i++) {
+    for (uint64_t i = 0; i < count; i++) {
         /* Checked: what reached nobody is counted apart (dead). */
-        int rc = traffic_Station_send_item_checked(cx, m->station, s, self->sent_next[s]);
+        int rc = traffic_Station_send_item_checked(cx, to, s, self->sent_next[s]);
         /* Only an accepted item takes a number, so that a receiver sees
          * every stream numbered without gaps unless the link lost some. */
         if (rc == 0) {
@@ -75,6 +84,11 @@ int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_St
             self->other++;
         }
     }
+}
+
+int traffic_Station_on_burst(traffic_Station *self, ac_ctx *cx, const traffic_Station_burst *m)
+{
+    send_items(self, cx, m->station, (uint32_t)(m->stream % STREAMS), m->count);
     return 0;
 }
 
@@ -84,9 +98,14 @@ int traffic_Station_on_flood(traffic_Station *self, ac_ctx *cx, const traffic_St
 {
     if (self->unflooded)
         return 0;
+    uint32_t s = (uint32_t)(m->stream % STREAMS);
+    if (m->topic.len == 0) {
+        send_items(self, cx, m->station, s, m->chunk);
+        return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->station,
+                                          m->topic, m->stream, m->chunk);
+    }
     char group[64];
     snprintf(group, sizeof group, "%.*s", (int)m->topic.len, m->topic.data);
-    uint32_t s = (uint32_t)(m->stream % STREAMS);
     for (uint64_t i = 0; i < m->chunk; i++) {
         /* Numbered as a burst's items are: only those that reached a
          * member (here, the members of a node whose queue took them). */
@@ -97,8 +116,15 @@ int traffic_Station_on_flood(traffic_Station *self, ac_ctx *cx, const traffic_St
             self->full++;
         }
     }
-    return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->topic, m->stream,
-                                      m->chunk);
+    return traffic_Station_send_flood(cx, (traffic_Station_ref){*ac_self(cx)}, m->station,
+                                      m->topic, m->stream, m->chunk);
+}
+
+int traffic_Station_on_lag(traffic_Station *self, ac_ctx *cx, const traffic_Station_lag *m)
+{
+    (void)cx;
+    self->lag_us = m->us;
+    return 0;
 }
 
 int traffic_Station_on_unflood(traffic_Station *self, ac_ctx *cx, const traffic_Station_unflood *m)
@@ -112,6 +138,10 @@ int traffic_Station_on_unflood(traffic_Station *self, ac_ctx *cx, const traffic_
 int traffic_Station_on_item(traffic_Station *self, ac_ctx *cx, const traffic_Station_item *m)
 {
     (void)cx;
+    if (self->lag_us > 0)
+        for (uint64_t until = now_us() + self->lag_us; now_us() < until;)
+            ;
+    atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
     self->total++;
     if (m->stream >= STREAMS) {
         self->violations++;
@@ -242,18 +272,19 @@ static bool cmd_crowd(char **argv, int argc, char *reply, size_t cap)
 
 static bool cmd_flood(char **argv, int argc, char *reply, size_t cap)
 {
-    traffic_Station_ref from;
+    traffic_Station_ref from, to = {{{0}}};
     if (argc != 3 || !parse_station(argv[0], &from)) {
-        snprintf(reply, cap, "usage: flood STATION GROUP STREAM");
+        snprintf(reply, cap, "usage: flood STATION ADDR|GROUP STREAM");
         return false;
     }
+    bool send = parse_addr(argv[1], &to.addr);
     uint32_t stream = (uint32_t)strtoul(argv[2], NULL, 10);
     if (stream >= STREAMS) {
         snprintf(reply, cap, "a stream is 0..%zu", STREAMS - 1);
         return false;
     }
-    int rc = traffic_Station_send_flood(ac_runtime_ctx(rt), from, ac_string_of(argv[1]), stream,
-                                        1000);
+    int rc = traffic_Station_send_flood(ac_runtime_ctx(rt), from, to,
+                                        ac_string_of(send ? "" : argv[1]), stream, 1000);
     snprintf(reply, cap, "rc=%d", rc);
     return rc == 0;
 }
@@ -266,6 +297,18 @@ static bool cmd_unflood(char **argv, int argc, char *reply, size_t cap)
         return false;
     }
     int rc = traffic_Station_send_unflood(ac_runtime_ctx(rt), at);
+    snprintf(reply, cap, "rc=%d", rc);
+    return rc == 0;
+}
+
+static bool cmd_lag(char **argv, int argc, char *reply, size_t cap)
+{
+    traffic_Station_ref at;
+    if (argc != 2 || !parse_station(argv[0], &at)) {
+        snprintf(reply, cap, "usage: lag STATION US");
+        return false;
+    }
+    int rc = traffic_Station_send_lag(ac_runtime_ctx(rt), at, (uint32_t)strtoul(argv[1], NULL, 10));
     snprintf(reply, cap, "rc=%d", rc);
     return rc == 0;
 }
@@ -306,9 +349,10 @@ static bool cmd_peer(char **argv, int argc, char *reply, size_t cap)
              "up=%d node=%016" PRIx64 " incarnations=%" PRIu64 " connects=%" PRIu64
              " losses=%" PRIu64 " sent=%" PRIu64 " received=%" PRIu64 " bytes_sent=%" PRIu64
              " bytes_received=%" PRIu64 " batches=%" PRIu64 " queued=%" PRIu64 " drops=%" PRIu64
-             " refused=%" PRIu64,
+             " refused=%" PRIu64 " queued_bytes=%" PRIu64 " in_flight=%" PRIu64 " lost=%" PRIu64,
              p.up, p.node, p.incarnations, p.connects, p.losses, p.sent, p.received, p.bytes_sent,
-             p.bytes_received, p.batches, p.queued, p.drops, p.refused);
+             p.bytes_received, p.batches, p.queued, p.drops, p.refused, p.queued_bytes,
+             p.in_flight, p.lost);
     return true;
 }
 
@@ -357,9 +401,11 @@ static bool cmd_stats(char **argv, int argc, char *reply, size_t cap)
     snprintf(reply, cap,
              "dead_letters=%" PRIu64 " sends=%" PRIu64 " messages=%" PRIu64
              " mailbox_drops=%" PRIu64 " auth_failures=%" PRIu64 " protocol_errors=%" PRIu64
-             " malformed=%" PRIu64 " impostors=%" PRIu64 " misdirected=%" PRIu64,
+             " malformed=%" PRIu64 " impostors=%" PRIu64 " misdirected=%" PRIu64
+             " handled=%" PRIu64,
              s.dead_letters, s.sends, s.messages, s.mailbox_drops, n.auth_failures,
-             n.protocol_errors, n.malformed, n.impostors, n.misdirected);
+             n.protocol_errors, n.malformed, n.impostors, n.misdirected,
+             atomic_load_explicit(&handled, memory_order_relaxed));
     return true;
 }
 
@@ -376,7 +422,7 @@ static const struct command {
     command_fn run;
 } commands[] = {
     {"burst", cmd_burst}, {"crowd", cmd_crowd}, {"flood", cmd_flood},
-    {"unflood", cmd_unflood}, {"report", cmd_report}, {"peer", cmd_peer},
+    {"unflood", cmd_unflood}, {"lag", cmd_lag}, {"report", cmd_report}, {"peer", cmd_peer},
     {"await", cmd_await}, {"stats", cmd_stats},   {"now", cmd_now},
     /* services.c */
     {"oracle", cmd_oracle},     {"watcher", cmd_watcher}, {"ask", cmd_ask},
