@@ -801,21 +801,23 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         return AC_EINVAL;
     pthread_mutex_lock(&A->lock);
     ac__amap_node *x = ac__amap_find(&A->remote, &to.to, to.id);
-    remote_wait w = x ? *AC__CONTAINER_OF(x, remote_wait, node) : (remote_wait){0};
+    /* Copied under the lock: the asker may end the wait once it is down. */
+    uint64_t asked_node = x ? AC__CONTAINER_OF(x, remote_wait, node)->target_node : 0;
+    asked what = x ? AC__CONTAINER_OF(x, remote_wait, node)->what : (asked){NULL, 0};
     pthread_mutex_unlock(&A->lock);
     if (x == NULL) {
         ac__refuse(cx, &to.to, NULL, AC_ENOTFOUND);  /* over already: refused here */
         return 0;
     }
-    if (w.target_node != from)
+    if (asked_node != from)
         return AC__EFORGED;  /* an answer from a node that was not asked */
     ac_envelope *e = NULL;
     if (status != 0) {
         ac__env *r = reply_new(cx, to.id, status, 0, 0);
         e = r ? ac__env_pub(r) : NULL;
     } else {
-        const ac_actor_type *type = w.what.type;
-        if (type == NULL || type_id != ac__frame_type_id(type) || tag != w.what.tag)
+        const ac_actor_type *type = what.type;
+        if (type == NULL || type_id != ac__frame_type_id(type) || tag != what.tag)
             return AC__EFORGED;  /* the answer to another question */
         if (type->decode_reply == NULL ||
             type->decode_reply(cx, tag, &to, body + in.pos, len - in.pos, &e) != 0)

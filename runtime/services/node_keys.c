@@ -105,34 +105,46 @@ static file_verdict read_whole(const char *path, size_t max, mode_t refused, cha
     return FILE_READ;
 }
 
+/* The code and sentence for a file that read_whole did not read: `said`
+ * has one sentence per verdict (NULL: errno's). */
+static int refusal(file_verdict v, const char *const said[], const char **why)
+{
+    if (v == FILE_NO_MEMORY) {
+        *why = "out of memory";
+        return AC_ENOMEM;
+    }
+    *why = said[v] ? said[v] : strerror(errno);
+    return AC_EINVAL;
+}
+
+static const char *const secret_said[] = {
+    [FILE_CANNOT_OPEN] = "cannot read the secret key file",
+    [FILE_DIRECTORY] = "the secret key file is a directory",
+    [FILE_SPECIAL] = "the secret key file is not a regular file (a FIFO, a socket or a device)",
+    [FILE_MODE] = "the secret key file may be read by others (chmod 600 it)",
+    [FILE_TOO_LARGE] = "the secret key file is larger than 64 KiB: not a key file",
+};
+
+/* The cluster file is the allow-list: a file anyone may write would let
+ * anyone add a key, so it is refused (group-writable is not: with a
+ * group per user, the default on many systems, that group is its owner). */
+static const char *const cluster_said[] = {
+    [FILE_CANNOT_OPEN] = NULL,  /* errno's */
+    [FILE_DIRECTORY] = "a directory, not a cluster file",
+    [FILE_SPECIAL] = "not a regular file (a FIFO, a socket or a device)",
+    [FILE_MODE] = "anyone may write it, and it lists the keys let in (chmod o-w it)",
+    [FILE_TOO_LARGE] = "larger than 16 MiB, too large for a cluster file",
+};
+
 /* Reads the Z85 secret key of `path` (its first line that is not a comment).
  * A file others may read is refused, as ssh refuses such a key. */
 int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const char **why)
 {
     char *buf;
     size_t n;
-    switch (read_whole(path, MAX_KEY_FILE, 077, &buf, &n)) {
-    case FILE_READ:
-        break;
-    case FILE_DIRECTORY:
-        *why = "the secret key file is a directory";
-        return AC_EINVAL;
-    case FILE_SPECIAL:
-        *why = "the secret key file is not a regular file (a FIFO, a socket or a device)";
-        return AC_EINVAL;
-    case FILE_MODE:
-        *why = "the secret key file may be read by others (chmod 600 it)";
-        return AC_EINVAL;
-    case FILE_TOO_LARGE:
-        *why = "the secret key file is larger than 64 KiB: not a key file";
-        return AC_EINVAL;
-    case FILE_NO_MEMORY:
-        *why = "out of memory";
-        return AC_ENOMEM;
-    default:
-        *why = "cannot read the secret key file";
-        return AC_EINVAL;
-    }
+    file_verdict v = read_whole(path, MAX_KEY_FILE, 077, &buf, &n);
+    if (v != FILE_READ)
+        return refusal(v, secret_said, why);
     int rc = AC_EINVAL;
     *why = "the secret key file holds no Z85 key";
     char *save = NULL;
@@ -152,33 +164,10 @@ int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const 
     return rc;
 }
 
-/* The cluster file is the allow-list: a file anyone may write would let
- * anyone add a key, so it is refused (group-writable is not: with a
- * group per user, the default on many systems, that group is its owner). */
 int ac__node_read_cluster(const char *path, char **text, size_t *len, const char **why)
 {
-    switch (read_whole(path, MAX_CLUSTER_FILE, S_IWOTH, text, len)) {
-    case FILE_READ:
-        return 0;
-    case FILE_DIRECTORY:
-        *why = "a directory, not a cluster file";
-        return AC_EINVAL;
-    case FILE_SPECIAL:
-        *why = "not a regular file (a FIFO, a socket or a device)";
-        return AC_EINVAL;
-    case FILE_MODE:
-        *why = "anyone may write it, and it lists the keys let in (chmod o-w it)";
-        return AC_EINVAL;
-    case FILE_TOO_LARGE:
-        *why = "larger than 16 MiB, too large for a cluster file";
-        return AC_EINVAL;
-    case FILE_NO_MEMORY:
-        *why = "out of memory";
-        return AC_ENOMEM;
-    default:
-        *why = strerror(errno);
-        return AC_EINVAL;
-    }
+    file_verdict v = read_whole(path, MAX_CLUSTER_FILE, S_IWOTH, text, len);
+    return v == FILE_READ ? 0 : refusal(v, cluster_said, why);
 }
 
 int ac_node_keygen(const char *secret_file, char public_key[AC_NODE_KEY_LEN + 1])

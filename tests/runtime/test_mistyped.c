@@ -146,14 +146,6 @@ static uint64_t forged_on_alpha(void)
     return ns.forged;
 }
 
-static bool wait_forged(uint64_t n)
-{
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS; usleep(1000))
-        if (forged_on_alpha() >= n)
-            return true;
-    return false;
-}
-
 Test(mistyped, a_node_refuses_a_reply_of_another_layout_from_the_node_asked, .timeout = 60)
 {
     reset();
@@ -163,10 +155,10 @@ Test(mistyped, a_node_refuses_a_reply_of_another_layout_from_the_node_asked, .ti
     cr_assert_eq(mistyped_Oracle_spawn(ac_runtime_ctx(nodes.rb), &o), 0);
     cr_assert_eq(mistyped_Asker_spawn(ac_runtime_ctx(nodes.ra), &a), 0);
     cr_assert_eq(mistyped_Asker_send_go(ac_runtime_ctx(nodes.ra), a, o, BOTH), 0);
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && atomic_load(&calls) == 0;)
-        usleep(1000);
+    WAIT_FOR(atomic_load(&calls) > 0);
     assert_named_alice();
-    cr_assert(wait_forged(2), "both wrong answers counted as forged (%llu)",
+    WAIT_FOR(forged_on_alpha() >= 2);
+    cr_assert(forged_on_alpha() >= 2, "both wrong answers counted as forged (%llu)",
               (unsigned long long)forged_on_alpha());
 
     /* The same from main, blocking. */
@@ -175,7 +167,8 @@ Test(mistyped, a_node_refuses_a_reply_of_another_layout_from_the_node_asked, .ti
     cr_assert_eq(r->s.len, 5);
     cr_assert(memcmp(r->s.data, "alice", 5) == 0);
     ac_reply_free(ac_runtime_ctx(nodes.ra), r);
-    cr_assert(wait_forged(4));
+    WAIT_FOR(forged_on_alpha() >= 4);
+    cr_assert(forged_on_alpha() >= 4);
     stop_pair(&nodes);
 }
 
@@ -237,8 +230,7 @@ Test(mistyped, a_publish_from_another_node_reaches_only_the_members_of_its_type,
     mistyped_Counter_ref c;
     join_both(nodes.rb, &c);
     ac_ctx *cx = ac_runtime_ctx(nodes.ra);
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && ac_group_members(cx, "g", NULL, 0) < 2;)
-        usleep(1000);
+    WAIT_FOR(ac_group_members(cx, "g", NULL, 0) >= 2);
     cr_assert_eq(ac_group_members(cx, "g", NULL, 0), 2, "alpha sees beta's members");
     cr_assert_eq(mistyped_Listener_publish_line(cx, "g", ac_string_of("hi")), 2,
                  "one record, for beta's two members");
@@ -248,8 +240,7 @@ Test(mistyped, a_publish_from_another_node_reaches_only_the_members_of_its_type,
     cr_assert_eq(mistyped_Counter_ask_tally_wait(cx, c, WAIT_MS, &r), 0,
                  "the Counter lives: no line reached it");
     ac_reply_free(cx, r);
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS && atomic_load(&lines) == 0;)
-        usleep(1000);
+    WAIT_FOR(atomic_load(&lines) > 0);
     cr_assert_eq(atomic_load(&lines), 1);
     stop_pair(&nodes);
 }

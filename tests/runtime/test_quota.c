@@ -51,13 +51,17 @@ static uint64_t over_quota_on_beta(void)
     return ns.over_quota;
 }
 
-/* Waits until *n (or beta's over_quota, n NULL) reaches `want`. */
+static bool reached(_Atomic int *n, uint64_t want)
+{
+    return (n ? (uint64_t)atomic_load(n) : over_quota_on_beta()) >= want;
+}
+
+/* Whether *n (or beta's over_quota, n NULL) reached `want`, once it
+ * does or WAIT_MS have passed. */
 static bool wait_for(_Atomic int *n, uint64_t want)
 {
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS; usleep(1000))
-        if ((n ? (uint64_t)atomic_load(n) : over_quota_on_beta()) >= want)
-            return true;
-    return false;
+    WAIT_FOR(reached(n, want));
+    return reached(n, want);
 }
 
 static size_t members_on_beta(void)
@@ -67,10 +71,8 @@ static size_t members_on_beta(void)
 
 static bool wait_members(size_t want)
 {
-    for (uint64_t t0 = now_ms(); now_ms() - t0 < WAIT_MS; usleep(1000))
-        if (members_on_beta() == want)
-            return true;
-    return false;
+    WAIT_FOR(members_on_beta() == want);
+    return members_on_beta() == want;
 }
 
 Test(quota, a_peer_holds_no_more_than_its_quota_in_each_table, .timeout = 60)

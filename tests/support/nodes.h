@@ -129,6 +129,12 @@ static inline uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Polls, every millisecond and for WAIT_MS at most, until `cond` holds:
+ * a statement, after which the caller asserts `cond` (the bound only
+ * keeps a broken run from hanging). */
+#define WAIT_FOR(cond) \
+    for (uint64_t t0_ = now_ms(); !(cond) && now_ms() - t0_ < WAIT_MS; usleep(1000))
+
 /* Waits until rt sees `name` up (or down) with node id `node` (0: any). */
 static inline bool wait_peer(ac_runtime *rt, const char *name, bool up, uint64_t node)
 {
