@@ -1,4 +1,4 @@
-# The runtime: runtime/{core,services,lib}/*.c -> $(BUILD)/libactorc.a and
+# The runtime: runtime/{core,services,node,lib}/*.c -> $(BUILD)/libactorc.a and
 # $(BUILD)/libactorc.so; runtime/include/actorc.h is the public header.
 
 AC_VERSION := $(shell sed -n 's/^\#define AC_VERSION_STRING "\(.*\)"/\1/p' runtime/include/actorc.h)
@@ -7,7 +7,7 @@ AC_VERSION := $(shell sed -n 's/^\#define AC_VERSION_STRING "\(.*\)"/\1/p' runti
 # another.
 AC_ABI := $(shell sed -n 's/^\#define AC_ABI_VERSION \([0-9]*\)/\1/p' runtime/include/actorc.h)
 AC_SONAME := libactorc.so.$(AC_ABI)
-RUNTIME_SRC := $(wildcard runtime/core/*.c runtime/services/*.c runtime/lib/*.c)
+RUNTIME_SRC := $(wildcard runtime/core/*.c runtime/services/*.c runtime/node/*.c runtime/lib/*.c)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
 
 $(RUNTIME_OBJ): CPPFLAGS += $(SODIUM_CFLAGS) $(ZMQ_CFLAGS)

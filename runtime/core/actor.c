@@ -264,9 +264,8 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
     /* Its senders wait for it no more. */
     ac__mute_died(cx, a);
     if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
-        cx->failing_tag = tag;
-        ac__services_died(cx, a, reason, code);
-        cx->failing_tag = AC__NO_TAG;
+        ac__death d = {reason, code, tag};
+        ac__services_died(cx, a, &d);
     }
     /* Out of memory for its finalize envelope, the actor is never freed:
      * it keeps draining whatever still reaches it, counted as dead
@@ -550,7 +549,7 @@ static int send_marked(ac_ctx *cx, ac__actor *a, ac__env *e)
 }
 
 /* No actor of this runtime at `to`. An address of another node goes to the
- * service that routes there (the node); whatever nobody takes is a dead
+ * transport (transport.h: the node); whatever nobody takes is a dead
  * letter: AC_ENOTFOUND for a checked or runtime send, else 0 (a dead letter
  * is not the sender's failure: `return m_B_send_x(...)` in a handler must
  * not fail its actor because B stopped first, as Erlang's `Pid ! Msg` to a
@@ -562,7 +561,7 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
     bool system = how & SEND_SYSTEM;
     int rc;
     if (!system && ac_addr_node(to) != cx->rt->node &&
-        ac__services_forward(cx, to, type, e, &rc)) {
+        ac__transport_forward(cx, to, type, e, &rc)) {
         /* The node counted a full queue as a mailbox drop; an encoding
          * error never reached routing and is counted nowhere, as an
          * AC_EINVAL is. */
@@ -591,46 +590,56 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
  * traces its sends. A worker that traces nothing runs the copy without
  * either, so tracing costs its sends nothing (runtime/README.md,
  * "Watching turns"). */
+/* The send of e to `a`, the actor the lookup found at `to` (a == NULL:
+ * none). Online when `slow`. */
+static TURN_INLINE int send_to(ac_ctx *cx, ac__actor *a, const ac_addr *to, ac__env *e,
+                               unsigned how, const ac_actor_type *type, bool slow)
+{
+    bool system = how & SEND_SYSTEM;
+    /* One relaxed load, on the line the push touches anyway: MARKED is
+     * fixed before the actor is published, which the lookup's acquire
+     * sees; OVERLOADED (back-pressure, mute.c) is a hint, which mute.c
+     * re-reads under its lock. */
+    uintptr_t w = a ? atomic_load_explicit(&a->typew, memory_order_relaxed) : 0;
+    if (a == NULL)
+        return send_elsewhere(cx, to, e, how, type);
+    if (!system && (w & AC__TYPEW_MARKED))
+        return send_marked(cx, a, e);
+    if (!system) {
+        AC__COUNT(cx, sends, 1);
+        if (__builtin_expect(w & AC__TYPEW_OVERLOADED, 0))
+            ac__mute_note(cx, a);
+    }
+    /* Before the push: after it, e may be handled and freed. */
+    if (slow && (cx->observe & AC__OBS_TRACE))
+        ac__trace_send(cx, e);
+    /* Seeded mode keeps it in flight (explore.c); only the slow copy
+     * looks, and every context of a seeded runtime takes it. */
+    if (slow && cx->rt->seeded != NULL && ac__explore_hold(cx, to, e, system))
+        return 0;
+    return ac__deliver(cx, a, e);
+}
+
+/* Whether an outside send must be refused: shutdown closed the runtime.
+ * Relaxed: shutdown waits for every external context to go offline after
+ * setting the flag, so a send that misses it is still handled. */
+static inline bool closed_to(const ac_ctx *cx, unsigned how)
+{
+    return !(how & SEND_SYSTEM) && cx->worker == NULL &&
+           atomic_load_explicit(&cx->rt->closing, memory_order_relaxed);
+}
+
 static TURN_INLINE int send_env_body(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned how,
                                      const ac_actor_type *type, bool slow)
 {
-    bool system = how & SEND_SYSTEM;
     if (slow)
         ac__enter(cx);
     int rc;
-    /* Relaxed: shutdown waits for every external context to go offline
-     * after setting the flag, so a send that misses it is still handled. */
-    if (slow && !system && cx->worker == NULL &&
-        atomic_load_explicit(&cx->rt->closing, memory_order_relaxed)) {
+    if (slow && closed_to(cx, how)) {
         ac__pool_free(cx, e);
         rc = AC_ESHUTDOWN;
     } else {
-        ac__actor *a = ac__route_find(&cx->rt->route, to);
-        /* One relaxed load, on the line the push touches anyway: MARKED is
-         * fixed before the actor is published, which the lookup's acquire
-         * sees; OVERLOADED (back-pressure, mute.c) is a hint, which mute.c
-         * re-reads under its lock. */
-        uintptr_t w = a ? atomic_load_explicit(&a->typew, memory_order_relaxed) : 0;
-        if (a == NULL) {
-            rc = send_elsewhere(cx, to, e, how, type);
-        } else if (!system && (w & AC__TYPEW_MARKED)) {
-            rc = send_marked(cx, a, e);
-        } else {
-            if (!system) {
-                AC__COUNT(cx, sends, 1);
-                if (__builtin_expect(w & AC__TYPEW_OVERLOADED, 0))
-                    ac__mute_note(cx, a);
-            }
-            /* Before the push: after it, e may be handled and freed. */
-            if (slow && (cx->observe & AC__OBS_TRACE))
-                ac__trace_send(cx, e);
-            /* Seeded mode keeps it in flight (explore.c); only the slow
-             * copy looks, and every context of a seeded runtime takes it. */
-            if (slow && cx->rt->seeded != NULL && ac__explore_hold(cx, to, e, system))
-                rc = 0;
-            else
-                rc = ac__deliver(cx, a, e);
-        }
+        rc = send_to(cx, ac__route_find(&cx->rt->route, to), to, e, how, type, slow);
     }
     if (slow)
         ac__leave(cx);
@@ -695,6 +704,22 @@ int ac_send_checked(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac
 int ac__send_system(ac_ctx *cx, const ac_addr *to, ac__env *e)
 {
     return send_env(cx, to, e, SEND_SYSTEM, NULL);
+}
+
+int ac__send_found(ac_ctx *cx, ac__actor *a, const ac_addr *to, ac_envelope *e)
+{
+    /* As ac_send, slow copy (an outside thread's): online already, the
+     * lookup done by the caller in the same online stretch. */
+    ac__enter(cx);
+    int rc;
+    if (closed_to(cx, SEND_USER)) {
+        ac__pool_free(cx, ac__env_of(e));
+        rc = AC_ESHUTDOWN;
+    } else {
+        rc = send_to(cx, a, to, ac__env_of(e), SEND_USER, NULL, true);
+    }
+    ac__leave(cx);
+    return rc;
 }
 
 int ac__send_counted(ac_ctx *cx, const ac_addr *to, ac__env *e)

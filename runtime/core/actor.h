@@ -314,7 +314,7 @@ void ac__dead_letter(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
  * ends as messages, dead letters and mailbox drops. The caller frees e. */
 void ac__refuse(ac_ctx *cx, const ac_addr *to, ac__env *e, int reason);
 
-/* No tag: ac_ctx.failing_tag when no failure is being told. */
+/* No tag: ac__death.tag of a death that is no failure. */
 #define AC__NO_TAG 0xFFFFFFFFu
 /* Reports a failed actor to the runtime's failure hook (failure.c):
  * `action` is an ac_failure_action, `supervisor` NULL when it has none. */

@@ -320,8 +320,10 @@ void ac_inbox_destroy(ac_ctx *cx, ac_inbox *ib)
     a->oflags |= AC__OWN_DEAD;
     ac__enter(cx);
     ac__route_remove(&cx->rt->route, a);
-    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst))
-        ac__services_died(cx, a, AC_REASON_NORMAL, 0);
+    if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
+        ac__death d = {AC_REASON_NORMAL, 0, AC__NO_TAG};
+        ac__services_died(cx, a, &d);
+    }
     ac__leave(cx);
     /* Senders that found it before the removal finish their pushes. */
     ac__qsbr_synchronize(cx);

@@ -104,7 +104,6 @@ void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w)
     memset(cx, 0, sizeof *cx);
     cx->rt = rt;
     cx->worker = w;
-    cx->failing_tag = AC__NO_TAG;
     cx->observe = rt->observe;
     ac__trace_ctx_init(cx);
     ac__typestats_ctx_init(cx);

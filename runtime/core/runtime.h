@@ -14,6 +14,7 @@
 #include "pool.h"
 #include "route.h"
 #include "service.h"
+#include "transport.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -23,6 +24,12 @@
 
 /* Written only by the owning thread, read by ac_runtime_stats from any
  * thread: relaxed atomics, and increments are load+store, not RMW. */
+/* A role a service registered (transport.h), with the service's state. */
+typedef struct ac__remote {
+    const ac__remote_role *role;
+    void *state;
+} ac__remote;
+
 typedef struct ac__counters {
     _Atomic uint64_t messages, sends, dead_letters, spawned, stopped, failed,
         steals, parks, pool_misses, mailbox_drops, killed, unhandled, refused,
@@ -77,10 +84,6 @@ struct ac_ctx {
     bool holding;
     ac__actor *held, *held_tail;
     struct ac_ctx *next_external;
-    /* While die() tells the services of a failure: the tag the actor was
-     * handling, for the down its supervisor reads (ac__failing_tag);
-     * AC__NO_TAG otherwise. */
-    uint32_t failing_tag;
     /* Observing (observe.h): this thread's trace ring and per-type table,
      * the turn in progress, and the count that samples sends as flows. */
     ac__trace_ring *trace;
@@ -171,6 +174,14 @@ struct ac_runtime {
     /* The row that consumes system tag AC_TAG_SYSTEM + i, AC__NO_ROW for
      * none (service.c): a reply's delivery looks here, not down the table. */
     unsigned char consumer[AC__SYSTEM_ROWS];
+    /* Across nodes (transport.c), set from the services' init hooks: the
+     * transport (NULL: none), the roles, and by op the role's index + 1
+     * (0: none). */
+    const ac__transport *transport;
+    void *transport_state;
+    ac__remote roles[AC__ROLES_MAX];
+    unsigned nroles;
+    unsigned char role_of[AC__OPS];
     /* Seeded mode (explore.c); NULL in every other. Read only on the
      * slow paths: deterministic mode's run loop and send_env's slow copy. */
     struct ac__explore *seeded;
@@ -188,6 +199,10 @@ void ac__tls_restore(ac__tls_state s);
 void ac__tls_set(ac_runtime *rt, ac_ctx *cx);
 
 void ac__ctx_init(ac_ctx *cx, ac_runtime *rt, ac__worker *w);
+/* A send to another node's address: true when the transport took it
+ * (transport.c). */
+bool ac__transport_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac__env *e,
+                           int *rc);
 void ac__ctx_fini(ac_ctx *cx);
 
 #endif /* AC_CORE_RUNTIME_H */

@@ -148,24 +148,13 @@ int ac__services_attach(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o)
     return 0;
 }
 
-void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code)
+void ac__services_died(ac_ctx *cx, ac__actor *a, const ac__death *d)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {
         const ac__service *s = ac__service_table[i];
         if (s->died)
-            s->died(cx, cx->rt->services[i], a, reason, code);
+            s->died(cx, cx->rt->services[i], a, d);
     }
-}
-
-bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac__env *e,
-                          int *rc)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->forward && s->forward(cx, cx->rt->services[i], to, type, e, rc))
-            return true;
-    }
-    return false;
 }
 
 void ac__services_unanswered(ac_ctx *cx, ac__env *e)
@@ -229,82 +218,6 @@ int ac__services_screen(ac_ctx *cx, ac__actor *a, const ac__env *e)
     return AC__SCREEN_PASS;
 }
 
-/* ---- across nodes ---------------------------------------------------------------- */
-
-bool ac__addr_remote(ac_ctx *cx, const ac_addr *addr)
-{
-    return ac_addr_node(addr) != cx->rt->node;
-}
-
-int ac__services_transmit(ac_ctx *cx, uint64_t node, uint8_t op, const uint8_t *body, size_t len,
-                          bool bounded)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->transmit)
-            return s->transmit(cx, cx->rt->services[i], node, op, body, len, bounded);
-    }
-    return AC_ENOTFOUND;
-}
-
-uint64_t ac__services_node_named(ac_ctx *cx, const char *name)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->node_named)
-            return s->node_named(cx->rt->services[i], name);
-    }
-    return 0;
-}
-
-size_t ac__services_nodes_up(ac_ctx *cx, uint64_t *out, size_t max)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->nodes_up)
-            return s->nodes_up(cx->rt->services[i], out, max);
-    }
-    return 0;
-}
-
-uint32_t ac__services_peer_quota(ac_ctx *cx)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->peer_quota)
-            return s->peer_quota(cx->rt->services[i]);
-    }
-    return UINT32_MAX;
-}
-
-int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->control_op == op && s->control)
-            return s->control(cx, cx->rt->services[i], from, body, len);
-    }
-    return AC_EINVAL;
-}
-
-void ac__services_node_up(ac_ctx *cx, uint64_t node)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->node_up)
-            s->node_up(cx, cx->rt->services[i], node);
-    }
-}
-
-void ac__services_node_lost(ac_ctx *cx, uint64_t node)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        if (s->node_lost)
-            s->node_lost(cx, cx->rt->services[i], node);
-    }
-}
-
 void ac__services_stats(ac_runtime *rt, ac_stats *out)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {
@@ -325,11 +238,6 @@ size_t ac__services_pending(ac_runtime *rt)
     return n;
 }
 
-uint32_t ac__failing_tag(const ac_ctx *cx)
-{
-    return cx->failing_tag;
-}
-
 void ac__services_print_stats(ac_runtime *rt, FILE *out)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {
@@ -337,16 +245,6 @@ void ac__services_print_stats(ac_runtime *rt, FILE *out)
         if (s->print_stats && rt->services[i] != NULL)
             s->print_stats(rt->services[i], out);
     }
-}
-
-void ac__hold_runnable(ac_ctx *cx, bool on)
-{
-    ac__sched_hold(cx, on);
-}
-
-void ac__run_held(ac_ctx *cx)
-{
-    ac__sched_run_held(cx);
 }
 
 const void *ac__send_from(ac_ctx *cx, const void *from)

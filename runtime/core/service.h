@@ -13,8 +13,13 @@
  * freed by its fini hook after the last one stopped; a service that needs
  * something per thread has a slot in every context too (ac__ctx_slot).
  *
- * Besides this header, a service sees the actor block and the envelope
- * (actor.h, envelope.h) and calls only the functions they declare.
+ * The row holds only those hooks: what crosses nodes goes through
+ * transport.h, where the node sets its interface and a node-aware service
+ * registers its control records.
+ *
+ * Besides this header (and transport.h), a service sees the actor block
+ * and the envelope (actor.h, envelope.h) and calls only the functions they
+ * declare.
  */
 #ifndef AC_CORE_SERVICE_H
 #define AC_CORE_SERVICE_H
@@ -33,12 +38,13 @@
 #define AC__SYSTEM_ROWS 8u
 #define AC__NO_ROW 0xFFu
 
-/* A control hook's verdict on a record about an actor that does not live
- * on the node that sent it (a forged down, exit or reply). */
-#define AC__EFORGED (-1000)
-/* Its verdict on a record that would make this node hold more for its
- * peer than the peer's quota of that table (ac__services_peer_quota). */
-#define AC__EQUOTA (-1001)
+/* The facts of a death, as the died hooks hear them. */
+typedef struct ac__death {
+    int reason;     /* AC_REASON_* */
+    int code;       /* the failure's code, or the stop's */
+    uint32_t tag;   /* a failure: the tag the actor was handling (for the
+                       down its supervisor reads); else AC__NO_TAG */
+} ac__death;
 
 typedef struct ac__service {
     const char *name;
@@ -59,17 +65,10 @@ typedef struct ac__service {
     /* The same spawn, now reachable and current, before its start hook
      * (a link); a negative code fails the actor. */
     int (*attach)(ac_ctx *cx, void *state, ac__actor *a, const ac_spawn_options *o);
-    /* `a` died (reason AC_REASON_*, failure code): forget it, tell who
-     * asked to be told. Called on the dying actor's thread, with the
-     * actor's DEAD flag set (see ac__service_alive). */
-    void (*died)(ac_ctx *cx, void *state, ac__actor *a, int reason, int code);
-    /* A send to an address of another node (no actor of this runtime has
-     * it, and its node id is not this runtime's): true when the service
-     * took the message (e consumed, *rc the send's result), false to leave
-     * it a dead letter. `type` is the target's when the sender knows it
-     * (ac_send_typed), else NULL. */
-    bool (*forward)(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_type *type,
-                    ac__env *e, int *rc);
+    /* `a` died: forget it, tell who asked to be told. Called on the
+     * dying actor's thread, with the actor's DEAD flag set (see
+     * ac__service_alive). */
+    void (*died)(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d);
     /* A system tag (AC_TAG_*) this service handles instead of the actor's
      * dispatch, as one of the actor's turns; 0: none. */
     uint32_t consumes;
@@ -101,39 +100,6 @@ typedef struct ac__service {
      * the caller. */
     void (*unanswered)(ac_ctx *cx, void *state, ac__env *e);
 
-    /* Across nodes. A service that keeps state about actors of other nodes
-     * (a monitor of a remote actor, a pending ask) talks to its peer on
-     * that node in control records of its own op (lib/frame.h), sent with
-     * ac__services_transmit and handed to `control` on arrival, on the
-     * node's thread, in the order they were sent: a record from node
-     * `from` (an incarnation; the transport checked that the link
-     * authenticated as it). It returns 0, AC_EINVAL for a malformed body,
-     * or AC__EFORGED for a record about an actor that does not live
-     * on `from` (a forged down): the transport counts those. */
-    uint8_t control_op;
-    int (*control)(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
-    /* Node incarnation `node` came up (its link is through and it greeted
-     * us) or is gone (its link went down, it was removed, or it came back
-     * as a new incarnation): what the service kept about its actors is
-     * stale. On the node's thread, after every record it sent before. */
-    void (*node_up)(ac_ctx *cx, void *state, uint64_t node);
-    void (*node_lost)(ac_ctx *cx, void *state, uint64_t node);
-    /* The transport (the node service): queues a control record of `op`
-     * for node `node`, in order with the messages. Runtime control is
-     * never refused for a full queue; a record that carries a user's
-     * message (a group's publish) is `bounded`, and refused with AC_EFULL
-     * past the bound as a message is. AC_ENOTFOUND when that node is not
-     * up, AC_ENOMEM. */
-    int (*transmit)(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const uint8_t *body,
-                    size_t len, bool bounded);
-    /* How many nodes are up, and their ids (up to max); the id of the one
-     * named `name`, 0 unless it is up. */
-    size_t (*nodes_up)(void *state, uint64_t *out, size_t max);
-    uint64_t (*node_named)(void *state, const char *name);
-    /* The most records one peer node's control records may make a
-     * service hold in one of its tables (ac_node_config.peer_table_max). */
-    uint32_t (*peer_quota)(void *state);
-
     /* ac_runtime_run at quiescence: how many requests the service still
      * holds that nothing running will settle (asks with no reply yet). */
     size_t (*pending)(void *state);
@@ -159,9 +125,6 @@ typedef struct ac__down_note {
     uint32_t pad;
 } ac__down_note;
 
-/* During a death's died hooks: the tag the failing actor was handling,
- * AC__NO_TAG when it did not fail (or the death is not being told). */
-uint32_t ac__failing_tag(const ac_ctx *cx);
 /* Seeded mode: makes what cx sends outside a handler come from `from`
  * (a timer), on its own channel (explore.c); returns the previous one,
  * to put back. NULL: the thread itself. */
@@ -193,30 +156,6 @@ bool ac__service_alive(ac_ctx *cx, ac__actor *a);
  * Online. */
 bool ac__acts_for(ac_ctx *cx, const ac_addr *addr);
 
-/* For a transport's thread (the node's): while held, an actor that a send
- * of this context makes runnable stays with it instead of going to the
- * workers, and ac__run_held runs one turn of each on this thread, handing
- * to the workers whatever has more to do. A message that arrives for an
- * idle actor is then handled without waking a worker: one thread hand-off
- * less (runtime/README.md, "Nodes"). Not in deterministic mode. */
-void ac__hold_runnable(ac_ctx *cx, bool on);
-void ac__run_held(ac_ctx *cx);
-
-/* Whether `addr` names an actor of another node (its node id is not this
- * runtime's). */
-bool ac__addr_remote(ac_ctx *cx, const ac_addr *addr);
-/* A control record for node `node` (see ac__service.transmit); AC_ENOTFOUND
- * when no transport has that node up. */
-int ac__services_transmit(ac_ctx *cx, uint64_t node, uint8_t op, const uint8_t *body, size_t len,
-                          bool bounded);
-/* The incarnation of the node named `name` while it is up, else 0. */
-uint64_t ac__services_node_named(ac_ctx *cx, const char *name);
-/* The nodes up now (see ac__service.nodes_up); 0 when this is no node. */
-size_t ac__services_nodes_up(ac_ctx *cx, uint64_t *out, size_t max);
-/* A peer's quota in each table (see ac__service.peer_quota); UINT32_MAX
- * when this is no node. */
-uint32_t ac__services_peer_quota(ac_ctx *cx);
-
 /* ---- for the core: one walk of the table per event -------------------------- */
 
 int ac__services_init(ac_runtime *rt);
@@ -227,10 +166,7 @@ int ac__services_claim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
 void ac__services_unclaim(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
 int ac__services_attach(ac_ctx *cx, ac__actor *a, const ac_spawn_options *o);
 /* Called by a death after setting DEAD (the other half of the pair). */
-void ac__services_died(ac_ctx *cx, ac__actor *a, int reason, int code);
-/* A send to another node's address: true when a service took it. */
-bool ac__services_forward(ac_ctx *cx, const ac_addr *to, const ac_actor_type *type, ac__env *e,
-                          int *rc);
+void ac__services_died(ac_ctx *cx, ac__actor *a, const ac__death *d);
 /* A system message for `a`: true when the service that consumes its tag
  * handled it (*rc: what its handler returned); false when none does, and
  * it goes to the actor's dispatch. */
@@ -245,11 +181,6 @@ int ac__services_screen(ac_ctx *cx, ac__actor *a, const ac__env *e);
 /* The next message a service holds for `a` ahead of its mailbox, or NULL
  * (AC__OWN_REPLAY is cleared then). */
 ac__env *ac__services_replay(ac_ctx *cx, ac__actor *a);
-/* For the transport: a control record of `op` from node `from`, handed to
- * the service whose op it is (AC_EINVAL when none is); a node up or lost. */
-int ac__services_control(ac_ctx *cx, uint64_t from, uint8_t op, const uint8_t *body, size_t len);
-void ac__services_node_up(ac_ctx *cx, uint64_t node);
-void ac__services_node_lost(ac_ctx *cx, uint64_t node);
 /* Every service's counters, added into *out; every service's lines. */
 void ac__services_stats(ac_runtime *rt, ac_stats *out);
 size_t ac__services_pending(ac_runtime *rt);

@@ -69,11 +69,11 @@
  * with the asker's own type, never with one the record names; when the
  * node is lost, each ask is answered at once with AC_ENOCONNECTION.
  */
+#include "remote.h"
 #include "services.h"
 #include "timers.h"
 
 #include "../lib/amap.h"
-#include "../lib/frame.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -217,9 +217,13 @@ static ac__asks *asks_of(ac_ctx *cx)
     return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_ask);
 }
 
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
+static void node_lost(ac_ctx *cx, void *state, uint64_t node);
+static const ac__remote_role role = {
+    .op = AC__OP_REPLY, .control = control, .node_lost = node_lost};
+
 static int init(ac_runtime *rt, void **state)
 {
-    (void)rt;
     ac__asks *A = calloc(1, sizeof *A);
     if (A == NULL)
         return AC_ENOMEM;
@@ -241,7 +245,7 @@ static int init(ac_runtime *rt, void **state)
         atomic_init(&A->chunks[i], NULL);
     pthread_mutex_init(&A->lock, NULL);
     *state = A;
-    return 0;
+    return ac__remote_register(rt, &role, A);
 }
 
 /* ---- the store ------------------------------------------------------------------ */
@@ -639,10 +643,9 @@ static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
 
 /* On a's thread, after its DEAD flag: its pending asks go with it, their
  * continuations never run; a reply that still comes finds its id stale. */
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)reason;
-    (void)code;
+    (void)d;
     if (!(a->oflags & AC__OWN_ASKS))
         return;  /* never asked: no book */
     ac__asks *A = state;
@@ -729,12 +732,12 @@ static int reply_remote(ac_ctx *cx, const ac_reply_to *to, const ac_actor_type *
         ac_wire_bytes(&o, to->to.bytes, sizeof to->to.bytes);
         ac_wire_u64(&o, to->id);
         ac_wire_u32(&o, (uint32_t)h->status);
-        ac_wire_u64(&o, body ? ac__frame_type_id(type) : 0);
+        ac_wire_u64(&o, body ? ac__type_id(type) : 0);
         ac_wire_u32(&o, body ? tag : 0);
         if (need > 0)
             (void)type->encode_reply(tag, reply, buf + REPLY_HEAD, (size_t)need);
-        rc = ac__services_transmit(cx, ac_addr_node(&to->to), AC__OP_REPLY, buf,
-                                   REPLY_HEAD + (size_t)need, false);
+        rc = ac__transmit(cx, ac_addr_node(&to->to), AC__OP_REPLY, buf,
+                          REPLY_HEAD + (size_t)need, AC__TRANSMIT_COUNTED);
     }
     free(buf);
     /* Counted as a local reply is: a send, which leaves in node_forwarded
@@ -817,7 +820,7 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         e = r ? ac__env_pub(r) : NULL;
     } else {
         const ac_actor_type *type = what.type;
-        if (type == NULL || type_id != ac__frame_type_id(type) || tag != what.tag)
+        if (type == NULL || type_id != ac__type_id(type) || tag != what.tag)
             return AC__EFORGED;  /* the answer to another question */
         if (type->decode_reply == NULL ||
             type->decode_reply(cx, tag, &to, body + in.pos, len - in.pos, &e) != 0)
@@ -1101,8 +1104,5 @@ const ac__service ac__ask_service = {
     .consumes = AC_TAG_REPLY,
     .deliver = deliver,
     .unanswered = unanswered,
-    .control_op = AC__OP_REPLY,
-    .control = control,
-    .node_lost = node_lost,
     .pending = pending,
 };

@@ -23,10 +23,10 @@
  * publish sends one record to each node with members, which copies it to
  * its own.
  */
+#include "remote.h"
 #include "services.h"
 
 #include "../lib/amap.h"
-#include "../lib/frame.h"
 #include "../lib/quota.h"
 
 #include <pthread.h>
@@ -117,14 +117,14 @@ static void tell(ac_ctx *cx, uint64_t node, uint8_t op, const char *name, size_t
     if (node != 0) {
         nodes[0] = node;
     } else {
-        n = ac__services_nodes_up(cx, nodes, NODES_ON_STACK);
+        n = ac__nodes_up(cx, nodes, NODES_ON_STACK);
         if (n > NODES_ON_STACK && (nodes = malloc(n * sizeof *nodes)) != NULL)
-            n = ac__services_nodes_up(cx, nodes, n);
+            n = ac__nodes_up(cx, nodes, n);
         else if (n > NODES_ON_STACK)
             n = 0, nodes = on_stack;  /* out of memory: they resync when they come back */
     }
     for (size_t i = 0; i < n; i++)
-        (void)ac__services_transmit(cx, nodes[i], AC__OP_GROUP, buf, o.len, false);
+        (void)ac__transmit(cx, nodes[i], AC__OP_GROUP, buf, o.len, 0);
     if (nodes != on_stack)
         free(nodes);
 }
@@ -146,9 +146,14 @@ static group *unlink_member(struct ac__groups *t, member *m)
     return g;
 }
 
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
+static void node_up(ac_ctx *cx, void *state, uint64_t node);
+static void node_lost(ac_ctx *cx, void *state, uint64_t node);
+static const ac__remote_role role = {
+    .op = AC__OP_GROUP, .control = control, .node_up = node_up, .node_lost = node_lost};
+
 static int init(ac_runtime *rt, void **state)
 {
-    (void)rt;
     struct ac__groups *t = calloc(1, sizeof *t);
     if (t == NULL)
         return AC_ENOMEM;
@@ -160,7 +165,7 @@ static int init(ac_runtime *rt, void **state)
     ac__hash_key_draw(&t->key);
     pthread_mutex_init(&t->lock, NULL);
     *state = t;
-    return 0;
+    return ac__remote_register(rt, &role, t);
 }
 
 static void free_group(ac__tnode *n, void *arg)
@@ -326,12 +331,12 @@ static int publish_remote(ac_ctx *cx, const char *name, size_t len, const ac_act
     ac_wire_out o = {buf, head, 0};
     put_head(&o, GRP_PUBLISH, name, len, NULL);
     ac_wire_u32(&o, e->tag);
-    ac_wire_u64(&o, ac__frame_type_id(type));
+    ac_wire_u64(&o, ac__type_id(type));
     (void)type->encode(e, buf + head, (size_t)need);
     int reached = 0;
     for (size_t i = 0; i < n; i++)
-        if (ac__services_transmit(cx, nodes[i].node, AC__OP_GROUP, buf, head + (size_t)need,
-                                  true) == 0)
+        if (ac__transmit(cx, nodes[i].node, AC__OP_GROUP, buf, head + (size_t)need,
+                         AC__TRANSMIT_BOUNDED) == 0)
             reached += nodes[i].members;
     free(buf);
     return reached;
@@ -453,10 +458,9 @@ size_t ac_groups(ac_ctx *cx, ac_group_entry *out, size_t max)
     return l.n;
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)reason;
-    (void)code;
+    (void)d;
     struct ac__groups *t = state;
     member *dead = NULL;   /* unlinked, chained through next */
     ac__tnode *emptied = NULL; /* groups unlinked, chained by by_name.node.next */
@@ -542,7 +546,7 @@ static int remote_publish(ac_ctx *cx, struct ac__groups *t, const char *name, si
     pthread_mutex_lock(&t->lock);
     group *g = find(t, name, len);
     for (member *m = g ? g->first : NULL; m != NULL && type == NULL; m = m->next)
-        if (m->actor != NULL && ac__frame_type_id(ac__type(m->actor)) == type_id)
+        if (m->actor != NULL && ac__type_id(ac__type(m->actor)) == type_id)
             type = ac__type(m->actor);  /* static: outlives the member */
     pthread_mutex_unlock(&t->lock);
     if (type == NULL)
@@ -575,12 +579,12 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     if (in.bad || in.pos != len || op < GRP_JOIN || op > GRP_GONE ||
         (op != GRP_GONE && (nlen == 0 || memchr(name, '\0', nlen) != NULL)))
         return AC_EINVAL;
-    if (ac_addr_node(&who) != from)
+    if (!ac__note_from(from, &who))
         return AC__EFORGED;
     if (op == GRP_JOIN) {
         /* Out of memory: not seen here. Past its quota: not seen here,
          * and counted. */
-        int rc = join_new(t, NULL, name, nlen, &who, ac__services_peer_quota(cx));
+        int rc = join_new(t, NULL, name, nlen, &who, ac__peer_quota(cx));
         return rc == AC__EQUOTA ? rc : 0;
     }
     sweep w = {t, NULL, NULL};
@@ -644,8 +648,4 @@ const ac__service ac__groups_service = {
     .init = init,
     .fini = fini,
     .died = died,
-    .control_op = AC__OP_GROUP,
-    .control = control,
-    .node_up = node_up,
-    .node_lost = node_lost,
 };

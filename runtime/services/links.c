@@ -26,10 +26,10 @@
  * death (EXIT), in order behind what the dead actor sent before; a lost
  * node ends every link to its actors with AC_REASON_NOCONNECTION.
  */
+#include "remote.h"
 #include "services.h"
 
 #include "../lib/amap.h"
-#include "../lib/frame.h"
 #include "../lib/quota.h"
 
 #include <pthread.h>
@@ -47,9 +47,20 @@ typedef struct link_rec {
 
 enum { LIVE = -1 };
 
-/* LINK control records: a sub-op byte, the sender's end, the receiver's,
- * and for EXIT the reason and code. */
+/* LINK control records (remote.h): the sender's end, the receiver's, and
+ * for EXIT the reason and code. */
 enum { LINK_ADD = 1, LINK_DEL = 2, LINK_EXIT = 3 };
+static const uint8_t shapes[] = {
+    [LINK_ADD] = AC__NOTE_SECOND,
+    [LINK_DEL] = AC__NOTE_SECOND,
+    [LINK_EXIT] = AC__NOTE_SECOND | AC__NOTE_FATE,
+};
+static const ac__note_shapes notes = {AC__OP_LINK, shapes, sizeof shapes};
+
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
+static void node_lost(ac_ctx *cx, void *state, uint64_t node);
+static const ac__remote_role role = {
+    .op = AC__OP_LINK, .control = control, .node_lost = node_lost};
 
 typedef struct ac__links {
     pthread_mutex_t lock;
@@ -75,7 +86,6 @@ static link_rec *rec_of(ac__amap_node *x, int *which)
 
 static int init(ac_runtime *rt, void **state)
 {
-    (void)rt;
     ac__links *L = calloc(1, sizeof *L);
     if (L == NULL)
         return AC_ENOMEM;
@@ -86,7 +96,7 @@ static int init(ac_runtime *rt, void **state)
     }
     pthread_mutex_init(&L->lock, NULL);
     *state = L;
-    return 0;
+    return ac__remote_register(rt, &role, L);
 }
 
 /* Chains the records through their pair node: every record has one. */
@@ -192,16 +202,8 @@ static bool take(ac__links *L, const ac_addr *a, const ac_addr *b)
 static int transmit(ac_ctx *cx, uint8_t op, const ac_addr *mine, const ac_addr *theirs,
                     int reason, int code)
 {
-    uint8_t buf[1 + 32 + 32 + 4 + 4];
-    ac_wire_out o = {buf, sizeof buf, 0};
-    ac_wire_u8(&o, op);
-    ac_wire_bytes(&o, mine->bytes, 32);
-    ac_wire_bytes(&o, theirs->bytes, 32);
-    if (op == LINK_EXIT) {
-        ac_wire_u32(&o, (uint32_t)reason);
-        ac_wire_u32(&o, (uint32_t)code);
-    }
-    return ac__services_transmit(cx, ac_addr_node(theirs), AC__OP_LINK, buf, o.len, false);
+    ac__note n = {op, *mine, *theirs, 0, reason, code};
+    return ac__note_send(cx, &notes, ac_addr_node(theirs), &n);
 }
 
 static int link_new(ac_ctx *cx, ac__links *L, ac__actor *a, const ac_addr *other)
@@ -347,7 +349,7 @@ static void fire_remote(ac_ctx *cx, ac__links *L, const ac_addr *ours, const ac_
     free(r);
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
     ac__links *L = state;
     ac__amap_node *gone = NULL;  /* records to free, by their end[e].next */
@@ -360,7 +362,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
             const ac_addr *other = &r->end[1 - e].key;
             bool keep = false;
             if (r->toward == LIVE && !ac__addr_remote(cx, other))
-                keep = fire(cx, r, e, reason, code);
+                keep = fire(cx, r, e, d->reason, d->code);
             if (keep)
                 continue;
             /* A remote end's node is told after the lock; an exit that
@@ -380,7 +382,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
         int e;
         link_rec *r = rec_of(x, &e);
         if (r->toward == LIVE && ac__addr_remote(cx, &r->end[1 - e].key))
-            (void)transmit(cx, LINK_EXIT, &a->addr, &r->end[1 - e].key, reason, code);
+            (void)transmit(cx, LINK_EXIT, &a->addr, &r->end[1 - e].key, d->reason, d->code);
         free(r);
     }
 }
@@ -419,7 +421,7 @@ static int screen(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e)
  * as if the link had gone). */
 static int remote_add(ac_ctx *cx, ac__links *L, const ac_addr *theirs, const ac_addr *ours)
 {
-    uint32_t quota = ac__services_peer_quota(cx);
+    uint32_t quota = ac__peer_quota(cx);
     link_rec *r = malloc(sizeof *r);
     if (r == NULL)
         return AC_ENOMEM;
@@ -447,43 +449,29 @@ static int remote_add(ac_ctx *cx, ac__links *L, const ac_addr *theirs, const ac_
 static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
 {
     ac__links *L = state;
-    ac_wire_in in = {body, len, 0, false, 0};
-    uint8_t op = ac_wire_get_u8(&in);
-    ac_addr theirs, ours;
-    memcpy(theirs.bytes, ac_wire_take(&in, 32), 32);
-    memcpy(ours.bytes, ac_wire_take(&in, 32), 32);
-    int reason = 0, code = 0;
-    if (op == LINK_EXIT) {
-        reason = (int)ac_wire_get_u32(&in);
-        code = (int)ac_wire_get_u32(&in);
-    }
-    if (in.bad || in.pos != len || op < LINK_ADD || op > LINK_EXIT || ac__addr_remote(cx, &ours))
-        return AC_EINVAL;
-    if (ac_addr_node(&theirs) != from)
-        return AC__EFORGED;
-    if (op == LINK_ADD)
-        return remote_add(cx, L, &theirs, &ours);
-    if (op == LINK_EXIT)
-        fire_remote(cx, L, &ours, &theirs, reason, code);
+    ac__note n;
+    int rc = ac__note_read(cx, &notes, from, body, len, &n);
+    if (rc != 0)
+        return rc;
+    const ac_addr *theirs = &n.first, *ours = &n.second;
+    if (n.op == LINK_ADD)
+        return remote_add(cx, L, theirs, ours);
+    if (n.op == LINK_EXIT)
+        fire_remote(cx, L, ours, theirs, n.reason, n.code);
     else
-        (void)take(L, &ours, &theirs);
+        (void)take(L, ours, theirs);
     return 0;
 }
 
-/* An end on node *arg (of a live link: a fired one has only its local
- * end left on the map). */
-static bool on_node(const ac__amap_node *x, void *arg)
-{
-    return ac_addr_node(&x->key) == *(const uint64_t *)arg;
-}
-
-/* Node `node` is gone: every link to its actors ends with NOCONNECTION. */
+/* Node `node` is gone: every link to its actors ends with NOCONNECTION.
+ * Its ends on the map are of live links: a fired link keeps only its
+ * local end there. */
 static void node_lost(ac_ctx *cx, void *state, uint64_t node)
 {
     ac__links *L = state;
     ac__enter(cx);
     pthread_mutex_lock(&L->lock);
-    ac__amap_node *found = ac__amap_select(&L->map, on_node, &node);
+    ac__amap_node *found = ac__amap_select(&L->map, ac__note_on_node, &node);
     for (ac__amap_node *x = found, *next; x != NULL; x = next) {
         next = x->next;
         int dead;
@@ -503,7 +491,4 @@ const ac__service ac__links_service = {
     .died = died,
     .screens = AC_TAG_EXIT,
     .screen = screen,
-    .control_op = AC__OP_LINK,
-    .control = control,
-    .node_lost = node_lost,
 };

@@ -34,10 +34,10 @@
  * node fires every monitor of its actors with AC_REASON_NOCONNECTION and
  * drops those its actors held here.
  */
+#include "remote.h"
 #include "services.h"
 
 #include "../lib/amap.h"
-#include "../lib/frame.h"
 #include "../lib/quota.h"
 
 #include <pthread.h>
@@ -53,8 +53,21 @@ typedef struct monitor {
                                   watcher; off the target's map */
 } monitor;
 
-/* MONITOR control records: a sub-op byte, then its fields. */
+/* MONITOR control records (remote.h): the watcher's node asks (ADD) and
+ * takes back (DEL), the target's node tells of the death (DOWN). */
 enum { MON_ADD = 1, MON_DEL = 2, MON_DOWN = 3 };
+static const uint8_t shapes[] = {
+    [MON_ADD] = AC__NOTE_SECOND | AC__NOTE_REF,  /* watcher (theirs), target */
+    [MON_DEL] = AC__NOTE_REF,                    /* watcher (theirs) */
+    [MON_DOWN] = AC__NOTE_SECOND | AC__NOTE_REF | AC__NOTE_FATE |
+                 AC__NOTE_SENDER_SECOND,          /* watcher, target (theirs) */
+};
+static const ac__note_shapes notes = {AC__OP_MONITOR, shapes, sizeof shapes};
+
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
+static void node_lost(ac_ctx *cx, void *state, uint64_t node);
+static const ac__remote_role role = {
+    .op = AC__OP_MONITOR, .control = control, .node_lost = node_lost};
 
 typedef struct ac__monitors {
     pthread_mutex_t lock;
@@ -73,7 +86,6 @@ static ac__monitors *monitors_of(ac_ctx *cx)
 
 static int init(ac_runtime *rt, void **state)
 {
-    (void)rt;
     ac__monitors *M = calloc(1, sizeof *M);
     if (M == NULL)
         return AC_ENOMEM;
@@ -87,7 +99,7 @@ static int init(ac_runtime *rt, void **state)
     ac__hash_key_draw(&M->key);
     pthread_mutex_init(&M->lock, NULL);
     *state = M;
-    return 0;
+    return ac__remote_register(rt, &role, M);
 }
 
 static void free_monitor(ac__amap_node *x, void *arg)
@@ -128,7 +140,7 @@ static uint64_t new_ref(ac__monitors *M)
 
 /* Sends a down to a local watcher, marked to be screened when taken. */
 static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
-                     uint64_t ref, int reason, int code)
+                     uint64_t ref, const ac__death *d)
 {
     ac__env *e = ac__system_envelope(cx, AC_TAG_DOWN, sizeof(ac__down_note));
     if (e == NULL)
@@ -137,12 +149,10 @@ static int send_down(ac_ctx *cx, const ac_addr *watcher, const ac_addr *who,
     ac__down_note *n = ac_envelope_payload(ac__env_pub(e));
     n->down.who = *who;
     n->down.ref = ref;
-    n->down.reason = reason;
-    n->down.code = code;
-    /* Told on the dying actor's thread (died), the tag it failed in: its
-     * supervisor's report names it. Elsewhere (a remote death, noproc),
-     * AC__NO_TAG. */
-    n->tag = ac__failing_tag(cx);
+    n->down.reason = d->reason;
+    n->down.code = d->code;
+    /* A failure's tag, for its supervisor's report. */
+    n->tag = d->tag;
     n->pad = 0;
     /* A watcher that is gone gets nothing, and that is no dead letter. */
     (void)ac__send_system(cx, watcher, e);
@@ -180,11 +190,10 @@ static void unlink_all(ac__monitors *M, monitor *m)
  * before the lock is released, so that a demonitor finds either the live
  * monitor or the fired one with its down already queued. Locked, online.
  * Out of memory for the down, the monitor is dropped. */
-static void fire(ac_ctx *cx, ac__monitors *M, monitor *m, const ac_addr *who, int reason,
-                 int code)
+static void fire(ac_ctx *cx, ac__monitors *M, monitor *m, const ac_addr *who, const ac__death *d)
 {
     m->fired = true;
-    if (send_down(cx, &m->by_watcher.key, who, m->by_ref.extra, reason, code) != 0) {
+    if (send_down(cx, &m->by_watcher.key, who, m->by_ref.extra, d) != 0) {
         unlink_all(M, m);
         free(m);
     }
@@ -217,7 +226,8 @@ static void fire_ref(ac_ctx *cx, ac__monitors *M, uint64_t ref, const ac_addr *t
     monitor *m = live_ref(M, ref, target);
     if (m != NULL) {
         ac__amap_remove(&M->by_target, &m->by_target);
-        fire(cx, M, m, target, reason, code);
+        ac__death d = {reason, code, AC__NO_TAG};  /* told elsewhere: no tag */
+        fire(cx, M, m, target, &d);
     }
     pthread_mutex_unlock(&M->lock);
     ac__leave(cx);
@@ -240,23 +250,13 @@ static bool take_ref(ac__monitors *M, const ac_addr *ref_key, uint64_t ref, moni
     return m != NULL;
 }
 
-/* A MONITOR record: `op`, the watcher, the target (ADD, DOWN), the
- * reference, and for DOWN the reason and code; `to_node` gets it. */
+/* A MONITOR record to `to_node`: `op`, the watcher, the target (ADD,
+ * DOWN), the reference, and for DOWN the reason and code. */
 static int transmit(ac_ctx *cx, uint64_t to_node, uint8_t op, const ac_addr *watcher,
                     const ac_addr *target, uint64_t ref, int reason, int code)
 {
-    uint8_t buf[1 + 32 + 32 + 8 + 4 + 4];
-    ac_wire_out o = {buf, sizeof buf, 0};
-    ac_wire_u8(&o, op);
-    ac_wire_bytes(&o, watcher->bytes, 32);
-    if (op != MON_DEL)
-        ac_wire_bytes(&o, target->bytes, 32);
-    ac_wire_u64(&o, ref);
-    if (op == MON_DOWN) {
-        ac_wire_u32(&o, (uint32_t)reason);
-        ac_wire_u32(&o, (uint32_t)code);
-    }
-    return ac__services_transmit(cx, to_node, AC__OP_MONITOR, buf, o.len, false);
+    ac__note n = {op, *watcher, op != MON_DEL ? *target : nil_addr, ref, reason, code};
+    return ac__note_send(cx, &notes, to_node, &n);
 }
 
 int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
@@ -282,7 +282,7 @@ int ac_monitor(ac_ctx *cx, const ac_addr *watcher, const ac_addr *target,
         /* Gone already: fired at once, and screened as any down. */
         add(M, m, watcher, target, &nil_addr, r);
         ac__amap_remove(&M->by_target, &m->by_target);
-        fire(cx, M, m, target, AC_REASON_NOPROC, 0);
+        fire(cx, M, m, target, &(ac__death){AC_REASON_NOPROC, 0, AC__NO_TAG});
     }
     pthread_mutex_unlock(&M->lock);
     ac__leave(cx);
@@ -341,7 +341,7 @@ static int screen(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e)
     return m != NULL ? AC__SCREEN_PASS : AC__SCREEN_VOID;
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
     ac__monitors *M = state;
     ac__amap_node *far = NULL;  /* monitors of remote watchers, by by_target.next */
@@ -359,7 +359,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
             x->next = far;
             far = x;
         } else {
-            fire(cx, M, m, &a->addr, reason, code);
+            fire(cx, M, m, &a->addr, d);
         }
     }
     /* Its own monitors of others die with it, fired or not. */
@@ -377,7 +377,7 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
         next = x->next;
         monitor *m = AC__CONTAINER_OF(x, monitor, by_target);
         const ac_addr *w = &m->by_watcher.key;
-        (void)transmit(cx, ac_addr_node(w), MON_DOWN, w, &a->addr, m->by_ref.extra, reason, code);
+        (void)transmit(cx, ac_addr_node(w), MON_DOWN, w, &a->addr, m->by_ref.extra, d->reason, d->code);
         free(m);
     }
     for (ac__amap_node *x = drop, *next; x != NULL; x = next) {
@@ -392,11 +392,6 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
 
 /* ---- across nodes ------------------------------------------------------------------- */
 
-static void get_addr(ac_wire_in *in, ac_addr *a)
-{
-    memcpy(a->bytes, ac_wire_take(in, sizeof a->bytes), sizeof a->bytes);
-}
-
 /* Another node's watcher monitors an actor of ours (ADD): recorded if it
  * lives, else answered at once with a NOPROC down; refused past its
  * node's quota, answered with a NOCONNECTION down (this node will not
@@ -404,7 +399,7 @@ static void get_addr(ac_wire_in *in, ac_addr *a)
 static int remote_add(ac_ctx *cx, ac__monitors *M, uint64_t from, const ac_addr *watcher,
                       const ac_addr *target, uint64_t ref)
 {
-    uint32_t quota = ac__services_peer_quota(cx);
+    uint32_t quota = ac__peer_quota(cx);
     monitor *m = malloc(sizeof *m);
     if (m == NULL)
         return AC_ENOMEM;
@@ -429,36 +424,20 @@ static int remote_add(ac_ctx *cx, ac__monitors *M, uint64_t from, const ac_addr 
 static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len)
 {
     ac__monitors *M = state;
-    ac_wire_in in = {body, len, 0, false, 0};
-    uint8_t op = ac_wire_get_u8(&in);
-    ac_addr watcher, target = nil_addr;
-    get_addr(&in, &watcher);
-    if (op != MON_DEL)
-        get_addr(&in, &target);
-    uint64_t ref = ac_wire_get_u64(&in);
-    int reason = 0, code = 0;
-    if (op == MON_DOWN) {
-        reason = (int)ac_wire_get_u32(&in);
-        code = (int)ac_wire_get_u32(&in);
-    }
-    if (in.bad || in.pos != len || op < MON_ADD || op > MON_DOWN)
-        return AC_EINVAL;
-    const ac_addr *theirs = op == MON_DOWN ? &target : &watcher;
-    const ac_addr *ours = op == MON_DOWN ? &watcher : &target;
-    if (ac_addr_node(theirs) != from)
-        return AC__EFORGED;
-    if (op != MON_DEL && ac__addr_remote(cx, ours))
-        return AC_EINVAL;  /* about an actor of a third node */
+    ac__note n;
+    int rc = ac__note_read(cx, &notes, from, body, len, &n);
+    if (rc != 0)
+        return rc;
     monitor m;
-    switch (op) {
+    switch (n.op) {
     case MON_ADD:
-        return remote_add(cx, M, from, &watcher, &target, ref);
+        return remote_add(cx, M, from, &n.first, &n.second, n.ref);
     case MON_DEL:
-        (void)take_ref(M, &watcher, ref, &m);
+        (void)take_ref(M, &n.first, n.ref, &m);
         return 0;
     default:
         /* Unless gone already: taken back here, or fired by a node loss. */
-        fire_ref(cx, M, ref, &target, reason, code);
+        fire_ref(cx, M, n.ref, &n.second, n.reason, n.code);
         return 0;
     }
 }
@@ -486,7 +465,8 @@ static void node_lost(ac_ctx *cx, void *state, uint64_t node)
         monitor *m = AC__CONTAINER_OF(x, monitor, by_ref);
         if (ac_addr_node(&m->by_target.key) == node) {
             ac__amap_remove(&M->by_target, &m->by_target);
-            fire(cx, M, m, &m->by_target.key, AC_REASON_NOCONNECTION, 0);
+            fire(cx, M, m, &m->by_target.key,
+                 &(ac__death){AC_REASON_NOCONNECTION, 0, AC__NO_TAG});
         } else {
             unlink_all(M, m);
             free(m);
@@ -503,7 +483,4 @@ const ac__service ac__monitors_service = {
     .died = died,
     .screens = AC_TAG_DOWN,
     .screen = screen,
-    .control_op = AC__OP_MONITOR,
-    .control = control,
-    .node_lost = node_lost,
 };

@@ -16,10 +16,10 @@
  * in a NAME control record; the answer comes back to the asking thread's
  * inbox as a reply envelope (its status, then the address).
  */
+#include "remote.h"
 #include "services.h"
 
 #include "../lib/amap.h"
-#include "../lib/frame.h"
 
 #include <pthread.h>
 
@@ -83,9 +83,11 @@ static void drop(struct ac__names *t, entry *e)
     ac__amap_remove(&t->by_addr, &e->by_addr);
 }
 
+static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, size_t len);
+static const ac__remote_role role = {.op = AC__OP_NAME, .control = control};
+
 static int init(ac_runtime *rt, void **state)
 {
-    (void)rt;
     struct ac__names *t = calloc(1, sizeof *t);
     if (t == NULL)
         return AC_ENOMEM;
@@ -96,7 +98,7 @@ static int init(ac_runtime *rt, void **state)
     ac__hash_key_draw(&t->key);
     pthread_mutex_init(&t->lock, NULL);
     *state = t;
-    return 0;
+    return ac__remote_register(rt, &role, t);
 }
 
 static void free_entry(ac__tnode *n, void *arg)
@@ -266,11 +268,10 @@ size_t ac_registered(ac_ctx *cx, ac_name_entry *out, size_t max)
     return l.n;
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
     (void)cx;
-    (void)reason;
-    (void)code;
+    (void)d;
     struct ac__names *t = state;
     ac__tnode *freed = NULL;  /* unlinked entries, chained by by_name.node.next */
     pthread_mutex_lock(&t->lock);
@@ -308,7 +309,7 @@ int ac_whereis_on(ac_ctx *cx, const char *node, const char *name, int timeout_ms
         return AC_EINVAL;
     if (ac__current(cx) != NULL)
         return AC_ESTATE;  /* a worker must not block */
-    uint64_t id = ac__services_node_named(cx, node);
+    uint64_t id = ac__node_named(cx, node);
     if (id == 0)
         return AC_ENOCONNECTION;
     ac_inbox *ib;
@@ -321,7 +322,7 @@ int ac_whereis_on(ac_ctx *cx, const char *node, const char *name, int timeout_ms
     ac_wire_bytes(&o, ac_inbox_addr(ib)->bytes, 32);
     ac_wire_u8(&o, (uint8_t)len);
     ac_wire_bytes(&o, name, len);
-    rc = ac__services_transmit(cx, id, AC__OP_NAME, buf, o.len, false);
+    rc = ac__transmit(cx, id, AC__OP_NAME, buf, o.len, 0);
     ac_envelope *e = NULL;
     if (rc == AC_ENOTFOUND)
         rc = AC_ENOCONNECTION;  /* lost since */
@@ -351,7 +352,7 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         const char *name = (const char *)ac_wire_take(&in, n);
         if (in.bad || in.pos != len || n == 0 || memchr(name, '\0', n) != NULL)
             return AC_EINVAL;
-        if (ac_addr_node(&to.to) != from)
+        if (!ac__note_from(from, &to.to))
             return AC__EFORGED;
         char cname[AC_NAME_MAX + 1];
         memcpy(cname, name, n);
@@ -368,7 +369,7 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
         /* Bounded, as a message is: a peer that asks faster than it reads
          * its answers cannot grow its queue here without end (refused
          * answers are counted in its `refused`; its asks time out). */
-        (void)ac__services_transmit(cx, from, AC__OP_NAME, buf, o.len, true);
+        (void)ac__transmit(cx, from, AC__OP_NAME, buf, o.len, AC__TRANSMIT_BOUNDED);
         return 0;
     }
     int32_t status = (int32_t)ac_wire_get_u32(&in);
@@ -376,7 +377,7 @@ static int control(ac_ctx *cx, void *state, uint64_t from, const uint8_t *body, 
     memcpy(found.bytes, ac_wire_take(&in, 32), 32);
     if (in.bad || in.pos != len || op != NAME_IS || status > 0 || ac__addr_remote(cx, &to.to))
         return AC_EINVAL;
-    if (status == 0 && ac_addr_node(&found) != from)
+    if (status == 0 && !ac__note_from(from, &found))
         return AC__EFORGED;  /* a name of its registry holds one of its actors */
     ac_envelope *e = ac_reply_new(cx, &to, sizeof found);
     if (e == NULL)
@@ -394,6 +395,4 @@ const ac__service ac__names_service = {
     .claim = claim,
     .unclaim = unclaim,
     .died = died,
-    .control_op = AC__OP_NAME,
-    .control = control,
 };

@@ -300,10 +300,9 @@ int ac_router_workers(ac_ctx *cx, const ac_addr *router_addr, ac_addr *out, size
     return n;
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)reason;
-    (void)code;
+    (void)d;
     if (ac__type(a) != &router_type)
         return;
     struct ac__routers *t = state;

@@ -262,10 +262,9 @@ static void drop(ac_ctx *cx, ac__actor *a, ac__env *e)
         ac__env_release(cx, a, e);
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)reason;
-    (void)code;
+    (void)d;
     ac__stashes *S = state;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &a->addr);

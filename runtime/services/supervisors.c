@@ -627,10 +627,9 @@ static bool on_stop(ac_ctx *cx, void *state, ac__actor *a, int *rc)
 /* A supervisor died. After a stop or giving up its children are gone
  * already; killed, or failed otherwise (out of memory), it kills those
  * left, last started first, and does not wait (nor does OTP's, killed). */
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)reason;
-    (void)code;
+    (void)d;
     if (ac__type(a) != &supervisor_type)
         return;
     sup_service *svc = state;

@@ -536,10 +536,9 @@ int ac_runtime_advance(ac_runtime *rt, uint32_t ms)
     return fired;
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, int reason, int code)
+static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)reason;
-    (void)code;
+    (void)d;
     ac__timers *T = state;
     /* Relaxed: see `owned`. */
     if (atomic_load_explicit(&T->owned, memory_order_relaxed) == 0)

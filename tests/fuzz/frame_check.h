@@ -1,6 +1,6 @@
 /*
  * frame_check.h — what must hold for any bytes a peer sends, read as a node
- * batch (runtime/lib/frame.h): the reader never reads past the input, every
+ * batch (runtime/node/frame.h): the reader never reads past the input, every
  * record it returns lies inside it, the records add up to the header's
  * count when it says the batch is well formed, and the record parsers
  * (HELLO, MSG, ACK) return only fields inside their record. Used by the
@@ -10,7 +10,7 @@
 #ifndef TESTS_FUZZ_FRAME_CHECK_H
 #define TESTS_FUZZ_FRAME_CHECK_H
 
-#include "lib/frame.h"
+#include "node/frame.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -43,12 +43,12 @@ fuzz-run: $(FUZZ_DIR)/fuzz_compile
 	    -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/ \
 	    -dict=tests/fuzz/actor.dict $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/seeds
 
-FRAME_SRC := runtime/lib/frame.c runtime/lib/wire.c runtime/lib/table.c tests/fuzz/fuzz_frame.c
+FRAME_SRC := runtime/node/frame.c runtime/lib/wire.c tests/fuzz/fuzz_frame.c
 
 .PHONY: fuzz-frame fuzz-frame-run
 fuzz-frame: $(FUZZ_DIR)/fuzz_frame
 
-$(FUZZ_DIR)/fuzz_frame: $(FRAME_SRC) tests/fuzz/frame_check.h runtime/lib/frame.h
+$(FUZZ_DIR)/fuzz_frame: $(FRAME_SRC) tests/fuzz/frame_check.h runtime/node/frame.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(SODIUM_CFLAGS) -Iruntime/include -Iruntime $(filter %.c,$^) \
 	    -o $@ $(SODIUM_LIBS)

@@ -1,6 +1,6 @@
 /*
  * fuzz_frame.c — libFuzzer target over the node protocol's batch parser
- * (runtime/lib/frame.c): any bytes, as they would arrive from an
+ * (runtime/node/frame.c): any bytes, as they would arrive from an
  * authenticated peer, must keep the properties of frame_check.h and never
  * read out of bounds (built with ASan and UBSan by `make fuzz-frame`).
  *

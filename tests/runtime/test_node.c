@@ -6,7 +6,7 @@
  * with its own ZeroMQ context); every wait is bounded.
  */
 #include "fixtures.h"
-#include "lib/cluster.h"
+#include "node/cluster.h"
 #include "nodes.h"
 #include "frame_check.h"
 

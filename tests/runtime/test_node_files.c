@@ -9,7 +9,7 @@
  * repeats with the same verdicts as line by line.
  */
 #include "fixtures.h"
-#include "lib/cluster.h"
+#include "node/cluster.h"
 #include "nodes.h"
 
 #include <fcntl.h>

@@ -27,7 +27,7 @@ fresh() {
     rm -rf "$tmp/runtime" "$tmp/obj"
     cp -r "$runtime" "$tmp/runtime"
     mkdir -p "$tmp/obj"
-    cp -r "$obj/core" "$obj/services" "$tmp/obj/"
+    cp -r "$obj/core" "$obj/services" "$obj/node" "$tmp/obj/"
 }
 
 # Puts an include line at the top of a file of the copy.
@@ -56,7 +56,35 @@ printf 'int ac_timer_cancel(void *, unsigned long);\nint planted(void);\nint pla
 "$cc" -c "$tmp/planted.c" -o "$tmp/obj/core/planted.o"
 expect "a core object calling a service" "planted.o uses ac_timer_cancel"
 
+fresh; plant_include services/monitors.c ../node/frame.h
+expect "a service including the node's wire" "services/monitors.c includes node/frame.h"
+
+fresh; plant_include core/actor.c ../node/node.h
+expect "the core including the node" "core/actor.c includes node/node.h"
+
+fresh; plant_include node/node.c ../core/runtime.h
+expect "the node including a core internal" "node/node.c includes core/runtime.h"
+
+fresh; plant_include lib/quota.c ../node/cluster.h
+expect "lib including the node" "lib/quota.c includes node/cluster.h"
+
+fresh
+printf 'int ac__frame_open(void *, const void *, unsigned long, void *);
+int planted(void);
+int planted(void) { return ac__frame_open(0, 0, 0, 0); }
+' > "$tmp/planted.c"
+"$cc" -c "$tmp/planted.c" -o "$tmp/obj/services/planted.o"
+expect "a service object calling into the node" "planted.o uses ac__frame_open, which runtime/node defines"
+
+fresh
+printf 'int ac__node_receive(void *);
+int planted(void);
+int planted(void) { return ac__node_receive(0); }
+' > "$tmp/planted.c"
+"$cc" -c "$tmp/planted.c" -o "$tmp/obj/core/planted.o"
+expect "a core object calling the node" "planted.o uses ac__node_receive"
+
 if [ $failed -eq 0 ]; then
-    echo "structure: 6 passed, 0 failed"
+    echo "structure: 12 passed, 0 failed"
 fi
 exit $failed

@@ -8,8 +8,8 @@
  * One node a line, fields separated by blanks; a `#` where a field would
  * begin starts a comment (inside a key it is one of Z85's characters).
  */
-#ifndef AC_LIB_CLUSTER_H
-#define AC_LIB_CLUSTER_H
+#ifndef AC_NODE_CLUSTER_H
+#define AC_NODE_CLUSTER_H
 
 #include "actorc.h"
 
@@ -33,4 +33,4 @@ int ac__cluster_check_name(const char *name, const char **why);
 int ac__cluster_check_endpoint(const char *endpoint, const char **why);
 int ac__cluster_check_key(const char *key, const char **why);
 
-#endif /* AC_LIB_CLUSTER_H */
+#endif /* AC_NODE_CLUSTER_H */

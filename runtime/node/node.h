@@ -1,15 +1,16 @@
 /*
- * node.h — what the files of the node service share (node.c says how the
- * service works): its tunables, a peer, the node's state, and the pieces
- * each file offers the others. Private to services/node*.c.
+ * node.h — what the files of the node share (node.c says how it works):
+ * its tunables, a peer, the node's state, and the pieces each file offers
+ * the others. Private to runtime/node/.
  */
-#ifndef AC_SERVICES_NODE_H
-#define AC_SERVICES_NODE_H
+#ifndef AC_NODE_NODE_H
+#define AC_NODE_NODE_H
 
-#include "services.h"
+#include "cluster.h"
+#include "frame.h"
 
-#include "../lib/cluster.h"
-#include "../lib/frame.h"
+#include "../core/transport.h"
+#include "../services/services.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -60,6 +61,8 @@ typedef struct flight {
 typedef struct out_rec {
     struct out_rec *next;
     size_t size;
+    bool counted;              /* a send the sender counted (a message, a
+                                  program's reply: AC__TRANSMIT_COUNTED) */
     uint8_t bytes[];
 } out_rec;
 
@@ -83,8 +86,7 @@ typedef struct peer {
     uint64_t q_bytes;          /* the records' sizes, added up */
     uint64_t incarnations, connects, losses;
     uint64_t sent, received, bytes_sent, bytes_received, batches, drops, refused;
-    uint64_t forwarded;        /* of `sent`, the messages and replies (AC__OP_MSG,
-                                  AC__OP_REPLY): counted sends */
+    uint64_t forwarded;        /* of `sent`, the counted sends (out_rec.counted) */
     uint64_t lost;             /* of `drops`, the messages and replies: dead
                                   letters, counted here whatever thread drops
                                   them (at shutdown there may be none) */
@@ -105,14 +107,14 @@ typedef struct peer {
     size_t nholds;
 } peer;
 
-/* A peer incarnation came up or went, for the services' node_up/node_lost. */
+/* A peer incarnation came up or went, for the roles' node_up/node_lost. */
 typedef struct node_event {
     uint64_t node;
     bool up;
 } node_event;
 
 /* A connection the ROUTER accepted whose handshake is not known to have
- * ended (node_gate.c). */
+ * ended (gate.c). */
 typedef struct ac__gate_conn {
     int fd;
     uint64_t seq;              /* its place in the order of accepts */
@@ -155,7 +157,7 @@ typedef struct ac__node {
     zmq_pollitem_t *items;     /* the thread's */
     size_t items_cap;
     ac__gate gate;             /* the thread's: the connections its handshakes
-                                  have not settled (node_gate.c) */
+                                  have not settled (gate.c) */
     node_event *events;        /* the thread's: to tell the services, unlocked */
     size_t nevents, events_cap;
     uint64_t tx_seq;           /* the number of our last batch, to any peer:
@@ -169,13 +171,13 @@ typedef struct ac__node {
 /* node.c: adds p's counters into the node_* fields of *out; under the lock. */
 void ac__node_count_peer(const peer *p, ac_stats *out);
 
-/* node_keys.c: the Z85 secret key of `path`; AC_EINVAL with a reason. */
+/* keys.c: the Z85 secret key of `path`; AC_EINVAL with a reason. */
 int ac__node_read_secret(const char *path, char key[AC_NODE_KEY_LEN + 1], const char **why);
-/* node_keys.c: the cluster file at `path`, whole, in a new buffer (*text,
+/* keys.c: the cluster file at `path`, whole, in a new buffer (*text,
  * *len; free() it); AC_EINVAL with a reason, AC_ENOMEM. */
 int ac__node_read_cluster(const char *path, char **text, size_t *len, const char **why);
 
-/* node_link.c: peers and our links to them; the thread's, under the lock
+/* link.c: peers and our links to them; the thread's, under the lock
  * (add_peer and find_peer: anyone's, under the lock). */
 uint64_t ac__node_now_ms(void);
 bool ac__node_is_up(const peer *p);
@@ -216,7 +218,7 @@ uint64_t ac__node_ack(ac__node *N, peer *p, uint64_t now);
 /* Whether p's link may take more batches of records: what it has not
  * acknowledged is under the window. */
 bool ac__node_window_open(const peer *p);
-/* node_inbound.c: drops the actors p holds that are no longer overloaded
+/* inbound.c: drops the actors p holds that are no longer overloaded
  * (gone, or kept up); whether any is left. The thread's, locked. */
 bool ac__node_holding(ac__node *N, peer *p);
 /* Notes every peer incarnation that came up or went since the services
@@ -227,14 +229,14 @@ void ac__node_note_lost(ac__node *N, peer *p);
  * the lock while they run (they send, and may transmit). */
 void ac__node_tell(ac__node *N);
 
-/* node_gate.c: who gets in. Each takes all that is waiting. */
+/* gate.c: who gets in. Each takes all that is waiting. */
 void ac__node_router_event(ac__node *N);
 void ac__node_serve_zap(ac__node *N);
 void ac__node_gate_fini(ac__gate *g);
 
-/* node_inbound.c: the batches waiting on the ROUTER, a turn's share of
+/* inbound.c: the batches waiting on the ROUTER, a turn's share of
  * them, taken and handled; called locked, it drops the lock while records
  * are delivered. */
 void ac__node_receive(ac__node *N);
 
-#endif /* AC_SERVICES_NODE_H */
+#endif /* AC_NODE_NODE_H */

@@ -27,9 +27,10 @@
  * incarnation (0) asks for one back, so a peer whose own link to us never
  * dropped still greets again.
  *
- * This file holds the thread's loop, the sends to other nodes (the forward
- * hook), starting and stopping, and the API; node_link.c the links,
- * node_gate.c who gets in, node_inbound.c what arrives, node_keys.c the
+ * This file holds the thread's loop, the transport's hooks (core/transport.h:
+ * sends to other nodes and the services' control records), starting and
+ * stopping, and the API; link.c the links,
+ * gate.c who gets in, inbound.c what arrives, keys.c the
  * keys, node.h what they share.
  */
 #include "node.h"
@@ -107,9 +108,10 @@ static out_rec *encode_record(const ac_addr *to, const ac_actor_type *type, ac__
         return NULL;
     }
     ac_wire_out head = {r->bytes, AC__MSG_HEAD_SIZE, 0};
-    ac__frame_put_msg_head(&head, to, pub->tag, ac__frame_type_id(type), (size_t)need);
+    ac__frame_put_msg_head(&head, to, pub->tag, ac__type_id(type), (size_t)need);
     (void)type->encode(pub, r->bytes + AC__MSG_HEAD_SIZE, (size_t)need);
     r->size = AC__MSG_HEAD_SIZE + (size_t)need;
+    r->counted = true;
     r->next = NULL;
     return r;
 }
@@ -190,9 +192,10 @@ static bool forward(ac_ctx *cx, void *state, const ac_addr *to, const ac_actor_t
 
 /* The transmit hook: a service's control record, queued behind the
  * messages already waiting for that node, past the queue's bound unless
- * `bounded` (runtime control is never refused while the link is up). */
+ * AC__TRANSMIT_BOUNDED (runtime control is never refused while the link
+ * is up). */
 static int transmit(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const uint8_t *body,
-                    size_t len, bool bounded)
+                    size_t len, unsigned how)
 {
     (void)cx;
     if (len > MAX_BATCH - AC__FRAME_HEADER_SIZE - AC__RECORD_HEADER_SIZE)
@@ -204,8 +207,9 @@ static int transmit(ac_ctx *cx, void *state, uint64_t node, uint8_t op, const ui
     ac__frame_put_record_head(&head, op, len);
     memcpy(r->bytes + AC__RECORD_HEADER_SIZE, body, len);
     r->size = AC__RECORD_HEADER_SIZE + len;
+    r->counted = how & AC__TRANSMIT_COUNTED;
     r->next = NULL;
-    return submit(state, node, r, bounded);
+    return submit(state, node, r, how & AC__TRANSMIT_BOUNDED);
 }
 
 static size_t nodes_up(void *state, uint64_t *out, size_t max)
@@ -244,9 +248,9 @@ void ac__node_tell(ac__node *N)
         memmove(N->events, N->events + 1, --N->nevents * sizeof *N->events);
         pthread_mutex_unlock(&N->lock);
         if (ev.up)
-            ac__services_node_up(N->cx, ev.node);
+            ac__remote_node_up(N->cx, ev.node);
         else
-            ac__services_node_lost(N->cx, ev.node);
+            ac__remote_node_lost(N->cx, ev.node);
         pthread_mutex_lock(&N->lock);
     }
 }
@@ -800,6 +804,16 @@ static uint32_t peer_quota(void *state)
     return N->peer_table_max;
 }
 
+static const ac__transport transport = {
+    .forward = forward,
+    .transmit = transmit,
+    .nodes_up = nodes_up,
+    .node_named = node_named,
+    .peer_quota = peer_quota,
+};
+
+/* Every runtime is ready to be a node: the transport is set now, and
+ * finds no node up until ac_node_start. */
 static int init(ac_runtime *rt, void **state)
 {
     ac__node *N = calloc(1, sizeof *N);
@@ -809,6 +823,7 @@ static int init(ac_runtime *rt, void **state)
     N->wake = -1;
     pthread_mutex_init(&N->lock, NULL);
     *state = N;
+    ac__transport_set(rt, &transport, N);
     return 0;
 }
 
@@ -847,11 +862,6 @@ const ac__service ac__node_service = {
     .init = init,
     .shutdown = leave,
     .fini = fini,
-    .forward = forward,
-    .transmit = transmit,
-    .nodes_up = nodes_up,
-    .node_named = node_named,
-    .peer_quota = peer_quota,
     .stats = add_stats,
     .print_stats = print_stats,
 };

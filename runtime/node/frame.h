@@ -1,13 +1,13 @@
 /*
  * frame.h — the node protocol's batches (docs/WIRE.md, "Node frames"): one
  * ZeroMQ message from one node to another, a header and a run of records.
- * Leaf code: encoding into a buffer and a parser that fails closed, on the
- * wire primitives of actorc.h.
+ * Encoding into a buffer and a parser that fails closed, on the wire
+ * primitives of actorc.h; only the node includes it.
  */
-#ifndef AC_LIB_FRAME_H
-#define AC_LIB_FRAME_H
+#ifndef AC_NODE_FRAME_H
+#define AC_NODE_FRAME_H
 
-#include "actorc.h"
+#include "../core/transport.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,19 +18,18 @@
 #define AC__FRAME_HEADER_SIZE 32u
 #define AC__RECORD_HEADER_SIZE 5u    /* u32 length (of what follows it), u8 op */
 
+/* The transport's own records; the services' control records take the
+ * ops of core/transport.h. */
 typedef enum ac__frame_op {
     AC__OP_HELLO = 1, /* the sender's name: first record on every new link */
     AC__OP_BYE = 2,   /* the sender removed the receiver from its peers */
     AC__OP_MSG = 3,   /* a message for an actor of the receiver */
-    /* Control records: one op per service, its body the service's own
-     * (docs/WIRE.md, "Control records"). */
-    AC__OP_REPLY = 4,   /* ask.c: a reply to an asker of the receiver */
-    AC__OP_LINK = 5,    /* links.c */
-    AC__OP_MONITOR = 6, /* monitors.c */
-    AC__OP_NAME = 7,    /* names.c */
-    AC__OP_GROUP = 8,   /* groups.c */
-    AC__OP_ACK = 9      /* the batches the sender took from the receiver */
+    AC__OP_ACK = 9    /* the batches the sender took from the receiver */
 } ac__frame_op;
+_Static_assert((((1u << AC__OP_HELLO) | (1u << AC__OP_BYE) | (1u << AC__OP_MSG) |
+                 (1u << AC__OP_ACK)) & AC__CONTROL_OP_MASK) == 0 &&
+                   AC__OP_ACK < AC__OPS,
+               "a record op of the transport is a service's control op");
 
 /* An ACK's body: the last batch taken (u64 seq) and the records taken,
  * all told, from the receiver's incarnation. */
@@ -43,7 +42,7 @@ typedef enum ac__frame_op {
 typedef struct ac__msg {
     ac_addr to;
     uint32_t tag;
-    uint64_t type_id;        /* ac__frame_type_id of the target's type */
+    uint64_t type_id;        /* ac__type_id of the target's type */
     const uint8_t *payload;
     size_t len;
 } ac__msg;
@@ -81,9 +80,6 @@ void ac__frame_put_empty(ac_wire_out *out, ac__frame_op op);
  * follow it). */
 void ac__frame_put_msg_head(ac_wire_out *out, const ac_addr *to, uint32_t tag,
                             uint64_t type_id, size_t len);
-/* What both ends call a type: the FNV-1a hash of its name ("module.Actor"),
- * so a message is decoded only by the type it was encoded for. */
-uint64_t ac__frame_type_id(const ac_actor_type *type);
 
 /* Starts reading buf[0..len): the header, checked (magic, version); false
  * when it is not a batch of this protocol. */
@@ -101,4 +97,4 @@ void ac__frame_put_ack(ac_wire_out *out, uint64_t seq, uint64_t records);
 /* The fields of an ACK record; false when malformed. */
 bool ac__frame_get_ack(const ac__record *rec, uint64_t *seq, uint64_t *records);
 
-#endif /* AC_LIB_FRAME_H */
+#endif /* AC_NODE_FRAME_H */

@@ -1,5 +1,5 @@
 /*
- * node_gate.c — who gets in: the ZAP handler that lets in only the keys
+ * gate.c — who gets in: the ZAP handler that lets in only the keys
  * of peers, and the ROUTER's monitor that counts the connections refused,
  * for their key or for not speaking ZMTP with CURVE.
  */

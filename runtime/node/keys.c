@@ -1,5 +1,5 @@
 /*
- * node_keys.c — a node's CURVE keys: making a pair, reading the secret
+ * keys.c — a node's CURVE keys: making a pair, reading the secret
  * half back (refused when others may read it), deriving the public half;
  * and reading the cluster file, with the same care for what the path is.
  */

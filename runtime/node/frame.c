@@ -3,8 +3,6 @@
  */
 #include "frame.h"
 
-#include "table.h"
-
 #include <string.h>
 
 void ac__frame_put_header(ac_wire_out *out, const ac__frame_header *h)
@@ -45,11 +43,6 @@ void ac__frame_put_msg_head(ac_wire_out *out, const ac_addr *to, uint32_t tag,
     ac_wire_bytes(out, to->bytes, sizeof to->bytes);
     ac_wire_u32(out, tag);
     ac_wire_u64(out, type_id);
-}
-
-uint64_t ac__frame_type_id(const ac_actor_type *type)
-{
-    return ac__hash_name(type->name, strlen(type->name));
 }
 
 bool ac__frame_get_msg(const ac__record *rec, ac__msg *m)

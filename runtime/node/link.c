@@ -1,5 +1,5 @@
 /*
- * node_link.c — the peers and our links to them: one CURVE DEALER per
+ * link.c — the peers and our links to them: one CURVE DEALER per
  * peer, its socket monitor, the greeting, and the batches that carry what
  * waits in its queue. All of it runs on the node's thread, under the lock.
  */
@@ -42,14 +42,6 @@ int ac__node_add_peer(ac__node *N, const ac__cluster_node *id)
     return 0;
 }
 
-/* Whether a record is one the identity counted as a send (a user message,
- * a program's reply), which must end in `node_forwarded` when it leaves
- * or as a dead letter when it is lost. */
-static bool counted_record(const out_rec *r)
-{
-    return r->bytes[4] == AC__OP_MSG || r->bytes[4] == AC__OP_REPLY;
-}
-
 /* Discards what waits for p's link (it went down, p was removed, the
  * node stopped): counted in p's drops, and each message and reply in
  * p's `lost`, which ac_stats adds to its dead letters. Counted in the
@@ -59,7 +51,7 @@ void ac__node_drop_queue(peer *p)
 {
     for (out_rec *r = p->q_head, *next; r != NULL; r = next) {
         next = r->next;
-        p->lost += counted_record(r);
+        p->lost += r->counted;
         free(r);
     }
     p->drops += p->q_len;
@@ -294,7 +286,7 @@ static bool send_batch(ac__node *N, peer *p, const out_rec *first, size_t count,
     for (size_t i = 0; i < count; i++, r = r->next) {
         memcpy(at, r->bytes, r->size);
         at += r->size;
-        msgs += counted_record(r);
+        msgs += r->counted;
     }
     /* Room to note it first: a batch sent is one to settle. */
     if (!fly_room(p) || zmq_msg_send(&msg, p->dealer, ZMQ_DONTWAIT) < 0) {

@@ -1,5 +1,5 @@
 /*
- * node_inbound.c — what arrives on the ROUTER: batches from the peer
+ * inbound.c — what arrives on the ROUTER: batches from the peer
  * their connection's key names, checked record by record, and messages
  * decoded by their target's own type and sent on.
  */
@@ -59,7 +59,9 @@ bool ac__node_holding(ac__node *N, peer *p)
 }
 
 /* A message for an actor of this node: decoded by the target's own type,
- * if it is the type the sender encoded for, and sent on as from outside. */
+ * if it is the type the sender encoded for, and sent on as from outside,
+ * to the actor found once (online throughout: it cannot be freed
+ * meanwhile; if it died, the send makes it a dead letter there). */
 static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
 {
     ac_ctx *cx = N->cx;
@@ -69,25 +71,18 @@ static void deliver_msg(ac__node *N, const ac__msg *m, tally *t)
     }
     ac__enter(cx);
     ac__actor *a = ac__lookup(cx, &m->to);
-    const ac_actor_type *type = a ? ac__type(a) : NULL;  /* static: outlives a */
-    ac__leave(cx);
+    const ac_actor_type *type = a ? ac__type(a) : NULL;
+    ac_envelope *e = NULL;
     if (type == NULL) {
         ac__refuse(cx, &m->to, NULL, AC_ENOTFOUND);  /* gone, or never was: as ac_send's */
-        return;
-    }
-    ac_envelope *e = NULL;
-    if (type->decode == NULL || ac__frame_type_id(type) != m->type_id ||
-        type->decode(cx, m->tag, m->payload, m->len, &e) != 0) {
+    } else if (type->decode == NULL || ac__type_id(type) != m->type_id ||
+               type->decode(cx, m->tag, m->payload, m->len, &e) != 0) {
         t->malformed++;  /* not what the target's type can decode */
-        return;
+    } else {
+        (void)ac__send_found(cx, a, &m->to, e);
+        note_target(t, &m->to);
     }
-    (void)ac_send(cx, &m->to, e);  /* a dead letter there if it died meanwhile */
-    note_target(t, &m->to);
-}
-
-static bool is_control(uint8_t op)
-{
-    return op >= AC__OP_REPLY && op <= AC__OP_GROUP;
+    ac__leave(cx);
 }
 
 /* The first pass over a batch from peer p, locked: the header, greetings
@@ -120,7 +115,7 @@ static bool admit_batch(ac__node *N, peer *p, const uint8_t *buf, size_t len, bo
     uint64_t ack_seq = 0, ack_records = 0;
     while ((got = ac__frame_next(&r, &rec)) > 0) {
         char name[AC_NODE_NAME_MAX + 1];
-        if (rec.op == AC__OP_MSG || is_control(rec.op)) {
+        if (rec.op == AC__OP_MSG || ac__remote_op(N->rt, rec.op)) {
             data++;
             continue;
         }
@@ -210,10 +205,10 @@ static void deliver_batch(ac__node *N, const uint8_t *buf, size_t len, bool up, 
                 deliver_msg(N, &m, t);
             else
                 t->malformed++;
-        } else if (is_control(rec.op)) {
+        } else if (ac__remote_op(N->rt, rec.op)) {
             /* From a peer whose link is down the services have been told
              * it is lost: what it says now would outlive that. */
-            int rc = up ? ac__services_control(N->cx, h.from_node, rec.op, rec.body, rec.len) : 0;
+            int rc = up ? ac__remote_control(N->cx, h.from_node, rec.op, rec.body, rec.len) : 0;
             if (!up)
                 t->misdirected++;
             else if (rc == AC__EFORGED)
