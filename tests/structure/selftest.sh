@@ -33,6 +33,13 @@ fresh() {
 # Puts an include line at the top of a file of the copy.
 plant_include() { sed -i "1i #include \"$2\"" "$tmp/runtime/$1"; }
 
+# Puts an object calling function $2 into the copy's objects of layer $1.
+plant_call() {
+    printf 'int %s(void);\nint planted(void);\nint planted(void) { return %s(); }\n' "$2" "$2" \
+        > "$tmp/planted.c"
+    "$cc" -c "$tmp/planted.c" -o "$tmp/obj/$1/planted.o"
+}
+
 fresh
 if ! out=$("$here/check.sh" "$tmp/runtime" "$tmp/obj" 2>&1); then
     printf 'structure selftest: the unchanged copy fails:\n%s\n' "$out"
@@ -51,9 +58,7 @@ expect "a service including a core internal" "services/names.c includes core/run
 fresh; plant_include lib/table.c ../core/actor.h
 expect "lib including the core" "lib/table.c includes core/actor.h"
 
-fresh
-printf 'int ac_timer_cancel(void *, unsigned long);\nint planted(void);\nint planted(void) { return ac_timer_cancel(0, 1); }\n' > "$tmp/planted.c"
-"$cc" -c "$tmp/planted.c" -o "$tmp/obj/core/planted.o"
+fresh; plant_call core ac_timer_cancel
 expect "a core object calling a service" "planted.o uses ac_timer_cancel"
 
 fresh; plant_include services/monitors.c ../node/frame.h
@@ -68,20 +73,10 @@ expect "the node including a core internal" "node/node.c includes core/runtime.h
 fresh; plant_include lib/quota.c ../node/cluster.h
 expect "lib including the node" "lib/quota.c includes node/cluster.h"
 
-fresh
-printf 'int ac__frame_open(void *, const void *, unsigned long, void *);
-int planted(void);
-int planted(void) { return ac__frame_open(0, 0, 0, 0); }
-' > "$tmp/planted.c"
-"$cc" -c "$tmp/planted.c" -o "$tmp/obj/services/planted.o"
+fresh; plant_call services ac__frame_open
 expect "a service object calling into the node" "planted.o uses ac__frame_open, which runtime/node defines"
 
-fresh
-printf 'int ac__node_receive(void *);
-int planted(void);
-int planted(void) { return ac__node_receive(0); }
-' > "$tmp/planted.c"
-"$cc" -c "$tmp/planted.c" -o "$tmp/obj/core/planted.o"
+fresh; plant_call core ac__node_receive
 expect "a core object calling the node" "planted.o uses ac__node_receive"
 
 if [ $failed -eq 0 ]; then
