@@ -283,8 +283,7 @@ static int exit_code_of(const ac__actor *a, int rc)
 /* The turn's own path (handle, handle_one, handle_live, after_handler) is
  * inlined into it, and the urgent lane's walk is not: that walk calls handle_one
  * itself, and with the recursion left to the compiler the common path went
- * out of line (callgrind, ring 1000: 424.5 instructions a hop, 375.7 with
- * these; runtime/README.md has the figures). */
+ * out of line (bench/README.md, "The hot path", has the cost). */
 #if defined(__GNUC__)
 #define TURN_INLINE inline __attribute__((always_inline))
 #define TURN_COLD __attribute__((noinline, cold))

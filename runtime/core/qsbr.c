@@ -90,7 +90,7 @@ bool ac__qsbr_retire(ac_ctx *cx, ac__actor *a)
      * every death, was a locked RMW on the line that every worker loads
      * after every turn (ac__qsbr_quiescent): in skynet 6 with 2 workers,
      * 71 % of die's samples and the line bouncing between the cores at
-     * each of 1.1 million deaths (runtime/README.md, "Reclamation"). */
+     * each of 1.1 million deaths (bench/README.md, "Reclamation"). */
     retiree_of(e)->after = 0;
     set_next(e, NULL);
     if (cx->retired_tail)

@@ -53,7 +53,7 @@
  * thieves may take from the deque again and the monitor wakes one
  * (monitor_look), which is why there are no hubs without a monitor. When
  * the mark lapses at a push over a non-empty deque, that push notifies,
- * as the ones before it did not. Measured in runtime/README.md, "Hubs".
+ * as the ones before it did not. Measured in bench/README.md, "Hubs".
  *
  * Taking what a long turn holds. The LIFO slot and the drained actor are
  * the owner's, taken and put with plain loads and stores between turns,
@@ -121,7 +121,7 @@
  * serve the deque's oldest entry, it takes the oldest: an actor queued
  * behind k others waits at most about k times this many turns, whatever
  * the workload. Shorter intervals open a spawn tree's old subtrees early
- * (measured in runtime/README.md, Scheduling). */
+ * (measured in bench/README.md, "Scheduling"). */
 #ifndef AC_OLDEST_INTERVAL
 #define AC_OLDEST_INTERVAL 1024
 #endif
@@ -131,8 +131,8 @@
 #define INJECT_INTERVAL 61
 /* Steal rounds before parking; each round looks at every other worker and
  * then pauses PAUSES_PER_ROUND times, so that the spin lasts about what
- * parking would cost (the sweep that chose 64 is in runtime/README.md,
- * "How long to spin"). Override with -DAC_SPIN_ROUNDS=n /
+ * parking would cost (the sweep that chose 64 is in bench/README.md,
+ * "The spin/park sweep"). Override with -DAC_SPIN_ROUNDS=n /
  * -DAC_PAUSES_PER_ROUND=n. */
 #ifndef AC_SPIN_ROUNDS
 #define AC_SPIN_ROUNDS 64
@@ -142,7 +142,7 @@
 #endif
 /* Hub detection (the header's "Hubs"): a hub-shaped turn, how long a
  * mark lasts, and the default cost limit per message (the sweep is in
- * runtime/README.md, "Hubs"). */
+ * bench/README.md, "Hubs"). */
 #define HUB_MIN_HANDLED 16
 #define HUB_MIN_WOKE 8
 #define HUB_TURNS 1024
@@ -1073,7 +1073,7 @@ static void park(ac__worker *w)
 
 /* Out of line: reached only when this worker has nothing local, and
  * inlined it costs worker_main's hop about 2 instructions in register
- * moves (callgrind, runtime/README.md). */
+ * moves (callgrind, bench/README.md, "Scheduling"). */
 static __attribute__((noinline)) ac__actor *search(ac__worker *w)
 {
     ac_runtime *rt = w->cx.rt;
@@ -1112,7 +1112,7 @@ static void *worker_main(void *arg)
     for (;;) {
         /* The slot within its streak, inline (next_local's first case):
          * most turns of a chain of sends (ring, ping-pong) come from here
-         * (runtime/README.md, Scheduling, says what the call cost). */
+         * (bench/README.md, "Scheduling", says what the call cost). */
         ac__actor *a = take_slot(w);
         if (a == NULL)
             a = next_local(w);

@@ -334,7 +334,7 @@ static ac_stats run_clients(ac_runtime *rt, unsigned n)
 
 /* The workload the mark is for. How many transactions then cross the
  * cores is a matter of how often a loaded machine preempts a worker (a
- * long turn lets thieves in): measured in runtime/README.md ("Hubs"),
+ * long turn lets thieves in): measured in bench/README.md ("Hubs"),
  * not asserted; that a marked worker's deque stays put is the first test
  * above. */
 Test(hub, cheap_clients_all_finish_and_their_hub_is_marked, .timeout = 120)
