@@ -120,8 +120,8 @@ EXAMPLE_SEEDS := 200
 # the sources and the objects just built), and the check catches a planted
 # violation of each kind (selftest.sh).
 # tests/bench: make bench-compare's arithmetic (per-round ratios, their
-# median and spread, the verdicts) and bench/ab.sh's rows on stub programs,
-# no real benchmark; bench/scale.sh's curve on stubs, and a real bundle of
+# median and spread, the verdicts), bench/ab.sh's rows and bench/count.sh's
+# differences on stub programs, no real benchmark; bench/scale.sh's curve on stubs, and a real bundle of
 # pairs run with an empty environment.
 # tests/docs: every fenced block of README.md and docs/*.md is checked as its
 # info string says (tests/docs/README.md), and a planted wrong one is caught.
@@ -131,6 +131,7 @@ test: all $(TEST_BINS) $(CLUSTERNODE) examples $(if $(SANITIZE),,test-user $(BUI
 	@tests/structure/exports.sh runtime/include/actorc.h $(BUILD)/libactorc.so
 	@echo "== bench compare"; tests/bench/compare.sh
 	@tests/bench/ab.sh
+	@tests/bench/count.sh
 	@$(if $(SANITIZE),:,tests/bench/scale.sh $(BUILD))
 	@echo "== man"; $(MAN_LINT)
 	@echo "== docs"; tests/docs/check.sh $(BUILD) "$(CC)" "$(SANFLAGS)" "$(RUNTIME_LIBS)" README.md $(wildcard docs/*.md) $(wildcard examples/*/README.md)

@@ -14,6 +14,7 @@
 #include "runtime.h"
 #include "sched.h"
 #include "service.h"
+#include "stash.h"
 #include "trace.h"
 #include "typestats.h"
 
@@ -250,19 +251,16 @@ static void die(ac_ctx *cx, ac__actor *a, int reason, int code)
         AC__COUNT(cx, killed, 1);
     if (cx->observe)
         observe_death(cx, a, reason, code);
-    /* A supervised child is reported by its supervisor, which reads the
-     * tag from its down once it has decided what to do (supervisors.c):
-     * the supervisor holds its child (AC__SPAWN_HELD) until it watches
-     * it, so no failure after the start hook escapes it. One whose start
-     * hook failed has no down (the supervisor was not watching yet, and
-     * counts it as a failed restart): reported here. */
-    bool supervised = a->attrs & AC__ATTR_SUPERVISED;
+    /* A supervised child's failure is its supervisor's to report
+     * (services/supervisors.c), from the tag its died hook hears. */
     uint32_t tag = reason == AC_REASON_FAILED ? tag_handled(a) : AC__NO_TAG;
-    if (reason == AC_REASON_FAILED && (!supervised || tag == AC_TAG_START))
-        ac__failure_report(cx, &a->addr, ac__type(a), tag, code,
-                           supervised ? AC_FAILURE_START_FAILED : AC_FAILURE_UNSUPERVISED, NULL);
+    if (reason == AC_REASON_FAILED && !(a->attrs & AC__ATTR_SUPERVISED))
+        ac__failure_report(cx, &a->addr, ac__type(a), tag, code, AC_FAILURE_UNSUPERVISED, NULL);
     /* Its senders wait for it no more. */
     ac__mute_died(cx, a);
+    /* What it stashed becomes dead letters before anyone hears of the
+     * death (links, monitors). */
+    ac__stash_died(cx, a);
     if (atomic_load_explicit(&cx->rt->services_used, memory_order_seq_cst)) {
         ac__death d = {reason, code, tag};
         ac__services_died(cx, a, &d);
@@ -759,19 +757,6 @@ ac__env *ac__handling(const ac_ctx *cx)
     return cx->handling;
 }
 
-void ac__handling_stashed(ac_ctx *cx, ac__actor *a)
-{
-    /* Sticky: from the next pop on, this actor's turns take the path
-     * that leaves stashed nodes to the stash (turn). */
-    a->oflags |= AC__OWN_STASHES;  /* the owner's own: a is running */
-    /* handle_live counts every handling after its dispatch, so that the
-     * plain path tests nothing: this one is taken back here, on the same
-     * context, within the same handling (the counter only wraps below
-     * zero for the moment between the two, where no quiescent reading
-     * can fall). */
-    AC__COUNT(cx, messages, (uint64_t)-1);
-}
-
 void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     sync_tail(cx, a);
@@ -994,7 +979,7 @@ static TURN_INLINE unsigned handle_live(ac_ctx *cx, ac__actor *a, const ac_actor
         rc = type->dispatch(a->state, cx, ac__env_pub(e));
         /* A stashed message is counted when it is handled for good, or
          * as a dead letter: ac_stash took this count back already
-         * (ac__handling_stashed), so no test here. */
+         * (stash.c), so no test here. */
         AC__COUNT(cx, messages, 1);
         f = after_handler(cx, a, rc);
         cx->handling = NULL;
@@ -1118,7 +1103,7 @@ static TURN_INLINE int turn_loop(ac_ctx *cx, ac__actor *a, const ac_actor_type *
         bool replayed = false;
         if (*n < *batch) {
             if (stashes && *replay)
-                *replay = replayed = (e = ac__services_replay(cx, a)) != NULL;
+                *replay = replayed = (e = ac__stash_replay(cx, a)) != NULL;
             if (e == NULL)
                 e = stashes ? ac__mailbox_pop(cx, a) : ac__mailbox_pop_at(cx, a, &cx->tail);
         }

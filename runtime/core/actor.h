@@ -53,11 +53,12 @@ enum {
 enum {
     AC__OWN_STOP_REQUESTED = 1u << 0,   /* ac_stop_self in this handler */
     AC__OWN_FAIL_REQUESTED = 1u << 1,   /* ac_fail in this handler */
-    AC__OWN_REPLAY = 1u << 2,           /* a service holds messages that go
+    AC__OWN_REPLAY = 1u << 2,           /* the stash holds messages that go
                                            before the mailbox (ac_unstash_all) */
-    /* It has stashed (ac_stash), for the rest of its life: only its
-     * turns pay for the stash (actor.c: turn), the others take the
-     * plain path, whose pop frees every node it moves past. */
+    /* It has a stash (ac_stash, ac_stash_capacity), for the rest of its
+     * life: only its turns pay for the stash (actor.c: turn), and only its
+     * death looks one up (stash.c); the others take the plain path, whose
+     * pop frees every node it moves past. */
     AC__OWN_STASHES = 1u << 3,
     /* A handler of this turn sent to an overloaded actor (ac_ctx.mute_on
      * says which): the turn ends after that handler and the actor may be
@@ -217,6 +218,19 @@ static inline void ac__clear_flags(ac__actor *a, unsigned f)
     atomic_fetch_and_explicit(&a->flags, (uint8_t)~f, memory_order_relaxed);
 }
 
+/* The ask service keeps a book of a's pending asks (services/ask.c),
+ * which its death looks up: marked by a's first ask, on a's thread (its
+ * owner's byte), and read by its death, on the same thread. */
+static inline void ac__mark_asker(ac__actor *a)
+{
+    a->oflags |= AC__OWN_ASKS;
+}
+
+static inline bool ac__has_asked(const ac__actor *a)
+{
+    return (a->oflags & AC__OWN_ASKS) != 0;
+}
+
 /* The initial stub of an actor's mailbox: a node whose link is `tail`
  * (mailbox.c says why that is safe). Only its link is ever touched. */
 static inline ac__env *ac__stub_of(ac__actor *a)
@@ -281,15 +295,6 @@ ac__actor *ac__current(const ac_ctx *cx);
  * death it may cause) is under way on this context, or NULL: in a start
  * hook, an ask continuation, a down or exit hook. */
 ac__env *ac__handling(const ac_ctx *cx);
-/* The stash took the message being handled: marks the running actor
- * AC__OWN_STASHES, and takes back the `messages` count the turn adds
- * for every handling (it is counted when handled for good). */
-void ac__handling_stashed(ac_ctx *cx, ac__actor *a);
-/* Gives back an envelope a service took out of the actor's queue (a
- * stashed one) once nobody holds it: unless it is still the mailbox's stub
- * (`a`'s tail), which the mailbox frees when it moves past it. */
-void ac__env_release(ac_ctx *cx, ac__actor *a, ac__env *e);
-
 /* Pushes e into a's mailbox, scheduling a (or waking its inbox's thread)
  * when the push made it non-empty. Consumes e. */
 int ac__deliver(ac_ctx *cx, ac__actor *a, ac__env *e);

@@ -47,7 +47,7 @@ enum {
      * confirm before it reaches the actor or the inbox: the monitor or
      * link it tells of may have been taken back since it was queued. */
     AC__ENV_SCREEN = 1u << 2,
-    /* Held by a stash (services/stash.c): handled once and deferred, so
+    /* Held by a stash (stash.c): handled once and deferred, so
      * the mailbox that still has it as its stub must not free it, and the
      * handling that deferred it is not counted as a message. */
     AC__ENV_STASHED = 1u << 3,

@@ -135,7 +135,7 @@ ac__env *ac__mailbox_pop(ac_ctx *cx, ac__actor *a)
         return NULL;  /* empty, or a producer is between its two steps */
     atomic_store_explicit(&a->tail, next, memory_order_relaxed);
     /* Past the stub, tail is a whole envelope. A stashed envelope is the
-     * stash's now (services/stash.c). */
+     * stash's now (stash.c). */
     if (!(tail->flags & AC__ENV_STASHED))
         ac__pool_free(cx, tail);
     return next;

@@ -11,6 +11,7 @@
 #include "qsbr.h"
 #include "sched.h"
 #include "service.h"
+#include "stash.h"
 #include "trace.h"
 #include "typestats.h"
 
@@ -151,6 +152,7 @@ static void free_runtime(ac_runtime *rt)
         e = next;
     }
     ac__services_fini(rt);
+    ac__stash_fini(rt);
     ac__mute_fini(rt);
     ac__route_destroy(&rt->route);
     ac__depot_destroy(&rt->depot);
@@ -228,9 +230,12 @@ int ac_runtime_create(ac_runtime **out, const ac_config *cfg)
         free(rt);
         return AC_ENOMEM;
     }
-    /* The services' state: on failure the runtime is torn down whole below
-     * (ac__services_fini frees what was made). */
+    /* The stashes' and the services' state: on failure the runtime is
+     * torn down whole below (the fini functions free what was made). */
+    int stash_rc = ac__stash_init(rt);
     int services_rc = ac__services_init(rt);
+    if (services_rc == 0)
+        services_rc = stash_rc;
     memset(rt->workers, 0, rt->nslots * sizeof *rt->workers);
     ac__depot_init(&rt->depot);
     ac__mute_init(rt);  /* after rt->seeded: seeded mode does not mute */
@@ -612,5 +617,6 @@ void ac_runtime_stats(ac_runtime *rt, ac_stats *out)
     pthread_mutex_unlock(&rt->ext_lock);
     /* Relaxed: as the contexts' counters. */
     out->shutdown_left = atomic_load_explicit(&rt->shutdown_left, memory_order_relaxed);
+    ac__stash_stats(rt, out);
     ac__services_stats(rt, out);
 }

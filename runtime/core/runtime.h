@@ -166,6 +166,9 @@ struct ac_runtime {
     bool mute_off;                  /* AC_MUTE=0, or seeded mode */
     uint32_t hub_ns;                /* AC_HUB_NS; 0: no hub detection */
 
+    /* The actors' stashes (stash.c). */
+    struct ac__stashes *stashes;
+
     /* Set once any service keeps per-actor state (service.c). */
     alignas(AC__CACHE_LINE) _Atomic bool services_used;
     /* Each service's state, by its row in the table (service.h): set

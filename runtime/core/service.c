@@ -186,18 +186,6 @@ bool ac__services_deliver(ac_ctx *cx, ac__actor *a, ac__env *e, int *rc)
     return false;
 }
 
-ac__env *ac__services_replay(ac_ctx *cx, ac__actor *a)
-{
-    for (unsigned i = 0; i < ac__service_count; i++) {
-        const ac__service *s = ac__service_table[i];
-        ac__env *e = s->replay ? s->replay(cx, cx->rt->services[i], a) : NULL;
-        if (e != NULL)
-            return e;
-    }
-    a->oflags &= (uint8_t)~AC__OWN_REPLAY;  /* the owner's own (it set it from its handler) */
-    return NULL;
-}
-
 bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc)
 {
     for (unsigned i = 0; i < ac__service_count; i++) {

@@ -88,12 +88,6 @@ typedef struct ac__service {
      * monitor or link back, so that is where the choice is made. */
     uint32_t screens;
     int (*screen)(ac_ctx *cx, void *state, ac__actor *a, const ac__env *e);
-    /* `a`, running on cx, has AC__OWN_REPLAY set: the next message the
-     * service holds for it to handle before its mailbox (a stash taken up
-     * again), or NULL when it holds none (the core then clears the flag).
-     * The core gives a replayed envelope back with ac__env_release once
-     * handled, unless the handler stashed it again. */
-    ac__env *(*replay)(ac_ctx *cx, void *state, ac__actor *a);
     /* A request marked AC__ENV_ASKED became a dead letter for want of its
      * actor (counted already, shown to the dead-letter hook): answer its
      * asker now. Any thread that drops one; e is only read, and freed by
@@ -115,15 +109,6 @@ typedef struct ac__service {
 /* The table (services/services.c): rows in the order a death reaches them. */
 extern const ac__service *const ac__service_table[];
 extern const unsigned ac__service_count;
-
-/* A down's payload as the monitors service sends it to a local watcher:
- * the public ac_down, then what only the runtime reads. */
-typedef struct ac__down_note {
-    ac_down down;
-    uint32_t tag;   /* a failure: the tag its actor was handling; else
-                       AC__NO_TAG */
-    uint32_t pad;
-} ac__down_note;
 
 /* Seeded mode: makes what cx sends outside a handler come from `from`
  * (a timer), on its own channel (explore.c); returns the previous one,
@@ -178,9 +163,6 @@ bool ac__services_stop(ac_ctx *cx, ac__actor *a, int *rc);
  * verdict of the service that screens its tag (AC__SCREEN_*; PASS when
  * none does). */
 int ac__services_screen(ac_ctx *cx, ac__actor *a, const ac__env *e);
-/* The next message a service holds for `a` ahead of its mailbox, or NULL
- * (AC__OWN_REPLAY is cleared then). */
-ac__env *ac__services_replay(ac_ctx *cx, ac__actor *a);
 /* Every service's counters, added into *out; every service's lines. */
 void ac__services_stats(ac_runtime *rt, ac_stats *out);
 size_t ac__services_pending(ac_runtime *rt);

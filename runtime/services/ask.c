@@ -39,7 +39,7 @@
  * remove one: an ask without a timeout to a target that never answers).
  * Each asking actor has a book, the list of its pending records, found
  * by its block's address in one of NSHARDS small tables, each with its
- * own lock; an actor that never asked has none (AC__OWN_ASKS says so,
+ * own lock; an actor that never asked has none (ac__has_asked says so,
  * and its death looks nothing up). A continuation that asks again (the
  * common chain: each reply's handler sends the next request) finds its
  * book through the record just answered, with no lookup (`cxstate.book`).
@@ -419,7 +419,7 @@ static book *book_of(ac__asks *A, ac__actor *a)
     }
     pthread_mutex_unlock(&s->s.lock);
     if (b != NULL)
-        a->oflags |= AC__OWN_ASKS;  /* the owner's byte: we run as a's owner */
+        ac__mark_asker(a);
     return b;
 }
 
@@ -646,7 +646,7 @@ static int deliver(ac_ctx *cx, void *state, ac__actor *a, ac__env *e)
 static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
     (void)d;
-    if (!(a->oflags & AC__OWN_ASKS))
+    if (!ac__has_asked(a))
         return;  /* never asked: no book */
     ac__asks *A = state;
     uint64_t h = owner_hash(a);

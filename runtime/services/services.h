@@ -4,7 +4,6 @@
  * The order is the order a death reaches them: names and groups first, so
  * whoever hears of the death (a supervisor restarting the actor under its
  * name) finds the name free; timers before anyone hears of it (timers.c);
- * stashes, whose messages become dead letters, before anyone hears of it;
  * links and monitors, which tell others, after the actor's records are
  * gone; then supervisors; the node, whose links carry all of that to other
  * nodes, last. Adding a service is writing its file (a const
@@ -21,7 +20,6 @@
     X(routers)                                                                \
     X(timers)                                                                 \
     X(ask)                                                                    \
-    X(stash)                                                                  \
     X(links)                                                                  \
     X(monitors)                                                               \
     X(supervisors)                                                            \
@@ -38,6 +36,15 @@ enum ac__service_id {
 #define AC__SERVICE_DECL(row) extern const ac__service ac__##row##_service;
 AC__SERVICES(AC__SERVICE_DECL)
 #undef AC__SERVICE_DECL
+
+/* A down's payload as the monitors service sends it to a local watcher:
+ * the public ac_down, then what only the runtime reads. */
+typedef struct ac__down_note {
+    ac_down down;
+    uint32_t tag;   /* a failure: the tag its actor was handling; else
+                       AC__NO_TAG */
+    uint32_t pad;
+} ac__down_note;
 
 /* An ask's id: its record's index in the low bits, the record's
  * generation above (ask.c). */

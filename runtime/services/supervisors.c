@@ -545,6 +545,12 @@ static int sup_start(void *state, ac_ctx *cx, const void *args)
     sup *s = new_sup(a->t);
     if (s == NULL)
         return AC_ENOMEM;
+    /* Marks services as used before any child starts (the monitors would
+     * do it only after), so that every death of a child or of this
+     * supervisor runs the died hooks: ours reports a child whose start
+     * hook failed, and frees s at the supervisor's death. Not yet
+     * published: it cannot be dying. */
+    (void)ac__service_alive(cx, ac__current(cx));
     for (size_t i = 0; i < s->t->n; i++) {
         int rc = start_child(cx, s, i);
         if (rc == 0)
@@ -556,10 +562,6 @@ static int sup_start(void *state, ac_ctx *cx, const void *args)
         free_sup(s);
         return rc;
     }
-    /* Marks services as used even without children (whose monitors would
-     * do it), so that the supervisor's death runs the died hook, which
-     * frees s. Not yet published: it cannot be dying. */
-    (void)ac__service_alive(cx, ac__current(cx));
     s->mode = RUNNING;
     sup_service *svc = service_of(cx);
     pthread_mutex_lock(&svc->lock);
@@ -629,7 +631,16 @@ static bool on_stop(ac_ctx *cx, void *state, ac__actor *a, int *rc)
  * left, last started first, and does not wait (nor does OTP's, killed). */
 static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
 {
-    (void)d;
+    /* A child is reported once its supervisor knows what it did about the
+     * failure (report, from its down): its supervisor holds it
+     * (AC__SPAWN_HELD) until it watches it, so no failure after the start
+     * hook escapes it. One whose start hook failed has no down (it was not
+     * watched yet, and its supervisor counts it as a failed start): it is
+     * reported here. */
+    if (d->reason == AC_REASON_FAILED && d->tag == AC_TAG_START &&
+        (a->attrs & AC__ATTR_SUPERVISED))
+        ac__failure_report(cx, &a->addr, ac__type(a), d->tag, d->code,
+                           AC_FAILURE_START_FAILED, NULL);
     if (ac__type(a) != &supervisor_type)
         return;
     sup_service *svc = state;

@@ -257,6 +257,33 @@ Test(reports, a_supervisor_that_gives_up_says_so, .timeout = 30)
     supervised(0, AC_FAILURE_GAVE_UP);
 }
 
+/* A supervised child whose start hook fails has no down (it was not
+ * watched yet): the supervisors' died hook reports it, as the start, also
+ * in a runtime where nothing else had used a service before it. The
+ * supervisor's own start then fails, unsupervised. */
+Test(reports, a_supervised_child_failing_its_start_is_reported_as_such, .timeout = 30)
+{
+    ac_runtime *rt = make_runtime(0);
+    ac_runtime_set_failure_hook(rt, keep, NULL);
+    ac_ctx *cx = ac_runtime_ctx(rt);
+    ac_child_spec kid = {.type = &failing_start_type, .restart = AC_RESTART_PERMANENT};
+    ac_supervisor_spec spec = {.strategy = AC_ONE_FOR_ONE, .max_restarts = 3,
+                               .within_ms = 60000, .children = &kid, .nchildren = 1};
+    ac_addr sup;
+    cr_assert_eq(ac_supervisor_start(cx, &spec, &sup, NULL), 44);
+    ac_runtime_run(rt);
+    cr_assert_eq(atomic_load(&nseen), 2, "the child's report and the supervisor's");
+    const ac_failure *f = &seen[0];
+    cr_assert_eq(f->type, &failing_start_type);
+    cr_assert_eq(f->tag, AC_TAG_START);
+    cr_assert_eq(f->code, 44);
+    cr_assert_eq(f->action, AC_FAILURE_START_FAILED);
+    cr_assert_str_eq(seen[1].type->name, "actorc.Supervisor");
+    cr_assert_eq(seen[1].action, AC_FAILURE_UNSUPERVISED);
+    cr_assert_eq(seen[1].tag, AC_TAG_START);
+    ac_runtime_destroy(rt);
+}
+
 /* An ask whose reply never comes: at quiescence ac_runtime_run says how
  * many are still waiting, instead of returning as if all were done. */
 Test(reports, run_counts_the_asks_left_waiting_at_quiescence, .timeout = 30)

@@ -12,7 +12,10 @@
 #     node/;
 #   - node/ includes of core/ only those two, and of services/ only
 #     services/services.h (the table, for its row's state);
-#   - lib/ includes nothing of core/, services/ or node/.
+#   - lib/ includes nothing of core/, services/ or node/;
+#   - no file of services/ or node/ touches the owner's byte of an actor
+#     (`->oflags`, `.oflags`): the core alone writes it, a service asks
+#     through the functions of core/actor.h (ac__mark_asker, ...).
 # Checked from the objects, by what each one refers to (so a call through a
 # macro or a prototype written by hand is caught as well as an include):
 #   - no core object uses a symbol a services or node object defines, but
@@ -56,6 +59,12 @@ for layer in core services node lib; do
     done
 done
 
+for f in "$runtime"/services/*.[ch] "$runtime"/node/*.[ch]; do
+    [ -e "$f" ] || continue
+    while IFS=: read -r line _; do
+        fail "${f#"$runtime"/}:$line touches the owner's byte (oflags): only the core does"
+    done < <(grep -nE '(->|\.)oflags\b' "$f")
+done
 objs_core=("$obj"/core/*.o)
 objs_services=("$obj"/services/*.o)
 objs_node=("$obj"/node/*.o)

@@ -10,16 +10,20 @@ cc=${3:-cc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
+caught=0
+missed=0
 
 # expect WHAT MESSAGE: check.sh on the copy fails, printing MESSAGE.
 expect() {
     local what=$1 message=$2 out
     if out=$("$here/check.sh" "$tmp/runtime" "$tmp/obj" 2>&1); then
         printf 'structure selftest: %s went unnoticed\n' "$what"
-        failed=1
+        missed=$((missed + 1))
     elif ! grep -qF -- "$message" <<<"$out"; then
         printf 'structure selftest: %s: expected "%s", got:\n%s\n' "$what" "$message" "$out"
-        failed=1
+        missed=$((missed + 1))
+    else
+        caught=$((caught + 1))
     fi
 }
 
@@ -79,7 +83,9 @@ expect "a service object calling into the node" "planted.o uses ac__frame_open, 
 fresh; plant_call core ac__node_receive
 expect "a core object calling the node" "planted.o uses ac__node_receive"
 
-if [ $failed -eq 0 ]; then
-    echo "structure: 12 passed, 0 failed"
-fi
-exit $failed
+fresh; printf '#define PLANTED(a) ((a)->oflags |= 1u)\n' >> "$tmp/runtime/services/ask.c"
+expect "a service writing the owner's byte" "services/ask.c:$(($(wc -l < "$runtime/services/ask.c") + 1)) touches the owner's byte"
+
+echo "structure selftest: $caught planted violations caught, $missed missed"
+[ $missed -eq 0 ] && exit $failed
+exit 1

@@ -2,7 +2,9 @@
  * stash.c — deferring the message being handled (ac_stash) and taking the
  * deferred ones up again, oldest first, ahead of newer mail
  * (ac_unstash_all): Akka's Stash, CAF's skip, what Erlang's selective
- * receive leaves in the mailbox.
+ * receive leaves in the mailbox. Part of the turn (as CAF's stash is of
+ * its actor's resume loop), so the core's: the turn asks it for the next
+ * message (ac__stash_replay), a death empties it (ac__stash_died).
  *
  * A stash holds envelopes, not copies: the one being handled is flagged
  * AC__ENV_STASHED, which tells the mailbox not to free it when the queue
@@ -14,18 +16,21 @@
  *
  * ac_unstash_all moves the stash onto the front of the actor's replay
  * stack (the newest deferred on the bottom, the oldest on top) and sets
- * AC__OWN_REPLAY; the core's turn then asks this service for a message
- * (`replay`) before each pop of the mailbox, until it has none. A message
- * handled from the replay and stashed again goes back to the stash, in
- * the order of its stashing.
+ * AC__OWN_REPLAY; the turn then takes a message from here before each
+ * pop of the mailbox, until none is left. A message handled from the
+ * replay and stashed again goes back to the stash, in the order of its
+ * stashing.
  *
- * One record per actor that ever stashed (or set its capacity), made on
- * first use under the services' per-actor protocol (core/service.c) and
- * freed at its death, when whatever it still holds becomes dead letters.
- * Everything but the lookup is the owner's (its handlers run one at a
- * time): the lock guards the table and the counters.
+ * One record per actor that ever stashed or set its capacity, which marks
+ * it AC__OWN_STASHES: made by the actor's own handler and freed by its
+ * death, both on the thread that owns it, so one never races the other;
+ * the owner flag spares every other death the lookup. Everything but the
+ * lookup is the owner's (its handlers run one at a time): the lock guards
+ * the table and the counters.
  */
-#include "services.h"
+#include "stash.h"
+
+#include "runtime.h"
 
 #include "../lib/amap.h"
 
@@ -49,14 +54,8 @@ typedef struct ac__stashes {
     uint64_t overflows;   /* ac_stash refused: the stash was full */
 } ac__stashes;
 
-static ac__stashes *stashes_of(ac_ctx *cx)
+int ac__stash_init(ac_runtime *rt)
 {
-    return ac__service_state(ac_ctx_runtime(cx), AC__SERVICE_stash);
-}
-
-static int init(ac_runtime *rt, void **state)
-{
-    (void)rt;
     ac__stashes *S = calloc(1, sizeof *S);
     if (S == NULL)
         return AC_ENOMEM;
@@ -65,7 +64,7 @@ static int init(ac_runtime *rt, void **state)
         return AC_ENOMEM;
     }
     pthread_mutex_init(&S->lock, NULL);
-    *state = S;
+    rt->stashes = S;
     return 0;
 }
 
@@ -82,16 +81,18 @@ static void free_node(ac__amap_node *x, void *arg)
     free_record(AC__CONTAINER_OF(x, stash, node));
 }
 
-static void fini(void *state)
+void ac__stash_fini(ac_runtime *rt)
 {
-    ac__stashes *S = state;
+    ac__stashes *S = rt->stashes;
     if (S == NULL)
         return;
-    /* Every actor died before this, and took its record with it. */
+    /* Every actor died before this, and took its record with it; those
+     * an out-of-memory death never freed are freed here. */
     ac__amap_each(&S->records, free_node, NULL);
     ac__amap_destroy(&S->records);
     pthread_mutex_destroy(&S->lock);
     free(S);
+    rt->stashes = NULL;
 }
 
 /* The record of the actor at `addr`, or NULL; locked. */
@@ -101,17 +102,14 @@ static stash *find_record(ac__stashes *S, const ac_addr *addr)
     return x ? AC__CONTAINER_OF(x, stash, node) : NULL;
 }
 
-/* The running actor's record, made if there is none; locked, online.
- * NULL: out of memory or the actor is dying (*rc says which). */
-static stash *record_of(ac_ctx *cx, ac__stashes *S, ac__actor *self, int *rc)
+/* The running actor's record, made if there is none; locked. NULL: out
+ * of memory (*rc says so). The caller checked that self is not dying: its
+ * death, on this same thread, cannot have passed. */
+static stash *record_of(ac__stashes *S, ac__actor *self, int *rc)
 {
     stash *found = find_record(S, &self->addr);
     if (found != NULL)
         return found;
-    if (!ac__service_alive(cx, self)) {
-        *rc = AC_ESTATE;  /* from its stop hook: the death has passed us */
-        return NULL;
-    }
     stash *r = calloc(1, sizeof *r);
     if (r == NULL) {
         *rc = AC_ENOMEM;
@@ -120,6 +118,9 @@ static stash *record_of(ac_ctx *cx, ac__stashes *S, ac__actor *self, int *rc)
     r->cap = AC_STASH_CAPACITY;
     r->node.key = self->addr;
     ac__amap_add(&S->records, &r->node);
+    /* From here on its death looks the record up (ac__stash_died). The
+     * owner's own: self is running. */
+    self->oflags |= AC__OWN_STASHES;
     return r;
 }
 
@@ -148,18 +149,17 @@ int ac_stash(ac_ctx *cx)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    ac__actor *self = ac__current(cx);
-    ac__env *e = ac__handling(cx);
+    ac__actor *self = cx->current;
+    ac__env *e = cx->handling;
     /* Only a user message, in its own handler: not a hook's or a
      * continuation's (their envelope is the runtime's), and once. */
     if (self == NULL || e == NULL || (e->flags & AC__ENV_STASHED) ||
-        (ac__flags(self) & AC__ACTOR_DEAD))
+        (self->oflags & AC__OWN_DEAD))
         return AC_ESTATE;
-    ac__stashes *S = stashes_of(cx);
+    ac__stashes *S = cx->rt->stashes;
     int rc = 0;
-    ac__enter(cx);
     pthread_mutex_lock(&S->lock);
-    stash *r = record_of(cx, S, self, &rc);
+    stash *r = record_of(S, self, &rc);
     if (r != NULL && r->len + r->replay >= r->cap) {
         S->overflows++;
         rc = AC_EFULL;
@@ -169,10 +169,14 @@ int ac_stash(ac_ctx *cx)
         /* Its bound was released when it was first handled; it leaves the
          * mailbox's accounting for good. */
         e->flags = (uint16_t)((e->flags | AC__ENV_STASHED) & ~AC__ENV_BOUNDED);
-        ac__handling_stashed(cx, self);
+        /* handle_live counts every handling after its dispatch, so that
+         * the plain path tests nothing: this one is taken back here, on
+         * the same context, within the same handling (the counter only
+         * wraps below zero for the moment between the two, where no
+         * quiescent reading can fall). */
+        AC__COUNT(cx, messages, (uint64_t)-1);
     }
     pthread_mutex_unlock(&S->lock);
-    ac__leave(cx);
     return rc;
 }
 
@@ -180,10 +184,10 @@ int ac_unstash_all(ac_ctx *cx)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    ac__actor *self = ac__current(cx);
+    ac__actor *self = cx->current;
     if (self == NULL)
         return AC_ESTATE;
-    ac__stashes *S = stashes_of(cx);
+    ac__stashes *S = cx->rt->stashes;
     int n = 0;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &self->addr);
@@ -204,18 +208,16 @@ int ac_stash_capacity(ac_ctx *cx, uint32_t capacity)
 {
     if (cx == NULL || capacity == 0)
         return AC_EINVAL;
-    ac__actor *self = ac__current(cx);
-    if (self == NULL)
-        return AC_ESTATE;
-    ac__stashes *S = stashes_of(cx);
+    ac__actor *self = cx->current;
+    if (self == NULL || (self->oflags & AC__OWN_DEAD))
+        return AC_ESTATE;  /* none, or from its stop hook */
+    ac__stashes *S = cx->rt->stashes;
     int rc = 0;
-    ac__enter(cx);
     pthread_mutex_lock(&S->lock);
-    stash *r = record_of(cx, S, self, &rc);
+    stash *r = record_of(S, self, &rc);
     if (r != NULL)
         r->cap = capacity;  /* below what it holds: the next stash is full */
     pthread_mutex_unlock(&S->lock);
-    ac__leave(cx);
     return rc;
 }
 
@@ -223,10 +225,10 @@ int ac_stash_count(ac_ctx *cx)
 {
     if (cx == NULL)
         return AC_EINVAL;
-    ac__actor *self = ac__current(cx);
+    ac__actor *self = cx->current;
     if (self == NULL)
         return AC_ESTATE;
-    ac__stashes *S = stashes_of(cx);
+    ac__stashes *S = cx->rt->stashes;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &self->addr);
     int n = r ? (int)r->len : 0;
@@ -234,9 +236,9 @@ int ac_stash_count(ac_ctx *cx)
     return n;
 }
 
-static ac__env *replay(ac_ctx *cx, void *state, ac__actor *a)
+ac__env *ac__stash_replay(ac_ctx *cx, ac__actor *a)
 {
-    ac__stashes *S = state;
+    ac__stashes *S = cx->rt->stashes;
     ac__env *e = NULL;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &a->addr);
@@ -245,9 +247,11 @@ static ac__env *replay(ac_ctx *cx, void *state, ac__actor *a)
         S->held--;
     }
     pthread_mutex_unlock(&S->lock);
-    (void)cx;
-    if (e != NULL)
-        e->flags = (uint16_t)(e->flags & ~AC__ENV_STASHED);
+    if (e == NULL) {
+        a->oflags &= (uint8_t)~AC__OWN_REPLAY;  /* the owner's own: a runs */
+        return NULL;
+    }
+    e->flags = (uint16_t)(e->flags & ~AC__ENV_STASHED);
     return e;
 }
 
@@ -258,14 +262,15 @@ static void drop(ac_ctx *cx, ac__actor *a, ac__env *e)
 {
     e->flags = (uint16_t)(e->flags & ~AC__ENV_STASHED);
     ac__dead_letter(cx, &a->addr, e, AC_ENOTFOUND);
-    if (e != ac__handling(cx))
+    if (e != cx->handling)
         ac__env_release(cx, a, e);
 }
 
-static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
+void ac__stash_died(ac_ctx *cx, ac__actor *a)
 {
-    (void)d;
-    ac__stashes *S = state;
+    if (!(a->oflags & AC__OWN_STASHES))
+        return;  /* never stashed: no record */
+    ac__stashes *S = cx->rt->stashes;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &a->addr);
     if (r != NULL) {
@@ -283,20 +288,11 @@ static void died(ac_ctx *cx, void *state, ac__actor *a, const ac__death *d)
     free_record(r);
 }
 
-static void stats(void *state, ac_stats *out)
+void ac__stash_stats(ac_runtime *rt, ac_stats *out)
 {
-    ac__stashes *S = state;
+    ac__stashes *S = rt->stashes;
     pthread_mutex_lock(&S->lock);
     out->stashed += S->held;
     out->stash_overflows += S->overflows;
     pthread_mutex_unlock(&S->lock);
 }
-
-const ac__service ac__stash_service = {
-    .name = "stash",
-    .init = init,
-    .fini = fini,
-    .died = died,
-    .replay = replay,
-    .stats = stats,
-};
