@@ -592,14 +592,14 @@ static int send_elsewhere(ac_ctx *cx, const ac_addr *to, ac__env *e, unsigned ho
 static TURN_INLINE int send_to(ac_ctx *cx, ac__actor *a, const ac_addr *to, ac__env *e,
                                unsigned how, const ac_actor_type *type, bool slow)
 {
+    if (a == NULL)
+        return send_elsewhere(cx, to, e, how, type);
     bool system = how & SEND_SYSTEM;
     /* One relaxed load, on the line the push touches anyway: MARKED is
      * fixed before the actor is published, which the lookup's acquire
      * sees; OVERLOADED (back-pressure, mute.c) is a hint, which mute.c
      * re-reads under its lock. */
-    uintptr_t w = a ? atomic_load_explicit(&a->typew, memory_order_relaxed) : 0;
-    if (a == NULL)
-        return send_elsewhere(cx, to, e, how, type);
+    uintptr_t w = atomic_load_explicit(&a->typew, memory_order_relaxed);
     if (!system && (w & AC__TYPEW_MARKED))
         return send_marked(cx, a, e);
     if (!system) {
