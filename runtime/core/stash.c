@@ -180,15 +180,26 @@ int ac_stash(ac_ctx *cx)
     return rc;
 }
 
+/* The actor running on cx, whose stash the public calls are about; NULL
+ * with *rc set when there is none. */
+static ac__actor *running(ac_ctx *cx, int *rc)
+{
+    if (cx == NULL) {
+        *rc = AC_EINVAL;
+        return NULL;
+    }
+    if (cx->current == NULL)
+        *rc = AC_ESTATE;
+    return cx->current;
+}
+
 int ac_unstash_all(ac_ctx *cx)
 {
-    if (cx == NULL)
-        return AC_EINVAL;
-    ac__actor *self = cx->current;
-    if (self == NULL)
-        return AC_ESTATE;
-    ac__stashes *S = cx->rt->stashes;
     int n = 0;
+    ac__actor *self = running(cx, &n);
+    if (self == NULL)
+        return n;
+    ac__stashes *S = cx->rt->stashes;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &self->addr);
     if (r != NULL && r->len > 0) {
@@ -206,13 +217,15 @@ int ac_unstash_all(ac_ctx *cx)
 
 int ac_stash_capacity(ac_ctx *cx, uint32_t capacity)
 {
-    if (cx == NULL || capacity == 0)
+    if (capacity == 0)
         return AC_EINVAL;
-    ac__actor *self = cx->current;
-    if (self == NULL || (self->oflags & AC__OWN_DEAD))
-        return AC_ESTATE;  /* none, or from its stop hook */
-    ac__stashes *S = cx->rt->stashes;
     int rc = 0;
+    ac__actor *self = running(cx, &rc);
+    if (self == NULL)
+        return rc;
+    if (self->oflags & AC__OWN_DEAD)
+        return AC_ESTATE;  /* from its stop hook */
+    ac__stashes *S = cx->rt->stashes;
     pthread_mutex_lock(&S->lock);
     stash *r = record_of(S, self, &rc);
     if (r != NULL)
@@ -223,15 +236,14 @@ int ac_stash_capacity(ac_ctx *cx, uint32_t capacity)
 
 int ac_stash_count(ac_ctx *cx)
 {
-    if (cx == NULL)
-        return AC_EINVAL;
-    ac__actor *self = cx->current;
+    int n = 0;
+    ac__actor *self = running(cx, &n);
     if (self == NULL)
-        return AC_ESTATE;
+        return n;
     ac__stashes *S = cx->rt->stashes;
     pthread_mutex_lock(&S->lock);
     stash *r = find_record(S, &self->addr);
-    int n = r ? (int)r->len : 0;
+    n = r ? (int)r->len : 0;
     pthread_mutex_unlock(&S->lock);
     return n;
 }
